@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file cbgpu.h
+ * @brief The stable C ABI of libcbgpu: CatBoost-compatible gradient boosting on NVIDIA GPUs.
+ *
+ * This header is the specification. Anything not declared here is not API.
+ * It compiles as C99 and as C++, and depends only on <stddef.h> and <stdint.h>:
+ * DLPack structs and CUDA streams are forward-declared, so callers need neither header to use it.
+ *
+ * Conventions that hold for every function below:
+ *  - Every function that can fail returns a ::cbg_status; #CBG_OK (0) means success. On failure
+ *    cbg_last_error() returns a message for the calling thread (see there).
+ *  - No exception, abort or exit ever crosses this boundary; the library never prints unless a log
+ *    callback is installed (cbg_set_log_callback()).
+ *  - Handles are typed opaque pointers. `cbg_X_free(NULL)` is a no-op. A freed or foreign handle
+ *    passed to any function returns #CBG_ERR_INVALID_HANDLE instead of crashing (handles are checked
+ *    against a registry of live handles). Using one handle from several threads at once is allowed
+ *    only where a function says "thread-safe".
+ *  - "Blocks" means the function returns after the work finished; "enqueues" means the work is
+ *    ordered on the context's stream and may still be running when the function returns.
+ *  - Descriptor structs start with `struct_size`; set it to sizeof(the struct) (the *_init helpers
+ *    do). The library reads only the fields that fit in `struct_size`, so structs can grow.
+ */
+#ifndef CBGPU_CBGPU_H
+#define CBGPU_CBGPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cbgpu/cbgpu_export.h"
+#include "cbgpu/cbgpu_version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------------
+ * Forward declarations of foreign types (no DLPack or CUDA header needed)
+ * ---------------------------------------------------------------------------------------------- */
+
+/** DLPack >= 1.0 managed tensor (dlpack.h). */
+struct DLManagedTensorVersioned;
+/** DLPack < 1.0 ("legacy") managed tensor (dlpack.h). */
+struct DLManagedTensor;
+/** A CUDA stream: the struct behind both `cudaStream_t` and `CUstream`. */
+struct CUstream_st;
+/** CUDA stream as seen by this API. NULL means "the context's own stream" where documented. */
+typedef struct CUstream_st* cbg_stream_t;
+
+/* ------------------------------------------------------------------------------------------------
+ * Status codes. Values are frozen; new codes are only appended.
+ * ---------------------------------------------------------------------------------------------- */
+
+/** Result of every fallible function. Zero is success. */
+typedef int32_t cbg_status;
+
+#define CBG_OK 0                    /**< Success. */
+#define CBG_ERR_INVALID_ARGUMENT 1  /**< A parameter value is out of range or inconsistent. */
+#define CBG_ERR_NULL_POINTER 2      /**< A required pointer argument was NULL. */
+#define CBG_ERR_INVALID_HANDLE 3    /**< A handle is freed, foreign, or of the wrong type. */
+#define CBG_ERR_DTYPE 4             /**< A tensor's element type is not supported for its role. */
+#define CBG_ERR_SHAPE 5             /**< A tensor's rank, shape or strides are unusable. */
+#define CBG_ERR_DEVICE 6            /**< A tensor lives on a device this call cannot use. */
+#define CBG_ERR_DLPACK_VERSION 7    /**< A DLPack tensor has an unsupported major version. */
+#define CBG_ERR_READ_ONLY 8         /**< A read-only tensor was given where output is written. */
+#define CBG_ERR_STRICT_D2H 9        /**< A device-to-host copy was refused by strict mode. */
+#define CBG_ERR_OUT_OF_MEMORY 10    /**< A device or host allocation failed. */
+#define CBG_ERR_CUDA 11             /**< A CUDA call failed; the context is still usable. */
+#define CBG_ERR_CUDA_FATAL 12       /**< A sticky CUDA error: the process must recreate its CUDA
+                                         state (restart) before using the GPU again. */
+#define CBG_ERR_NO_DEVICE 13        /**< No usable CUDA device (or driver) for the request. */
+#define CBG_ERR_UNSUPPORTED 14      /**< A valid request this library does not support. */
+#define CBG_ERR_NOT_IMPLEMENTED 15  /**< A planned feature that this build does not have yet. */
+#define CBG_ERR_IO 16               /**< A file could not be read or written. */
+#define CBG_ERR_FORMAT 17           /**< Input bytes (model file, data file) are malformed. */
+#define CBG_ERR_BAD_DATA 18         /**< Values are invalid for their role (NaN label, ...). */
+#define CBG_ERR_INTERNAL 19         /**< A bug in cbgpu; please report it with the message. */
+
+/**
+ * @brief Static English name and description of a status code ("CBG_ERR_SHAPE: ...").
+ * @return Never NULL; unknown codes give "unknown status code". Thread-safe. @since 0.1
+ */
+CBG_API const char* cbg_status_string(cbg_status status);
+
+/**
+ * @brief The message of the last failed cbg_* call on the calling thread.
+ *
+ * Valid until the next cbg_* call on this thread (other than cbg_last_error() and
+ * cbg_status_string()); never free it. Empty after a call that succeeded.
+ * Thread-safe (thread-local). @since 0.1
+ */
+CBG_API const char* cbg_last_error(void);
+
+/* ------------------------------------------------------------------------------------------------
+ * Versions and build information
+ * ---------------------------------------------------------------------------------------------- */
+
+/** @brief CBG_VERSION_NUMBER of the loaded library, to compare with the header's. Thread-safe. @since 0.1 */
+CBG_API uint32_t cbg_version_number(void);
+
+/** @brief "MAJOR.MINOR.PATCH" of the loaded library (static storage). Thread-safe. @since 0.1 */
+CBG_API const char* cbg_version_string(void);
+
+/**
+ * @brief Build and runtime facts as a JSON object.
+ *
+ * Keys: "version", "git_sha", "build_type", "cuda_runtime_version", "cuda_driver_version"
+ * (0 when no driver is installed), "cuda_architectures", "cccl_version", "dlpack_version",
+ * "compiler", "device_count", "strict_no_d2h_env".
+ * @param[out] json  receives a NUL-terminated string with static storage duration; never free it.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER. Thread-safe; blocks (queries the driver once). @since 0.1
+ */
+CBG_API cbg_status cbg_build_info(const char** json);
+
+/**
+ * @brief Number of CUDA devices visible to this process (0 where there is no GPU or no driver).
+ * @param[out] count receives the count; never fails for lack of a GPU.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER. Thread-safe; blocks. @since 0.1
+ */
+CBG_API cbg_status cbg_device_count(int32_t* count);
+
+/* ------------------------------------------------------------------------------------------------
+ * Logging. Silent by default.
+ * ---------------------------------------------------------------------------------------------- */
+
+#define CBG_LOG_TRACE 0
+#define CBG_LOG_DEBUG 1
+#define CBG_LOG_INFO 2
+#define CBG_LOG_WARN 3
+#define CBG_LOG_ERROR 4
+#define CBG_LOG_CRITICAL 5
+#define CBG_LOG_OFF 6
+
+/**
+ * @brief Receives one log record.
+ * @param user_data  the pointer given to cbg_set_log_callback().
+ * @param level      one of CBG_LOG_*.
+ * @param category   the emitting component, e.g. "cbgpu.pool" (valid during the call only).
+ * @param message    the text, without trailing newline (valid during the call only).
+ * May be called from any thread that calls into the library, concurrently; it must not call back
+ * into cbg_set_log_callback().
+ */
+typedef void (*cbg_log_fn)(void* user_data, int32_t level, const char* category,
+                           const char* message);
+
+/**
+ * @brief Installs (or, with fn == NULL, removes) the process-wide log callback.
+ * @param fn         callback, or NULL to silence the library.
+ * @param user_data  passed back to fn unchanged.
+ * @param min_level  records below this level are dropped (CBG_LOG_TRACE..CBG_LOG_OFF).
+ * @return #CBG_OK, #CBG_ERR_INVALID_ARGUMENT (level out of range). Thread-safe; blocks. @since 0.1
+ */
+CBG_API cbg_status cbg_set_log_callback(cbg_log_fn fn, void* user_data, int32_t min_level);
+
+/* ------------------------------------------------------------------------------------------------
+ * Context: device, stream, memory, seed, log level, copy accounting
+ * ---------------------------------------------------------------------------------------------- */
+
+/** Opaque context handle. */
+typedef struct cbg_context_t cbg_context_t;
+
+#define CBG_DEVICE_CPU (-1)  /**< Host reference path: no GPU is touched. */
+#define CBG_DEVICE_AUTO (-2) /**< The current CUDA device if one is visible, else CBG_DEVICE_CPU. */
+
+/** Context flag: refuse device-to-host copies above 64 KiB per call (also: env CBGPU_STRICT_NO_D2H=1). */
+#define CBG_CONTEXT_STRICT_NO_D2H (1u << 0)
+
+/** Caller-provided stream-ordered device allocator (both hooks or neither). */
+typedef void* (*cbg_device_alloc_fn)(size_t bytes, cbg_stream_t stream, void* user_data);
+/** Frees memory from the matching cbg_device_alloc_fn, ordered on `stream`. */
+typedef void (*cbg_device_free_fn)(void* ptr, size_t bytes, cbg_stream_t stream, void* user_data);
+
+/** Describes a context to create. Initialise with cbg_context_desc_init(). @since 0.1 */
+typedef struct cbg_context_desc_t {
+  size_t struct_size;   /**< sizeof(cbg_context_desc_t). */
+  int32_t device;       /**< CUDA ordinal, CBG_DEVICE_CPU, or CBG_DEVICE_AUTO (default). */
+  int32_t log_level;    /**< Records of this context below this level are dropped (default
+                             CBG_LOG_TRACE: the callback's own min_level decides). */
+  uint64_t seed;        /**< Seed for everything random done with this context (default 0). */
+  cbg_stream_t stream;  /**< Stream to work on, borrowed; NULL (default): the context creates and
+                             owns a non-blocking stream. Ignored for CBG_DEVICE_CPU. */
+  uint32_t flags;       /**< CBG_CONTEXT_* bits (default 0). */
+  cbg_device_alloc_fn alloc_fn; /**< NULL (default): a stream-ordered pool (cudaMallocAsync). */
+  cbg_device_free_fn free_fn;   /**< Must be set exactly when alloc_fn is. */
+  void* alloc_user_data;        /**< Passed to alloc_fn/free_fn. */
+} cbg_context_desc_t;
+
+/**
+ * @brief Fills `desc` with struct_size and the defaults listed in cbg_context_desc_t.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER. Thread-safe. @since 0.1
+ */
+CBG_API cbg_status cbg_context_desc_init(cbg_context_desc_t* desc);
+
+/**
+ * @brief Creates a context.
+ * @param[in]  desc  NULL for all defaults, or a descriptor (see cbg_context_desc_init()).
+ * @param[out] out   receives the new handle; free it with cbg_context_free().
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_ARGUMENT (bad struct_size, level, hooks),
+ *         #CBG_ERR_NO_DEVICE (ordinal not visible / no driver), #CBG_ERR_CUDA, #CBG_ERR_OUT_OF_MEMORY.
+ * Thread-safe; blocks (creates a stream and memory pool). @since 0.1
+ */
+CBG_API cbg_status cbg_context_create(const cbg_context_desc_t* desc, cbg_context_t** out);
+
+/**
+ * @brief Frees a context. Objects created with it (pools, ...) stay valid: they keep what they need.
+ * Waits for work queued on the context's stream. NULL is a no-op. Not thread-safe for this handle.
+ * @return #CBG_OK, #CBG_ERR_INVALID_HANDLE. @since 0.1
+ */
+CBG_API cbg_status cbg_context_free(cbg_context_t* ctx);
+
+/**
+ * @brief The device the context works on (CBG_DEVICE_CPU for the host path).
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE. Thread-safe. @since 0.1
+ */
+CBG_API cbg_status cbg_context_device(const cbg_context_t* ctx, int32_t* device);
+
+/**
+ * @brief Makes the context work on `stream` (borrowed; NULL restores the context's own stream).
+ * Later work is ordered after work already queued on the previous stream (event, no host sync).
+ * @return #CBG_OK, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_UNSUPPORTED (CPU context), #CBG_ERR_CUDA.
+ * Not thread-safe for this handle; enqueues. @since 0.1
+ */
+CBG_API cbg_status cbg_context_set_stream(cbg_context_t* ctx, cbg_stream_t stream);
+
+/**
+ * @brief The stream the context currently works on (NULL for a CPU context).
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE. Thread-safe. @since 0.1
+ */
+CBG_API cbg_status cbg_context_get_stream(const cbg_context_t* ctx, cbg_stream_t* stream);
+
+/**
+ * @brief Waits until all work queued on the context's stream has finished.
+ * @return #CBG_OK, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_CUDA. Thread-safe; blocks. @since 0.1
+ */
+CBG_API cbg_status cbg_context_sync(cbg_context_t* ctx);
+
+/** Bytes and calls per copy direction, counted by the context since creation or the last reset. */
+typedef struct cbg_copy_stats_t {
+  size_t struct_size; /**< sizeof(cbg_copy_stats_t), set by the caller. */
+  uint64_t h2d_bytes, h2d_calls;
+  uint64_t d2h_bytes, d2h_calls;
+  uint64_t d2d_bytes, d2d_calls;
+  uint64_t h2h_bytes, h2h_calls;
+} cbg_copy_stats_t;
+
+/**
+ * @brief Reads the copy counters of a context: every memcpy the library does goes through them.
+ * @param[in,out] stats  caller-owned; set stats->struct_size first.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT
+ *         (struct_size too small). Thread-safe (counters are atomic). @since 0.1
+ */
+CBG_API cbg_status cbg_copy_stats(const cbg_context_t* ctx, cbg_copy_stats_t* stats);
+
+/** @brief Zeroes the copy counters of a context. Thread-safe. @since 0.1 */
+CBG_API cbg_status cbg_copy_stats_reset(cbg_context_t* ctx);
+
+/* ------------------------------------------------------------------------------------------------
+ * Tensors crossing the ABI
+ * ---------------------------------------------------------------------------------------------- */
+
+#define CBG_TENSOR_NONE 0              /**< No tensor (optional slot left empty). */
+#define CBG_TENSOR_DLPACK_VERSIONED 1  /**< ptr is a DLManagedTensorVersioned* (DLPack >= 1.0): consumed. */
+#define CBG_TENSOR_DLPACK_LEGACY 2     /**< ptr is a DLManagedTensor* (DLPack < 1.0): consumed. */
+#define CBG_TENSOR_DLTENSOR 3          /**< ptr is a const DLTensor*: borrowed. */
+
+/**
+ * @brief A reference to one tensor and how ownership passes.
+ *
+ * Consumed kinds (DLPACK_VERSIONED, DLPACK_LEGACY): the library owns the tensor from the moment the
+ * call starts. Its deleter (if non-NULL) is called exactly once: when the object that keeps it
+ * (e.g. the pool) is freed, or before the call returns if the call fails for any reason.
+ * Borrowed kind (DLTENSOR): the caller keeps the memory valid until the object using it is freed.
+ * For a versioned tensor the major version is checked before any other field is read.
+ */
+typedef struct cbg_tensor_ref_t {
+  int32_t kind; /**< CBG_TENSOR_*. */
+  void* ptr;    /**< The tensor, per kind. */
+} cbg_tensor_ref_t;
+
+/* ------------------------------------------------------------------------------------------------
+ * Pool: a dataset as column views (no copy of device data)
+ * ---------------------------------------------------------------------------------------------- */
+
+/** Opaque pool handle. */
+typedef struct cbg_pool_t cbg_pool_t;
+
+/**
+ * @brief Describes the data of a pool. Initialise with cbg_pool_desc_init().
+ *
+ * Features come either as one matrix `features` of shape [rows, n_features] (any strides, row- or
+ * column-major), or as `n_columns` one-dimensional tensors in `columns` (one per feature, each of
+ * its own dtype). Accepted dtypes: float16/32/64, int8..64, uint8..64, bool. Accepted devices:
+ * kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged; kDLCUDA tensors must be on the context's device.
+ * Negative strides are refused. Categorical columns must have an integer dtype.
+ * @since 0.1
+ */
+typedef struct cbg_pool_desc_t {
+  size_t struct_size;          /**< sizeof(cbg_pool_desc_t). */
+  cbg_tensor_ref_t features;   /**< 2-D [rows, n_features], or NONE when `columns` is used. */
+  const cbg_tensor_ref_t* columns; /**< n_columns 1-D tensors [rows], or NULL. */
+  size_t n_columns;
+  cbg_tensor_ref_t label;      /**< Optional: [rows] or [rows, label_dims]; finite values. */
+  cbg_tensor_ref_t weight;     /**< Optional: [rows]; finite, >= 0. */
+  cbg_tensor_ref_t baseline;   /**< Optional: [rows] or [rows, approx_dims]; finite. */
+  const int32_t* cat_features; /**< Indices of categorical features (unique, in range), or NULL. */
+  size_t n_cat_features;
+  const char* const* feature_names; /**< NULL, or n_features non-NULL UTF-8 names (copied). */
+  cbg_stream_t producer_stream; /**< Stream the data was written on, or NULL: the context's stream
+                                     waits for it with an event (no host sync). */
+} cbg_pool_desc_t;
+
+/** @brief Fills `desc` with struct_size and empty slots. Thread-safe. @since 0.1 */
+CBG_API cbg_status cbg_pool_desc_init(cbg_pool_desc_t* desc);
+
+/**
+ * @brief Builds a pool of column views over the given tensors, without copying their data.
+ *
+ * Ownership: every consumed tensor in `desc` belongs to the library from the call on (see
+ * cbg_tensor_ref_t); on failure all of them have been deleted before the call returns.
+ * Labels, weights and baselines are checked on the tensor's device (GPU or host); only a few bytes
+ * of counts come back to the host.
+ * @param ctx   the context; its device must match CUDA tensors (a CPU context takes host memory only).
+ * @param desc  the data.
+ * @param[out] out  the new pool; free with cbg_pool_free().
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT,
+ *         #CBG_ERR_DLPACK_VERSION, #CBG_ERR_DTYPE, #CBG_ERR_SHAPE, #CBG_ERR_DEVICE,
+ *         #CBG_ERR_BAD_DATA (NaN/inf label, negative weight, ...), #CBG_ERR_CUDA,
+ *         #CBG_ERR_OUT_OF_MEMORY.
+ * Safe on distinct contexts; blocks until validation is done. @since 0.1
+ */
+CBG_API cbg_status cbg_pool_from_dlpack(cbg_context_t* ctx, const cbg_pool_desc_t* desc,
+                                        cbg_pool_t** out);
+
+/**
+ * @brief Frees a pool and calls the deleters of the tensors it consumed. NULL is a no-op.
+ * @return #CBG_OK, #CBG_ERR_INVALID_HANDLE. Not thread-safe for this handle. @since 0.1
+ */
+CBG_API cbg_status cbg_pool_free(cbg_pool_t* pool);
+
+/** Facts about a pool. */
+typedef struct cbg_pool_info_t {
+  size_t struct_size;     /**< sizeof(cbg_pool_info_t), set by the caller. */
+  int64_t n_rows;
+  int64_t n_features;
+  int64_t n_cat_features;
+  int64_t label_dims;     /**< 0 without label. */
+  int64_t baseline_dims;  /**< 0 without baseline. */
+  int32_t has_weight;
+  int32_t device;         /**< CUDA ordinal of device-resident columns, or CBG_DEVICE_CPU. */
+} cbg_pool_info_t;
+
+/**
+ * @brief Reads the shape and roles of a pool.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT
+ *         (struct_size too small). Thread-safe. @since 0.1
+ */
+CBG_API cbg_status cbg_pool_info(const cbg_pool_t* pool, cbg_pool_info_t* info);
+
+/**
+ * @brief Name of feature `index` ("" when the pool has no names).
+ * @param[out] name  valid until the pool is freed.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT
+ *         (index out of range). Thread-safe. @since 0.1
+ */
+CBG_API cbg_status cbg_pool_feature_name(const cbg_pool_t* pool, int64_t index, const char** name);
+
+/**
+ * @brief Whether feature `index` is categorical (1) or numeric (0).
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT.
+ * Thread-safe. @since 0.1
+ */
+CBG_API cbg_status cbg_pool_is_categorical(const cbg_pool_t* pool, int64_t index, int32_t* is_cat);
+
+/* ------------------------------------------------------------------------------------------------
+ * Copies between tensors (the accounted copy path, usable by callers for staging results)
+ * ---------------------------------------------------------------------------------------------- */
+
+/**
+ * @brief Copies the elements of `src` into `dst` (same dtype and shape; any strides, any devices
+ *        the context can reach), through the context's copy accounting.
+ *
+ * Both tensors are borrowed even for the DLPACK kinds (their deleters are not called).
+ * A device-to-host copy above 64 KiB fails with #CBG_ERR_STRICT_D2H in strict mode.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_DLPACK_VERSION,
+ *         #CBG_ERR_DTYPE (dtypes differ), #CBG_ERR_SHAPE, #CBG_ERR_DEVICE, #CBG_ERR_READ_ONLY (dst
+ *         is read-only), #CBG_ERR_STRICT_D2H, #CBG_ERR_CUDA.
+ * Safe on distinct contexts; blocks until the copy is done. @since 0.1
+ */
+CBG_API cbg_status cbg_tensor_copy(cbg_context_t* ctx, const cbg_tensor_ref_t* dst,
+                                   const cbg_tensor_ref_t* src);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* CBGPU_CBGPU_H */

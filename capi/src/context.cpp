@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+// Context entry points and copy statistics.
+#include <algorithm>
+#include <cstring>
+
+#include "cbg/runtime/context.hpp"
+#include "desc.hpp"
+#include "guard.hpp"
+#include "handles.hpp"
+
+namespace {
+
+using namespace cbg::capi;
+
+void fill_defaults(cbg_context_desc_t& d) {
+  std::memset(&d, 0, sizeof(d));
+  d.struct_size = sizeof(d);
+  d.device = CBG_DEVICE_AUTO;
+  d.log_level = CBG_LOG_TRACE;
+}
+
+}  // namespace
+
+extern "C" {
+
+CBG_API cbg_status cbg_context_desc_init(cbg_context_desc_t* desc) {
+  return guarded(__func__, [&] {
+    require(desc, "desc");
+    fill_defaults(*desc);
+  });
+}
+
+CBG_API cbg_status cbg_context_create(const cbg_context_desc_t* desc, cbg_context_t** out) {
+  return guarded(__func__, [&] {
+    require(out, "out");
+    *out = nullptr;
+    cbg_context_desc_t d;
+    fill_defaults(d);
+    if (desc != nullptr) read_desc(*desc, d, sizeof(cbg_context_desc_t), "cbg_context_desc_t");
+    CBG_EXPECTS(d.log_level >= CBG_LOG_TRACE && d.log_level <= CBG_LOG_OFF,
+                cbg::status::invalid_argument,
+                fmt::format("log_level {} is not a CBG_LOG_* level", d.log_level));
+    CBG_EXPECTS((d.alloc_fn == nullptr) == (d.free_fn == nullptr), cbg::status::invalid_argument,
+                "set both alloc_fn and free_fn of the custom allocator, or neither");
+    CBG_EXPECTS((d.flags & ~CBG_CONTEXT_STRICT_NO_D2H) == 0, cbg::status::invalid_argument,
+                fmt::format("unknown context flags {:#x}", d.flags & ~CBG_CONTEXT_STRICT_NO_D2H));
+    cbg::context_options o;
+    o.device = d.device;
+    o.log_level = static_cast<cbg::log::level>(d.log_level);
+    o.seed = d.seed;
+    o.stream = reinterpret_cast<cudaStream_t>(d.stream);
+    o.strict_no_d2h = (d.flags & CBG_CONTEXT_STRICT_NO_D2H) != 0;
+    // The hooks' stream parameter is the same pointer type as cudaStream_t.
+    o.alloc = reinterpret_cast<cbg::alloc_hook>(d.alloc_fn);
+    o.free = reinterpret_cast<cbg::free_hook>(d.free_fn);
+    o.alloc_user_data = d.alloc_user_data;
+    cbg_context_t handle{cbg::context::create(o)};
+    publish(out, std::move(handle));
+  });
+}
+
+CBG_API cbg_status cbg_context_free(cbg_context_t* ctx) {
+  return guarded(__func__, [&] { destroy(ctx, "ctx"); });
+}
+
+CBG_API cbg_status cbg_context_device(const cbg_context_t* ctx, int32_t* device) {
+  return guarded(__func__, [&] {
+    const auto& c = checked(ctx, "ctx");
+    require(device, "device");
+    *device = c.impl->device();
+  });
+}
+
+CBG_API cbg_status cbg_context_set_stream(cbg_context_t* ctx, cbg_stream_t stream) {
+  return guarded(__func__, [&] {
+    checked(ctx, "ctx").impl->set_stream(reinterpret_cast<cudaStream_t>(stream));
+  });
+}
+
+CBG_API cbg_status cbg_context_get_stream(const cbg_context_t* ctx, cbg_stream_t* stream) {
+  return guarded(__func__, [&] {
+    const auto& c = checked(ctx, "ctx");
+    require(stream, "stream");
+    *stream = reinterpret_cast<cbg_stream_t>(c.impl->stream());
+  });
+}
+
+CBG_API cbg_status cbg_context_sync(cbg_context_t* ctx) {
+  return guarded(__func__, [&] { checked(ctx, "ctx").impl->sync(); });
+}
+
+CBG_API cbg_status cbg_copy_stats(const cbg_context_t* ctx, cbg_copy_stats_t* stats) {
+  return guarded(__func__, [&] {
+    const auto& c = checked(ctx, "ctx");
+    require(stats, "stats");
+    check_out_struct(*stats, sizeof(cbg_copy_stats_t), "cbg_copy_stats_t");
+    const cbg::copy_totals t = c.impl->copies().totals();
+    using cbg::copy_direction;
+    stats->h2d_bytes = t.bytes_in(copy_direction::h2d);
+    stats->h2d_calls = t.calls_in(copy_direction::h2d);
+    stats->d2h_bytes = t.bytes_in(copy_direction::d2h);
+    stats->d2h_calls = t.calls_in(copy_direction::d2h);
+    stats->d2d_bytes = t.bytes_in(copy_direction::d2d);
+    stats->d2d_calls = t.calls_in(copy_direction::d2d);
+    stats->h2h_bytes = t.bytes_in(copy_direction::h2h);
+    stats->h2h_calls = t.calls_in(copy_direction::h2h);
+  });
+}
+
+CBG_API cbg_status cbg_copy_stats_reset(cbg_context_t* ctx) {
+  return guarded(__func__, [&] { checked(ctx, "ctx").impl->copies().reset(); });
+}
+
+}  // extern "C"

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the C handles are: a C++ owner behind a registry of live handles, so a freed or foreign
+// pointer is reported as CBG_ERR_INVALID_HANDLE instead of being dereferenced.
+#pragma once
+
+#include <memory>
+
+#include "cbg/core/error.hpp"
+#include "cbg/data/pool.hpp"
+#include "cbg/runtime/context.hpp"
+
+struct cbg_context_t {
+  std::shared_ptr<cbg::context> impl;
+};
+
+struct cbg_pool_t {
+  explicit cbg_pool_t(cbg::pool p) : impl(std::move(p)) {}
+  cbg::pool impl;
+};
+
+namespace cbg::capi {
+
+enum class handle_type : int { context, pool };
+
+template <class H>
+constexpr handle_type type_of();
+template <>
+constexpr handle_type type_of<cbg_context_t>() { return handle_type::context; }
+template <>
+constexpr handle_type type_of<cbg_pool_t>() { return handle_type::pool; }
+
+// The registry: a process-wide set of live handles, mutex-protected (documented global state).
+void register_handle(const void* h, handle_type t);
+// Removes `h`; false when it was not a live handle of type `t`.
+bool unregister_handle(const void* h, handle_type t);
+bool is_live(const void* h, handle_type t);
+const char* type_name(handle_type t) noexcept;
+
+// The handle, or an exception with CBG_ERR_NULL_POINTER / CBG_ERR_INVALID_HANDLE naming `arg`.
+template <class H>
+H& checked(H* h, const char* arg) {
+  CBG_EXPECTS(h != nullptr, status::null_pointer, std::string(arg) + " is NULL");
+  CBG_EXPECTS(is_live(h, type_of<H>()), status::invalid_handle,
+              std::string(arg) + " is not a live " + type_name(type_of<H>()) +
+                  " handle (already freed, or not made by cbgpu)");
+  return *h;
+}
+template <class H>
+const H& checked(const H* h, const char* arg) {
+  return checked(const_cast<H*>(h), arg);
+}
+
+// Creates the handle and registers it; `out` receives it.
+template <class H, class... Args>
+void publish(H** out, Args&&... args) {
+  auto owner = std::make_unique<H>(std::forward<Args>(args)...);
+  register_handle(owner.get(), type_of<H>());
+  *out = owner.release();
+}
+
+// Unregisters and destroys `h`; NULL is a no-op.
+template <class H>
+void destroy(H* h, const char* arg) {
+  if (h == nullptr) return;
+  CBG_EXPECTS(unregister_handle(h, type_of<H>()), status::invalid_handle,
+              std::string(arg) + " is not a live " + type_name(type_of<H>()) +
+                  " handle (already freed, or not made by cbgpu)");
+  delete h;
+}
+
+}  // namespace cbg::capi

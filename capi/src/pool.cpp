@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pool entry points.
+#include <cstring>
+
+#include "cbg/data/pool.hpp"
+#include "desc.hpp"
+#include "guard.hpp"
+#include "handles.hpp"
+#include "tensor_ref.hpp"
+
+namespace {
+
+using namespace cbg::capi;
+
+// Deletes every consumed tensor of `d` once: used when the call fails before the pool owns them.
+void release_consumed(const cbg_pool_desc_t& d) noexcept {
+  cbg::dlpack_owner(to_core(d.features)).reset();
+  if (d.columns != nullptr) {
+    for (std::size_t j = 0; j < d.n_columns; ++j) cbg::dlpack_owner(to_core(d.columns[j])).reset();
+  }
+  cbg::dlpack_owner(to_core(d.label)).reset();
+  cbg::dlpack_owner(to_core(d.weight)).reset();
+  cbg::dlpack_owner(to_core(d.baseline)).reset();
+}
+
+cbg::pool_inputs to_inputs(const cbg_pool_desc_t& d) {
+  cbg::pool_inputs in;
+  in.features = to_core(d.features);
+  CBG_EXPECTS(d.n_columns == 0 || d.columns != nullptr, cbg::status::null_pointer,
+              fmt::format("desc.columns is NULL but desc.n_columns is {}", d.n_columns));
+  for (std::size_t j = 0; j < d.n_columns; ++j) in.columns.push_back(to_core(d.columns[j]));
+  in.label = to_core(d.label);
+  in.weight = to_core(d.weight);
+  in.baseline = to_core(d.baseline);
+  CBG_EXPECTS(d.n_cat_features == 0 || d.cat_features != nullptr, cbg::status::null_pointer,
+              fmt::format("desc.cat_features is NULL but desc.n_cat_features is {}",
+                          d.n_cat_features));
+  in.cat_features.assign(d.cat_features, d.cat_features + d.n_cat_features);
+  in.producer_stream = reinterpret_cast<cudaStream_t>(d.producer_stream);
+  return in;
+}
+
+}  // namespace
+
+extern "C" {
+
+CBG_API cbg_status cbg_pool_desc_init(cbg_pool_desc_t* desc) {
+  return guarded(__func__, [&] {
+    require(desc, "desc");
+    std::memset(desc, 0, sizeof(*desc));
+    desc->struct_size = sizeof(*desc);
+  });
+}
+
+CBG_API cbg_status cbg_pool_from_dlpack(cbg_context_t* ctx, const cbg_pool_desc_t* desc,
+                                        cbg_pool_t** out) {
+  return guarded(__func__, [&] {
+    require(desc, "desc");
+    cbg_pool_desc_t d{};
+    cbg::pool_inputs in;
+    try {
+      require(out, "out");
+      *out = nullptr;
+      read_desc(*desc, d, sizeof(cbg_pool_desc_t), "cbg_pool_desc_t");
+      in = to_inputs(d);
+      checked(ctx, "ctx");
+    } catch (...) {
+      // Nothing owns the tensors yet: delete them here, exactly once.
+      if (desc->struct_size == sizeof(cbg_pool_desc_t)) release_consumed(*desc);
+      throw;
+    }
+    // From here on pool::build owns every consumed tensor (and deletes them if it throws).
+    cbg::pool p = cbg::pool::build(ctx->impl, std::move(in));
+    if (d.feature_names != nullptr) {
+      // One name per feature; the count is known only now that the tensors are read.
+      std::vector<std::string> names;
+      for (int64_t j = 0; j < p.num_features(); ++j) {
+        CBG_EXPECTS(d.feature_names[j] != nullptr, cbg::status::null_pointer,
+                    fmt::format("desc.feature_names[{}] is NULL", j));
+        names.emplace_back(d.feature_names[j]);
+      }
+      p.set_feature_names(std::move(names));
+    }
+    publish(out, std::move(p));
+  });
+}
+
+CBG_API cbg_status cbg_pool_free(cbg_pool_t* pool) {
+  return guarded(__func__, [&] { destroy(pool, "pool"); });
+}
+
+CBG_API cbg_status cbg_pool_info(const cbg_pool_t* pool, cbg_pool_info_t* info) {
+  return guarded(__func__, [&] {
+    const cbg::pool& p = checked(pool, "pool").impl;
+    require(info, "info");
+    check_out_struct(*info, sizeof(cbg_pool_info_t), "cbg_pool_info_t");
+    info->n_rows = p.num_rows();
+    info->n_features = p.num_features();
+    info->n_cat_features = p.num_categorical();
+    info->label_dims = cbg::pool::dims_of(p.label());
+    info->baseline_dims = cbg::pool::dims_of(p.baseline());
+    info->has_weight = p.weight().has_value() ? 1 : 0;
+    info->device = p.device() >= 0 ? p.device() : CBG_DEVICE_CPU;
+  });
+}
+
+CBG_API cbg_status cbg_pool_feature_name(const cbg_pool_t* pool, int64_t index, const char** name) {
+  return guarded(__func__, [&] {
+    const cbg::pool& p = checked(pool, "pool").impl;
+    require(name, "name");
+    *name = p.feature_name(index).c_str();
+  });
+}
+
+CBG_API cbg_status cbg_pool_is_categorical(const cbg_pool_t* pool, int64_t index, int32_t* is_cat) {
+  return guarded(__func__, [&] {
+    const cbg::pool& p = checked(pool, "pool").impl;
+    require(is_cat, "is_cat");
+    CBG_EXPECTS(index >= 0 && index < p.num_features(), cbg::status::invalid_argument,
+                fmt::format("feature index {} is outside 0..{}", index, p.num_features() - 1));
+    *is_cat = p.is_categorical(index) ? 1 : 0;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// The context: device, stream, memory resource, seed, log level, copy accounting and rules.
+// Shared (std::shared_ptr) by the objects made with it, so freeing a context handle early is safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include <cuda_runtime_api.h>
+
+#include "cbg/log/logger.hpp"
+#include "cbg/memory/copy.hpp"
+#include "cbg/memory/resource.hpp"
+
+namespace cbg {
+
+inline constexpr int cpu_device = -1;   // the host reference path
+inline constexpr int auto_device = -2;  // current CUDA device if any, else the CPU
+
+struct context_options {
+  int device = auto_device;
+  log::level log_level = log::level::trace;
+  std::uint64_t seed = 0;
+  cudaStream_t stream = nullptr;  // borrowed; nullptr: the context owns a non-blocking stream
+  bool strict_no_d2h = false;     // OR-ed with the CBGPU_STRICT_NO_D2H environment variable
+  std::shared_ptr<device_memory_resource> resource;  // nullptr: the hooks below, else an async pool
+  alloc_hook alloc = nullptr;                        // caller's allocator (both hooks or neither)
+  free_hook free = nullptr;
+  void* alloc_user_data = nullptr;
+};
+
+class context {
+ public:
+  // Throws cbg::error(no_device) when the device cannot be used.
+  static std::shared_ptr<context> create(const context_options& options);
+  ~context();
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
+
+  [[nodiscard]] bool is_cpu() const noexcept { return device_ < 0; }
+  [[nodiscard]] int device() const noexcept { return device_; }
+  [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
+  [[nodiscard]] std::uint64_t seed() const noexcept { return seed_; }
+  [[nodiscard]] const std::shared_ptr<device_memory_resource>& resource() const noexcept {
+    return resource_;
+  }
+  [[nodiscard]] copy_counters& copies() const noexcept { return copies_; }
+  [[nodiscard]] const copy_rules& rules() const noexcept { return rules_; }
+
+  // Switches to `stream` (nullptr: the owned stream), ordered after the work on the old one.
+  void set_stream(cudaStream_t stream);
+  // Blocks until the work queued on the stream has finished.
+  void sync() const;
+
+  // Logs under this context's level filter.
+  void log(log::level l, std::string_view category, std::string_view message) const noexcept;
+  [[nodiscard]] bool log_enabled(log::level l) const noexcept {
+    return l >= log_level_ && log::enabled(l);
+  }
+
+ private:
+  context() = default;
+
+  int device_ = cpu_device;
+  cudaStream_t owned_stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  std::uint64_t seed_ = 0;
+  log::level log_level_ = log::level::trace;
+  copy_rules rules_{};
+  mutable copy_counters copies_;
+  std::shared_ptr<device_memory_resource> resource_;
+};
+
+}  // namespace cbg

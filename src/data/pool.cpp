@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "cbg/data/pool.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "cbg/core/cuda_check.hpp"
+#include "cbg/core/error.hpp"
+#include "cbg/runtime/device.hpp"
+#include "cbg/runtime/stream.hpp"
+
+namespace cbg {
+
+namespace {
+
+// Takes ownership of every consumed tensor first, so that a failure anywhere deletes all of them.
+std::vector<dlpack_owner> take_ownership(const pool_inputs& in) {
+  std::vector<dlpack_owner> owners;
+  try {
+    owners.reserve(in.columns.size() + 4);
+  } catch (...) {
+    // Out of host memory before anything was owned: still delete every consumed tensor once.
+    dlpack_owner(in.features).reset();
+    for (const tensor_ref& c : in.columns) dlpack_owner(c).reset();
+    for (const tensor_ref* r : {&in.label, &in.weight, &in.baseline}) dlpack_owner(*r).reset();
+    throw;
+  }
+  owners.emplace_back(in.features);
+  for (const tensor_ref& c : in.columns) owners.emplace_back(c);
+  owners.emplace_back(in.label);
+  owners.emplace_back(in.weight);
+  owners.emplace_back(in.baseline);
+  std::erase_if(owners, [](const dlpack_owner& o) { return !o.owns(); });
+  return owners;
+}
+
+bool present(const tensor_ref& r) { return r.kind != tensor_ref_kind::none; }
+
+// A [rows] or [rows, k] tensor of role `role`; checks the row count against `rows` (-1: unknown yet).
+tensor_view import_rows_tensor(const tensor_ref& ref, std::string_view role, int device,
+                               std::int64_t& rows) {
+  const tensor_view v = import_tensor(ref, import_rules{role, 1, 2, false, device});
+  if (rows < 0) {
+    rows = v.shape[0];
+  } else {
+    CBG_EXPECTS(v.shape[0] == rows, status::shape,
+                fmt::format("{} has {} rows but the features have {}", role, v.shape[0], rows));
+  }
+  return v;
+}
+
+}  // namespace
+
+pool pool::build(std::shared_ptr<context> ctx, pool_inputs in) {
+  std::vector<dlpack_owner> owners = take_ownership(in);
+  CBG_EXPECTS(ctx != nullptr, status::null_pointer, "pool: the context is NULL");
+  const int device = ctx->device();
+
+  pool p;
+  p.ctx_ = std::move(ctx);
+  std::int64_t rows = -1;
+
+  // Features: one matrix, or one tensor per column (never both).
+  const bool has_matrix = present(in.features);
+  CBG_EXPECTS(!(has_matrix && !in.columns.empty()), status::invalid_argument,
+              "pool: give either a feature matrix or per-column tensors, not both");
+  CBG_EXPECTS(has_matrix || !in.columns.empty(), status::invalid_argument,
+              "pool: no features given (set the feature matrix or the columns)");
+  if (has_matrix) {
+    const tensor_view m = import_tensor(in.features, import_rules{"features", 2, 2, false, device});
+    rows = m.shape[0];
+    for (std::int64_t j = 0; j < m.shape[1]; ++j) p.features_.push_back(column_of(m, j));
+  } else {
+    for (std::size_t j = 0; j < in.columns.size(); ++j) {
+      const std::string role = fmt::format("column {}", j);
+      const tensor_view c = import_tensor(in.columns[j], import_rules{role, 1, 1, false, device});
+      if (rows < 0) rows = c.shape[0];
+      CBG_EXPECTS(c.shape[0] == rows, status::shape,
+                  fmt::format("pool: column {} has {} rows but column 0 has {}", j, c.shape[0], rows));
+      p.features_.push_back(column_of(c, 0));
+    }
+  }
+  const auto n_features = static_cast<std::int64_t>(p.features_.size());
+  CBG_EXPECTS(n_features > 0, status::shape, "pool: the feature matrix has no columns");
+
+  if (present(in.label)) p.label_ = import_rows_tensor(in.label, "label", device, rows);
+  if (present(in.weight)) {
+    p.weight_ = import_rows_tensor(in.weight, "weight", device, rows);
+    CBG_EXPECTS(p.weight_->rank == 1, status::shape,
+                fmt::format("weight must be one-dimensional [rows]; got rank {}", p.weight_->rank));
+  }
+  if (present(in.baseline)) p.baseline_ = import_rows_tensor(in.baseline, "baseline", device, rows);
+
+  // Categorical features: unique, in range, integer-typed.
+  p.categorical_.assign(static_cast<std::size_t>(n_features), false);
+  for (const std::int32_t idx : in.cat_features) {
+    CBG_EXPECTS(idx >= 0 && idx < n_features, status::invalid_argument,
+                fmt::format("pool: categorical feature index {} is outside 0..{}", idx, n_features - 1));
+    CBG_EXPECTS(!p.categorical_[idx], status::invalid_argument,
+                fmt::format("pool: categorical feature index {} is listed twice", idx));
+    CBG_EXPECTS(is_integral(p.features_[idx].type) || p.features_[idx].type == dtype::boolean,
+                status::dtype,
+                fmt::format("pool: categorical feature {} has dtype {}; categorical values must be "
+                            "integers (hash strings to integers, or pass codes)",
+                            idx, name_of(p.features_[idx].type)));
+    p.categorical_[idx] = true;
+  }
+
+  if (!in.feature_names.empty()) p.set_feature_names(std::move(in.feature_names));
+
+  // Device placement: device-side columns all live on the context's device (checked on import).
+  p.device_ = -1;
+  auto note_device = [&](memory_kind k) {
+    if (k != memory_kind::host) p.device_ = device;
+  };
+  for (const column_view& c : p.features_) note_device(c.memory);
+  for (const auto* t : {&p.label_, &p.weight_, &p.baseline_}) {
+    if (t->has_value()) note_device((*t)->memory);
+  }
+
+  // Order our stream after the producer's writes (no host sync).
+  if (in.producer_stream != nullptr) {
+    CBG_EXPECTS(device >= 0, status::invalid_argument,
+                "pool: a producer stream was given but the context runs on the CPU");
+    scoped_device guard(device);
+    stream_wait_for(p.ctx_->stream(), in.producer_stream);
+  }
+
+  p.rows_ = rows;
+  p.owners_ = std::move(owners);
+  if (p.ctx_->log_enabled(log::level::debug)) {
+    p.ctx_->log(log::level::debug, "cbgpu.pool",
+                fmt::format("pool: {} rows x {} features ({} categorical){}{}{}, data on {}", rows,
+                            n_features, p.num_categorical(), p.label_ ? ", label" : "",
+                            p.weight_ ? ", weight" : "", p.baseline_ ? ", baseline" : "",
+                            p.device_ >= 0 ? fmt::format("CUDA device {}", p.device_) : "the host"));
+  }
+  return p;
+}
+
+pool::~pool() {
+  if (ctx_ && !owners_.empty() && !ctx_->is_cpu()) {
+    // Work queued on our stream may still read the tensors: let it finish before their deleters run.
+    try {
+      ctx_->sync();
+    } catch (...) {
+      // A destructor cannot report; the deleters still run below.
+    }
+  }
+  owners_.clear();
+}
+
+std::int64_t pool::num_categorical() const noexcept {
+  return std::count(categorical_.begin(), categorical_.end(), true);
+}
+
+const std::string& pool::feature_name(std::int64_t j) const {
+  static const std::string empty;
+  CBG_EXPECTS(j >= 0 && j < num_features(), status::invalid_argument,
+              fmt::format("feature index {} is outside 0..{}", j, num_features() - 1));
+  return names_.empty() ? empty : names_[static_cast<std::size_t>(j)];
+}
+
+void pool::set_feature_names(std::vector<std::string> names) {
+  CBG_EXPECTS(static_cast<std::int64_t>(names.size()) == num_features(), status::invalid_argument,
+              fmt::format("pool: {} feature names given for {} features", names.size(),
+                          num_features()));
+  names_ = std::move(names);
+}
+
+std::int64_t pool::dims_of(const std::optional<tensor_view>& t) noexcept {
+  if (!t) return 0;
+  return t->rank == 2 ? t->shape[1] : 1;
+}
+
+}  // namespace cbg
