@@ -33,9 +33,11 @@ void throw_cuda_error(cudaError_t err, const char* what, const char* file, int l
       throw cuda_error(status::no_device, text, static_cast<int>(err));
     default: break;
   }
-  // Non-sticky errors are cleared by cudaGetLastError; a sticky one stays and poisons the context.
-  (void)cudaGetLastError();
-  if (cudaPeekAtLastError() != cudaSuccess) {
+  // Non-sticky errors are cleared by cudaGetLastError; a sticky one stays and poisons the context,
+  // so reading it back twice still gives the same error.
+  const cudaError_t last = cudaGetLastError();
+  const cudaError_t peek = cudaPeekAtLastError();
+  if (err == last && last == peek) {
     throw cuda_error(status::cuda_fatal, text, static_cast<int>(err));
   }
   throw cuda_error(status::cuda, text, static_cast<int>(err));

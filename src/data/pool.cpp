@@ -93,19 +93,21 @@ pool pool::build(std::shared_ptr<context> ctx, pool_inputs in) {
   }
   if (present(in.baseline)) p.baseline_ = import_rows_tensor(in.baseline, "baseline", device, rows);
 
-  // Categorical features: unique, in range, integer-typed.
+  // Categorical features: in range and unique first, then integer-typed.
   p.categorical_.assign(static_cast<std::size_t>(n_features), false);
   for (const std::int32_t idx : in.cat_features) {
     CBG_EXPECTS(idx >= 0 && idx < n_features, status::invalid_argument,
                 fmt::format("pool: categorical feature index {} is outside 0..{}", idx, n_features - 1));
     CBG_EXPECTS(!p.categorical_[idx], status::invalid_argument,
                 fmt::format("pool: categorical feature index {} is listed twice", idx));
+    p.categorical_[idx] = true;
+  }
+  for (const std::int32_t idx : in.cat_features) {
     CBG_EXPECTS(is_integral(p.features_[idx].type) || p.features_[idx].type == dtype::boolean,
                 status::dtype,
                 fmt::format("pool: categorical feature {} has dtype {}; categorical values must be "
                             "integers (hash strings to integers, or pass codes)",
                             idx, name_of(p.features_[idx].type)));
-    p.categorical_[idx] = true;
   }
 
   if (!in.feature_names.empty()) p.set_feature_names(std::move(in.feature_names));

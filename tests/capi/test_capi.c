@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Every C entry point and every error path, from pure C99. With --gpu: the GPU part (exit 77 when no
+ * CUDA device is visible, which CTest reports as skipped). Ends with "N passed, N failed". */
+#include <stdio.h>
+#include <string.h>
+
+#include "cbgpu/cbgpu.h"
+#include "dlpack_spec.h"
+
+#ifdef CBG_TEST_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+static int passed = 0;
+static int failed = 0;
+
+#define CHECK(cond)                                                             \
+  do {                                                                          \
+    if (cond) {                                                                 \
+      ++passed;                                                                 \
+    } else {                                                                    \
+      ++failed;                                                                 \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);  \
+    }                                                                           \
+  } while (0)
+
+/* The call returns `expected`, and a failure leaves a non-empty message behind. */
+#define CHECK_STATUS(call, expected)                                                          \
+  do {                                                                                        \
+    cbg_status s_ = (call);                                                                   \
+    if (s_ == (expected) && (s_ == CBG_OK || cbg_last_error()[0] != '\0')) {                  \
+      ++passed;                                                                               \
+    } else {                                                                                  \
+      ++failed;                                                                               \
+      fprintf(stderr, "%s:%d: %s returned %d, expected %d; last error: '%s'\n", __FILE__,     \
+              __LINE__, #call, (int)s_, (int)(expected), cbg_last_error());                   \
+    }                                                                                         \
+  } while (0)
+
+/* ---- a managed tensor over caller memory that counts deleter calls ---------------------------- */
+typedef struct {
+  struct DLManagedTensorVersioned managed;
+  struct DLManagedTensor legacy;
+  int64_t shape[2];
+  int64_t strides[2];
+  int deleted;
+} fake_tensor;
+
+static void count_versioned(struct DLManagedTensorVersioned* self) {
+  ++((fake_tensor*)self->manager_ctx)->deleted;
+}
+static void count_legacy(struct DLManagedTensor* self) {
+  ++((fake_tensor*)self->manager_ctx)->deleted;
+}
+
+static void fake_init(fake_tensor* t, void* data, int device_type, uint8_t code, uint8_t bits,
+                      int ndim, int64_t rows, int64_t cols) {
+  memset(t, 0, sizeof(*t));
+  t->shape[0] = rows;
+  t->shape[1] = cols;
+  t->managed.version.major = 1;
+  t->managed.manager_ctx = t;
+  t->managed.deleter = count_versioned;
+  t->managed.dl_tensor.data = data;
+  t->managed.dl_tensor.device.device_type = device_type;
+  t->managed.dl_tensor.ndim = ndim;
+  t->managed.dl_tensor.dtype.code = code;
+  t->managed.dl_tensor.dtype.bits = bits;
+  t->managed.dl_tensor.dtype.lanes = 1;
+  t->managed.dl_tensor.shape = t->shape;
+  t->legacy.dl_tensor = t->managed.dl_tensor;
+  t->legacy.manager_ctx = t;
+  t->legacy.deleter = count_legacy;
+}
+
+static cbg_tensor_ref_t consumed(fake_tensor* t) {
+  cbg_tensor_ref_t r;
+  r.kind = CBG_TENSOR_DLPACK_VERSIONED;
+  r.ptr = &t->managed;
+  return r;
+}
+static cbg_tensor_ref_t consumed_legacy(fake_tensor* t) {
+  cbg_tensor_ref_t r;
+  r.kind = CBG_TENSOR_DLPACK_LEGACY;
+  r.ptr = &t->legacy;
+  return r;
+}
+static cbg_tensor_ref_t borrowed(fake_tensor* t) {
+  cbg_tensor_ref_t r;
+  r.kind = CBG_TENSOR_DLTENSOR;
+  r.ptr = &t->managed.dl_tensor;
+  return r;
+}
+
+/* ---- log capture ------------------------------------------------------------------------------ */
+static int log_records = 0;
+static char log_category[64];
+static void capture_log(void* user, int32_t level, const char* category, const char* message) {
+  (void)message;
+  *(int32_t*)user = level;
+  ++log_records;
+  strncpy(log_category, category, sizeof(log_category) - 1);
+}
+
+static cbg_context_t* cpu_context(void) {
+  cbg_context_desc_t d;
+  cbg_context_t* ctx = NULL;
+  cbg_context_desc_init(&d);
+  d.device = CBG_DEVICE_CPU;
+  if (cbg_context_create(&d, &ctx) != CBG_OK) fprintf(stderr, "cpu context: %s\n", cbg_last_error());
+  return ctx;
+}
+
+static void test_versions_and_status(void) {
+  const char* json = NULL;
+  int32_t count = -1;
+  int code;
+  CHECK(cbg_version_number() == CBG_VERSION_NUMBER);
+  CHECK(strcmp(cbg_version_string(), CBG_VERSION_STRING) == 0);
+  for (code = CBG_OK; code <= CBG_ERR_INTERNAL; ++code) {
+    CHECK(strncmp(cbg_status_string(code), "CBG_", 4) == 0);
+  }
+  CHECK(strstr(cbg_status_string(CBG_ERR_SHAPE), "CBG_ERR_SHAPE") != NULL);
+  CHECK(strcmp(cbg_status_string(-1), "unknown status code") == 0);
+  CHECK(strcmp(cbg_status_string(4242), "unknown status code") == 0);
+  CHECK_STATUS(cbg_build_info(NULL), CBG_ERR_NULL_POINTER);
+  CHECK(strstr(cbg_last_error(), "json") != NULL);
+  CHECK_STATUS(cbg_build_info(&json), CBG_OK);
+  CHECK(cbg_last_error()[0] == '\0'); /* cleared by the successful call */
+  CHECK(json != NULL && strstr(json, "\"version\":\"" CBG_VERSION_STRING "\"") != NULL);
+  CHECK(json != NULL && strstr(json, "\"cuda_runtime_version\"") != NULL);
+  CHECK(json != NULL && strstr(json, "\"git_sha\"") != NULL);
+  CHECK_STATUS(cbg_device_count(NULL), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_device_count(&count), CBG_OK);
+  CHECK(count >= 0);
+}
+
+static void test_logging(void) {
+  int32_t level = -1;
+  cbg_context_desc_t d;
+  cbg_context_t* ctx = NULL;
+  CHECK_STATUS(cbg_set_log_callback(capture_log, &level, 7), CBG_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(cbg_set_log_callback(capture_log, &level, -1), CBG_ERR_INVALID_ARGUMENT);
+  /* Silent by default: a debug-level context logs nothing without a callback. */
+  cbg_context_desc_init(&d);
+  d.device = CBG_DEVICE_CPU;
+  d.log_level = CBG_LOG_DEBUG;
+  CHECK_STATUS(cbg_context_create(&d, &ctx), CBG_OK);
+  CHECK_STATUS(cbg_context_free(ctx), CBG_OK);
+  CHECK(log_records == 0);
+  CHECK_STATUS(cbg_set_log_callback(capture_log, &level, CBG_LOG_DEBUG), CBG_OK);
+  CHECK_STATUS(cbg_context_create(&d, &ctx), CBG_OK);
+  CHECK(log_records == 1);
+  CHECK(level == CBG_LOG_DEBUG);
+  CHECK(strcmp(log_category, "cbgpu.context") == 0);
+  CHECK_STATUS(cbg_context_free(ctx), CBG_OK);
+  CHECK_STATUS(cbg_set_log_callback(NULL, NULL, CBG_LOG_TRACE), CBG_OK);
+  CHECK_STATUS(cbg_context_create(&d, &ctx), CBG_OK);
+  CHECK(log_records == 1);
+  CHECK_STATUS(cbg_context_free(ctx), CBG_OK);
+}
+
+static void* never_alloc(size_t bytes, cbg_stream_t stream, void* user) {
+  (void)bytes;
+  (void)stream;
+  (void)user;
+  return NULL;
+}
+
+static void test_context(void) {
+  cbg_context_desc_t d;
+  cbg_context_t* ctx = NULL;
+  cbg_context_t* dead = NULL;
+  int32_t device = 0, count = 0;
+  cbg_stream_t stream = (cbg_stream_t)&device;
+  cbg_copy_stats_t stats;
+  CHECK_STATUS(cbg_context_desc_init(NULL), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_context_desc_init(&d), CBG_OK);
+  CHECK(d.struct_size == sizeof(d) && d.device == CBG_DEVICE_AUTO);
+  CHECK_STATUS(cbg_context_create(&d, NULL), CBG_ERR_NULL_POINTER);
+
+  d.struct_size = 0;
+  CHECK_STATUS(cbg_context_create(&d, &ctx), CBG_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(cbg_last_error(), "struct_size") != NULL);
+  d.struct_size = sizeof(d) + 64;
+  CHECK_STATUS(cbg_context_create(&d, &ctx), CBG_ERR_INVALID_ARGUMENT);
+  cbg_context_desc_init(&d);
+  d.log_level = 99;
+  CHECK_STATUS(cbg_context_create(&d, &ctx), CBG_ERR_INVALID_ARGUMENT);
+  cbg_context_desc_init(&d);
+  d.alloc_fn = never_alloc;
+  CHECK_STATUS(cbg_context_create(&d, &ctx), CBG_ERR_INVALID_ARGUMENT);
+  cbg_context_desc_init(&d);
+  d.flags = 0x80;
+  CHECK_STATUS(cbg_context_create(&d, &ctx), CBG_ERR_INVALID_ARGUMENT);
+  cbg_context_desc_init(&d);
+  d.device = 1000;
+  CHECK_STATUS(cbg_context_create(&d, &ctx), CBG_ERR_NO_DEVICE);
+  CHECK(strstr(cbg_last_error(), "1000") != NULL);
+  d.device = -5;
+  CHECK_STATUS(cbg_context_create(&d, &ctx), CBG_ERR_INVALID_ARGUMENT);
+  CHECK(ctx == NULL);
+
+  /* AUTO falls back to the CPU where no GPU is visible. */
+  CHECK_STATUS(cbg_context_create(NULL, &ctx), CBG_OK);
+  CHECK_STATUS(cbg_context_device(ctx, &device), CBG_OK);
+  cbg_device_count(&count);
+  CHECK(count > 0 ? device >= 0 : device == CBG_DEVICE_CPU);
+  CHECK_STATUS(cbg_context_free(ctx), CBG_OK);
+
+  ctx = cpu_context();
+  CHECK(ctx != NULL);
+  CHECK_STATUS(cbg_context_device(ctx, NULL), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_context_device(NULL, &device), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_context_device(ctx, &device), CBG_OK);
+  CHECK(device == CBG_DEVICE_CPU);
+  CHECK_STATUS(cbg_context_set_stream(ctx, NULL), CBG_ERR_UNSUPPORTED);
+  CHECK_STATUS(cbg_context_get_stream(ctx, &stream), CBG_OK);
+  CHECK(stream == NULL);
+  CHECK_STATUS(cbg_context_sync(ctx), CBG_OK);
+  stats.struct_size = 8;
+  CHECK_STATUS(cbg_copy_stats(ctx, &stats), CBG_ERR_INVALID_ARGUMENT);
+  stats.struct_size = sizeof(stats);
+  CHECK_STATUS(cbg_copy_stats(ctx, NULL), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_copy_stats(ctx, &stats), CBG_OK);
+  CHECK(stats.h2h_calls == 0 && stats.d2h_bytes == 0);
+  CHECK_STATUS(cbg_copy_stats_reset(ctx), CBG_OK);
+
+  /* Freed, foreign and wrong-type handles are errors, not crashes. */
+  dead = cpu_context();
+  CHECK_STATUS(cbg_context_free(dead), CBG_OK);
+  CHECK_STATUS(cbg_context_device(dead, &device), CBG_ERR_INVALID_HANDLE);
+  CHECK(strstr(cbg_last_error(), "cbg_context_t") != NULL);
+  CHECK_STATUS(cbg_context_free(dead), CBG_ERR_INVALID_HANDLE);
+  CHECK_STATUS(cbg_context_sync((cbg_context_t*)&stats), CBG_ERR_INVALID_HANDLE);
+  CHECK_STATUS(cbg_context_free(NULL), CBG_OK);
+  CHECK_STATUS(cbg_context_free(ctx), CBG_OK);
+}
+
+static void test_pool(void) {
+  float x[4 * 3] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+  double y[4] = {0, 1, 1, 0};
+  int64_t codes[4] = {7, 7, 3, 1};
+  float complex_data[8];
+  fake_tensor features, label, bad, column0, column1;
+  cbg_pool_desc_t desc;
+  cbg_pool_t* pool = NULL;
+  cbg_pool_info_t info;
+  cbg_context_t* ctx = cpu_context();
+  const char* names[3] = {"age", "height", "city"};
+  const char* bad_names[3] = {"age", NULL, "city"};
+  const char* name = NULL;
+  int32_t cats[1] = {1};
+  int32_t is_cat = -1;
+  cbg_tensor_ref_t columns[2];
+
+  CHECK_STATUS(cbg_pool_desc_init(NULL), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_pool_desc_init(&desc), CBG_OK);
+  CHECK(desc.struct_size == sizeof(desc) && desc.features.kind == CBG_TENSOR_NONE);
+
+  /* Failures before the pool exists delete every consumed tensor exactly once. */
+  fake_init(&features, x, kDLCPU, kDLFloat, 32, 2, 4, 3);
+  desc.features = consumed(&features);
+  CHECK_STATUS(cbg_pool_from_dlpack(NULL, &desc, &pool), CBG_ERR_NULL_POINTER);
+  CHECK(features.deleted == 1);
+  fake_init(&features, x, kDLCPU, kDLFloat, 32, 2, 4, 3);
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, NULL), CBG_ERR_NULL_POINTER);
+  CHECK(features.deleted == 1);
+  fake_init(&features, x, kDLCPU, kDLFloat, 32, 2, 4, 3);
+  CHECK_STATUS(cbg_pool_from_dlpack((cbg_context_t*)&desc, &desc, &pool), CBG_ERR_INVALID_HANDLE);
+  CHECK(features.deleted == 1);
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, NULL, &pool), CBG_ERR_NULL_POINTER);
+  cbg_pool_desc_init(&desc);
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_INVALID_ARGUMENT); /* no features */
+  CHECK(pool == NULL);
+
+  fake_init(&bad, complex_data, kDLCPU, kDLComplex, 64, 1, 4, 0);
+  desc.features = consumed(&bad);
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_DTYPE);
+  CHECK(bad.deleted == 1);
+  fake_init(&bad, x, kDLCUDA, kDLFloat, 32, 2, 4, 3);
+  desc.features = consumed(&bad);
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_DEVICE);
+  CHECK(strstr(cbg_last_error(), "CPU") != NULL);
+  CHECK(bad.deleted == 1);
+  fake_init(&bad, x, kDLCPU, kDLFloat, 32, 2, 4, 3);
+  bad.managed.version.major = 2;
+  desc.features = consumed(&bad);
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_DLPACK_VERSION);
+  CHECK(bad.deleted == 1);
+  fake_init(&bad, NULL, kDLCPU, kDLFloat, 32, 2, 4, 3);
+  desc.features = consumed(&bad);
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_NULL_POINTER);
+  CHECK(bad.deleted == 1);
+  fake_init(&bad, x, kDLCPU, kDLFloat, 32, 2, 4, 3);
+  bad.strides[0] = -3;
+  bad.strides[1] = 1;
+  bad.managed.dl_tensor.strides = bad.strides;
+  desc.features = consumed(&bad);
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_SHAPE);
+  CHECK(bad.deleted == 1);
+  fake_init(&features, x, kDLCPU, kDLFloat, 32, 2, 4, 3);
+  fake_init(&label, y, kDLCPU, kDLFloat, 64, 1, 3, 0); /* 3 rows vs 4 */
+  desc.features = consumed(&features);
+  desc.label = consumed_legacy(&label);
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_SHAPE);
+  CHECK(strstr(cbg_last_error(), "label") != NULL);
+  CHECK(features.deleted == 1 && label.deleted == 1);
+  cbg_pool_desc_init(&desc);
+  desc.n_columns = 2;
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_NULL_POINTER);
+  CHECK(pool == NULL);
+
+  /* A good pool: matrix + legacy label + names. */
+  fake_init(&features, x, kDLCPU, kDLFloat, 32, 2, 4, 3);
+  fake_init(&label, y, kDLCPU, kDLFloat, 64, 1, 4, 0);
+  cbg_pool_desc_init(&desc);
+  desc.features = consumed(&features);
+  desc.label = consumed_legacy(&label);
+  desc.feature_names = bad_names;
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_NULL_POINTER);
+  CHECK(features.deleted == 1 && label.deleted == 1);
+  fake_init(&features, x, kDLCPU, kDLFloat, 32, 2, 4, 3);
+  fake_init(&label, y, kDLCPU, kDLFloat, 64, 1, 4, 0);
+  desc.feature_names = names;
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_OK);
+  CHECK(features.deleted == 0 && label.deleted == 0);
+  info.struct_size = sizeof(info);
+  CHECK_STATUS(cbg_pool_info(pool, &info), CBG_OK);
+  CHECK(info.n_rows == 4 && info.n_features == 3 && info.n_cat_features == 0);
+  CHECK(info.label_dims == 1 && info.baseline_dims == 0 && info.has_weight == 0);
+  CHECK(info.device == CBG_DEVICE_CPU);
+  info.struct_size = 4;
+  CHECK_STATUS(cbg_pool_info(pool, &info), CBG_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(cbg_pool_feature_name(pool, 2, &name), CBG_OK);
+  CHECK(name != NULL && strcmp(name, "city") == 0);
+  CHECK_STATUS(cbg_pool_feature_name(pool, 3, &name), CBG_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(cbg_pool_feature_name(pool, 0, NULL), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_pool_is_categorical(pool, 1, &is_cat), CBG_OK);
+  CHECK(is_cat == 0);
+  CHECK_STATUS(cbg_pool_is_categorical(pool, -1, &is_cat), CBG_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(cbg_pool_info((cbg_pool_t*)ctx, &info), CBG_ERR_INVALID_HANDLE);
+  CHECK_STATUS(cbg_context_free(ctx), CBG_OK); /* the pool keeps what it needs */
+  info.struct_size = sizeof(info);
+  CHECK_STATUS(cbg_pool_info(pool, &info), CBG_OK);
+  CHECK_STATUS(cbg_pool_free(pool), CBG_OK);
+  CHECK(features.deleted == 1 && label.deleted == 1);
+  CHECK_STATUS(cbg_pool_free(pool), CBG_ERR_INVALID_HANDLE);
+  CHECK_STATUS(cbg_pool_info(pool, &info), CBG_ERR_INVALID_HANDLE);
+  CHECK_STATUS(cbg_pool_free(NULL), CBG_OK);
+
+  /* Per-column tensors, one of them categorical codes, one borrowed. */
+  ctx = cpu_context();
+  fake_init(&column0, x, kDLCPU, kDLFloat, 32, 1, 4, 0);
+  fake_init(&column1, codes, kDLCPU, kDLInt, 64, 1, 4, 0);
+  columns[0] = consumed(&column0);
+  columns[1] = borrowed(&column1);
+  cbg_pool_desc_init(&desc);
+  desc.columns = columns;
+  desc.n_columns = 2;
+  desc.cat_features = cats;
+  desc.n_cat_features = 1;
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_OK);
+  CHECK_STATUS(cbg_pool_is_categorical(pool, 1, &is_cat), CBG_OK);
+  CHECK(is_cat == 1);
+  CHECK_STATUS(cbg_pool_info(pool, &info), CBG_OK);
+  CHECK(info.n_features == 2 && info.n_cat_features == 1);
+  CHECK_STATUS(cbg_pool_feature_name(pool, 0, &name), CBG_OK);
+  CHECK(name != NULL && name[0] == '\0');
+  CHECK_STATUS(cbg_pool_free(pool), CBG_OK);
+  CHECK(column0.deleted == 1 && column1.deleted == 0);
+  cats[0] = 0; /* a float column cannot be categorical */
+  fake_init(&column0, x, kDLCPU, kDLFloat, 32, 1, 4, 0);
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_DTYPE);
+  CHECK(column0.deleted == 1);
+  cbg_context_free(ctx);
+}
+
+static void test_tensor_copy(void) {
+  float src[6] = {1, 2, 3, 4, 5, 6};
+  float dst[6] = {0};
+  double wrong[6];
+  fake_tensor s, d;
+  cbg_tensor_ref_t rs, rd;
+  cbg_copy_stats_t stats;
+  cbg_context_t* ctx = cpu_context();
+  fake_init(&s, src, kDLCPU, kDLFloat, 32, 2, 2, 3);
+  fake_init(&d, dst, kDLCPU, kDLFloat, 32, 2, 3, 2);
+  d.strides[0] = 1; /* dst is the column-major [2, 3]: a transpose by strides */
+  d.strides[1] = 2;
+  d.shape[0] = 2;
+  d.shape[1] = 3;
+  d.managed.dl_tensor.strides = d.strides;
+  rs = consumed(&s); /* borrowed by cbg_tensor_copy even for managed kinds */
+  rd = consumed(&d);
+  CHECK_STATUS(cbg_tensor_copy(ctx, &rd, NULL), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_tensor_copy(ctx, &rd, &rs), CBG_OK);
+  CHECK(dst[0] == 1 && dst[1] == 4 && dst[2] == 2 && dst[5] == 6);
+  CHECK(s.deleted == 0 && d.deleted == 0);
+  stats.struct_size = sizeof(stats);
+  CHECK_STATUS(cbg_copy_stats(ctx, &stats), CBG_OK);
+  CHECK(stats.h2h_bytes == 6 * sizeof(float) && stats.d2h_bytes == 0 && stats.h2d_bytes == 0);
+
+  d.managed.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+  CHECK_STATUS(cbg_tensor_copy(ctx, &rd, &rs), CBG_ERR_READ_ONLY);
+  d.managed.flags = 0;
+  fake_init(&d, wrong, kDLCPU, kDLFloat, 64, 2, 2, 3);
+  rd = consumed(&d);
+  CHECK_STATUS(cbg_tensor_copy(ctx, &rd, &rs), CBG_ERR_DTYPE);
+  fake_init(&d, dst, kDLCPU, kDLFloat, 32, 2, 3, 2);
+  rd = consumed(&d);
+  CHECK_STATUS(cbg_tensor_copy(ctx, &rd, &rs), CBG_ERR_SHAPE);
+  cbg_context_free(ctx);
+}
+
+#ifdef CBG_TEST_WITH_CUDA
+static int test_gpu(void) {
+  int32_t count = 0;
+  cbg_context_desc_t cd;
+  cbg_context_t* ctx = NULL;
+  cbg_pool_desc_t desc;
+  cbg_pool_t* pool = NULL;
+  cbg_copy_stats_t stats;
+  fake_tensor features, wrong_device, big_src, host_dst;
+  cbg_tensor_ref_t rs, rd;
+  static float host[1 << 16];
+  float* device_x = NULL;
+  const int64_t rows = 1 << 14, cols = 4; /* 256 KiB */
+  cbg_device_count(&count);
+  if (count == 0) {
+    printf("SKIPPED: the GPU part of the C ABI tests needs a CUDA device and none is visible\n");
+    return 77;
+  }
+  if (cudaMalloc((void**)&device_x, (size_t)(rows * cols) * sizeof(float)) != cudaSuccess) return 1;
+  cudaMemset(device_x, 0, (size_t)(rows * cols) * sizeof(float));
+  cbg_context_desc_init(&cd);
+  cd.device = 0;
+  cd.flags = CBG_CONTEXT_STRICT_NO_D2H;
+  CHECK_STATUS(cbg_context_create(&cd, &ctx), CBG_OK);
+
+  /* Device data → pool: no bytes to the host (strict mode is on and nothing complains). */
+  fake_init(&features, device_x, kDLCUDA, kDLFloat, 32, 2, rows, cols);
+  cbg_pool_desc_init(&desc);
+  desc.features = consumed(&features);
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_OK);
+  stats.struct_size = sizeof(stats);
+  CHECK_STATUS(cbg_copy_stats(ctx, &stats), CBG_OK);
+  CHECK(stats.d2h_bytes == 0 && stats.d2h_calls == 0 && stats.h2d_bytes == 0);
+  CHECK_STATUS(cbg_pool_free(pool), CBG_OK);
+  CHECK(features.deleted == 1);
+
+  /* A tensor on another device ordinal than the context's. */
+  fake_init(&wrong_device, device_x, kDLCUDA, kDLFloat, 32, 2, rows, cols);
+  wrong_device.managed.dl_tensor.device.device_id = count; /* never the context's device 0 */
+  desc.features = consumed(&wrong_device);
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_DEVICE);
+  CHECK(wrong_device.deleted == 1);
+
+  /* Strict mode: 256 KiB device → host is refused and names the call; 16 KiB passes. */
+  fake_init(&big_src, device_x, kDLCUDA, kDLFloat, 32, 2, rows, cols);
+  fake_init(&host_dst, host, kDLCPU, kDLFloat, 32, 2, rows, cols);
+  rs = borrowed(&big_src);
+  rd = borrowed(&host_dst);
+  CHECK_STATUS(cbg_tensor_copy(ctx, &rd, &rs), CBG_ERR_STRICT_D2H);
+  CHECK(strstr(cbg_last_error(), "cbg_tensor_copy") != NULL);
+  big_src.shape[0] = 1024;
+  host_dst.shape[0] = 1024;
+  CHECK_STATUS(cbg_tensor_copy(ctx, &rd, &rs), CBG_OK);
+  CHECK_STATUS(cbg_copy_stats(ctx, &stats), CBG_OK);
+  CHECK(stats.d2h_bytes == 1024 * 4 * sizeof(float) && stats.d2h_calls == 1);
+  CHECK_STATUS(cbg_context_free(ctx), CBG_OK);
+  cudaFree(device_x);
+  return 0;
+}
+#endif
+
+int main(int argc, char** argv) {
+  int gpu = argc > 1 && strcmp(argv[1], "--gpu") == 0;
+  if (gpu) {
+#ifdef CBG_TEST_WITH_CUDA
+    int rc = test_gpu();
+    if (rc != 0) return rc;
+#else
+    printf("SKIPPED: built without CUDA runtime access\n");
+    return 77;
+#endif
+  } else {
+    test_versions_and_status();
+    test_logging();
+    test_context();
+    test_pool();
+    test_tensor_copy();
+  }
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
