@@ -9,7 +9,18 @@ find_package(CUDAToolkit REQUIRED)
 find_package(Threads REQUIRED)
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
-find_package(nlohmann_json 3.9 REQUIRED)
+# nlohmann-json: its CMake package, or (machines without the package) the bare header found on
+# CMAKE_INCLUDE_PATH / CMAKE_PREFIX_PATH.
+find_package(nlohmann_json 3.9 QUIET)
+if(NOT TARGET nlohmann_json::nlohmann_json)
+  find_path(CBG_NLOHMANN_JSON_INCLUDE nlohmann/json.hpp)
+  if(NOT CBG_NLOHMANN_JSON_INCLUDE)
+    message(FATAL_ERROR "nlohmann-json not found: apt-get install nlohmann-json3-dev, or point "
+                        "CMAKE_INCLUDE_PATH at a directory holding nlohmann/json.hpp")
+  endif()
+  add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)
+  target_include_directories(nlohmann_json::nlohmann_json INTERFACE "${CBG_NLOHMANN_JSON_INCLUDE}")
+endif()
 
 add_library(cbg_deps INTERFACE)
 add_library(cbg::deps ALIAS cbg_deps)

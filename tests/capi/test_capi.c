@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cbgpu/cbgpu.h"
-#include "dlpack_spec.h"
+#include "cbg/tensor/dlpack_abi.h" /* C-compatible DLPack declarations shared with the core */
 
 #ifdef CBG_TEST_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -401,7 +401,7 @@ static void test_tensor_copy(void) {
   CHECK_STATUS(cbg_copy_stats(ctx, &stats), CBG_OK);
   CHECK(stats.h2h_bytes == 6 * sizeof(float) && stats.d2h_bytes == 0 && stats.h2d_bytes == 0);
 
-  d.managed.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+  d.managed.flags = CBG_DLPACK_FLAG_READ_ONLY;
   CHECK_STATUS(cbg_tensor_copy(ctx, &rd, &rs), CBG_ERR_READ_ONLY);
   d.managed.flags = 0;
   fake_init(&d, wrong, kDLCPU, kDLFloat, 64, 2, 2, 3);
