@@ -59,20 +59,27 @@ CBG_API cbg_status cbg_pool_from_dlpack(cbg_context_t* ctx, const cbg_pool_desc_
     cbg_pool_desc_t d{};
     cbg::pool_inputs in;
     try {
+      read_desc(*desc, d, sizeof(cbg_pool_desc_t), "cbg_pool_desc_t");
       require(out, "out");
       *out = nullptr;
-      read_desc(*desc, d, sizeof(cbg_pool_desc_t), "cbg_pool_desc_t");
       in = to_inputs(d);
       checked(ctx, "ctx");
     } catch (...) {
-      // Nothing owns the tensors yet: delete them here, exactly once.
-      if (desc->struct_size == sizeof(cbg_pool_desc_t)) release_consumed(*desc);
+      // Nothing owns the tensors yet: delete them here, exactly once. With an invalid struct_size
+      // the layout is unknown and the caller keeps the tensors (the header says so).
+      if (d.struct_size == sizeof(cbg_pool_desc_t)) release_consumed(d);
       throw;
     }
     // From here on pool::build owns every consumed tensor (and deletes them if it throws).
     cbg::pool p = cbg::pool::build(ctx->impl, std::move(in));
-    if (d.feature_names != nullptr) {
-      // One name per feature; the count is known only now that the tensors are read.
+    if (d.feature_names != nullptr || d.n_feature_names != 0) {
+      CBG_EXPECTS(d.feature_names != nullptr, cbg::status::null_pointer,
+                  fmt::format("desc.feature_names is NULL but desc.n_feature_names is {}",
+                              d.n_feature_names));
+      CBG_EXPECTS(static_cast<int64_t>(d.n_feature_names) == p.num_features(),
+                  cbg::status::invalid_argument,
+                  fmt::format("{} feature names given for {} features", d.n_feature_names,
+                              p.num_features()));
       std::vector<std::string> names;
       for (int64_t j = 0; j < p.num_features(); ++j) {
         CBG_EXPECTS(d.feature_names[j] != nullptr, cbg::status::null_pointer,

@@ -8,6 +8,7 @@
 
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/core/error.hpp"
+#include "cbg/data/value_checks.hpp"
 #include "cbg/runtime/device.hpp"
 #include "cbg/runtime/stream.hpp"
 
@@ -49,6 +50,27 @@ tensor_view import_rows_tensor(const tensor_ref& ref, std::string_view role, int
                 fmt::format("{} has {} rows but the features have {}", role, v.shape[0], rows));
   }
   return v;
+}
+
+// Refuses NaN/inf values (and negative ones for weights) in each column of `t`, counting where the
+// data lives: a kernel for device memory, a loop for host memory.
+void check_values(const tensor_view& t, std::string_view role, bool allow_negative,
+                  const context& ctx) {
+  const std::int64_t columns = t.rank == 2 ? t.shape[1] : 1;
+  for (std::int64_t j = 0; j < columns; ++j) {
+    const column_view c = column_of(t, j);
+    if (is_integral(c.type) && allow_negative) continue;  // integers are always finite
+    const value_counts n = is_device_side(c.memory) ? count_values_device(c, ctx)
+                                                    : count_values_host(c);
+    const std::string where = columns > 1 ? fmt::format("{} column {}", role, j) : std::string(role);
+    CBG_EXPECTS(n.nan == 0 && n.infinite == 0, status::bad_data,
+                fmt::format("{} has {} NaN and {} infinite values out of {}; {} values must be "
+                            "finite",
+                            where, n.nan, n.infinite, c.size, role));
+    CBG_EXPECTS(allow_negative || n.negative == 0, status::bad_data,
+                fmt::format("{} has {} negative values out of {}; {} values must be >= 0", where,
+                            n.negative, c.size, role));
+  }
 }
 
 }  // namespace
@@ -129,6 +151,11 @@ pool pool::build(std::shared_ptr<context> ctx, pool_inputs in) {
     scoped_device guard(device);
     stream_wait_for(p.ctx_->stream(), in.producer_stream);
   }
+
+  // Values: after the producer's writes, so the checks read finished data.
+  if (p.label_) check_values(*p.label_, "label", true, *p.ctx_);
+  if (p.weight_) check_values(*p.weight_, "weight", false, *p.ctx_);
+  if (p.baseline_) check_values(*p.baseline_, "baseline", true, *p.ctx_);
 
   p.rows_ = rows;
   p.owners_ = std::move(owners);

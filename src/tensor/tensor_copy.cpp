@@ -30,9 +30,17 @@ void copy_tensor(const context& ctx, const mutable_tensor_view& dst, const tenso
                           shape_text(src.shape, src.rank), shape_text(dst.shape, dst.rank)));
   const std::int64_t n = src.size();
   if (n == 0) return;
+  const bool host_only = !is_device_side(src.memory) && !is_device_side(dst.memory);
   for (int i = 0; i < src.rank; ++i) {
-    CBG_EXPECTS(src.shape[i] == 1 || (src.strides[i] > 0 && dst.strides[i] > 0), status::unsupported,
-                fmt::format("tensor copy: zero (broadcast) strides in dimension {} are not supported",
+    if (src.shape[i] == 1) continue;
+    CBG_EXPECTS(dst.strides[i] > 0, status::invalid_argument,
+                fmt::format("tensor copy: the destination has a zero stride in dimension {}, so "
+                            "several elements would be written to one place",
+                            i));
+    // CUDA's pitched copies need a pitch of at least one row; host loops do not.
+    CBG_EXPECTS(src.strides[i] > 0 || host_only, status::unsupported,
+                fmt::format("tensor copy: a zero-stride (broadcast) source in dimension {} is "
+                            "copied between host memory only; materialise it first",
                             i));
   }
 

@@ -270,6 +270,10 @@ static void test_pool(void) {
   CHECK_STATUS(cbg_pool_from_dlpack((cbg_context_t*)&desc, &desc, &pool), CBG_ERR_INVALID_HANDLE);
   CHECK(features.deleted == 1);
   CHECK_STATUS(cbg_pool_from_dlpack(ctx, NULL, &pool), CBG_ERR_NULL_POINTER);
+  fake_init(&features, x, kDLCPU, kDLFloat, 32, 2, 4, 3);
+  desc.struct_size = sizeof(desc) - 8; /* invalid: nothing is consumed, the caller keeps it */
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_INVALID_ARGUMENT);
+  CHECK(features.deleted == 0);
   cbg_pool_desc_init(&desc);
   CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_INVALID_ARGUMENT); /* no features */
   CHECK(pool == NULL);
@@ -318,11 +322,26 @@ static void test_pool(void) {
   desc.features = consumed(&features);
   desc.label = consumed_legacy(&label);
   desc.feature_names = bad_names;
+  desc.n_feature_names = 3;
   CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_NULL_POINTER);
   CHECK(features.deleted == 1 && label.deleted == 1);
   fake_init(&features, x, kDLCPU, kDLFloat, 32, 2, 4, 3);
   fake_init(&label, y, kDLCPU, kDLFloat, 64, 1, 4, 0);
   desc.feature_names = names;
+  desc.n_feature_names = 2;
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(cbg_last_error(), "2 feature names given for 3 features") != NULL);
+  CHECK(features.deleted == 1 && label.deleted == 1);
+  fake_init(&features, x, kDLCPU, kDLFloat, 32, 2, 4, 3);
+  fake_init(&label, y, kDLCPU, kDLFloat, 64, 1, 4, 0);
+  y[2] = 0.0 / 0.0; /* a NaN label */
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_BAD_DATA);
+  CHECK(strstr(cbg_last_error(), "1 NaN") != NULL);
+  CHECK(features.deleted == 1 && label.deleted == 1);
+  y[2] = 1.0;
+  fake_init(&features, x, kDLCPU, kDLFloat, 32, 2, 4, 3);
+  fake_init(&label, y, kDLCPU, kDLFloat, 64, 1, 4, 0);
+  desc.n_feature_names = 3;
   CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_OK);
   CHECK(features.deleted == 0 && label.deleted == 0);
   info.struct_size = sizeof(info);

@@ -2,6 +2,10 @@
 """The C ABI outside pools and copies: versions, build info, status codes, contexts, handles, logging."""
 import ctypes
 import glob
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -330,3 +334,29 @@ def test_log_callback_level_out_of_range(level):
         cbgpu.set_log_callback(Recorder(), level)
     assert_status(lib.cbg_set_log_callback(cbg_log_fn(), None, level), CBG_ERR_INVALID_ARGUMENT,
                   "min_level")
+
+
+@pytest.mark.parametrize("value,expected", [("1", True), ("0", False), ("", False)])
+def test_strict_env_in_build_info(value, expected):
+    # build_info is computed once per process: look at it from a fresh one.
+    env = dict(os.environ, CBGPU_STRICT_NO_D2H=value,
+               PYTHONPATH=str(Path(cbgpu.__file__).resolve().parents[1]))
+    script = "import cbgpu; print(cbgpu.build_info()['strict_no_d2h_env'])"
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(expected)
+
+
+def test_missing_library_is_a_clear_error():
+    env = dict(os.environ, CBGPU_LIBRARY="/nonexistent/libcbgpu.so",
+               PYTHONPATH=str(Path(cbgpu.__file__).resolve().parents[1]))
+    done = subprocess.run([sys.executable, "-c", "import cbgpu"], env=env, capture_output=True,
+                          text=True)
+    assert done.returncode != 0
+    assert "libcbgpu.so not found" in done.stderr and "/nonexistent/libcbgpu.so" in done.stderr
+
+
+def test_every_status_name_exported():
+    for code, name in cbgpu.STATUS_NAMES.items():
+        assert getattr(cbgpu, name) == code
+    assert len(cbgpu.STATUS_NAMES) == 20

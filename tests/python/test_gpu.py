@@ -3,6 +3,11 @@
 
 Skipped (with the reason) where libcbgpu sees no CUDA device or CuPy / PyTorch cannot be imported.
 """
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -170,7 +175,79 @@ def test_h2d_and_d2d_copies(gpu, cp):
     assert stats["d2h_bytes"] == 0
 
 
+@pytest.mark.parametrize("make", [lambda a: a.T, lambda a: a[::2, 1::3], lambda a: a[:, ::2]],
+                         ids=["transposed", "both-strided", "column-slice"])
+def test_strided_copies_across_devices(gpu, cp, make):
+    host = np.arange(12 * 9, dtype=np.float32).reshape(12, 9)
+    dev = cp.asarray(host)
+    view = make(host)
+    dev_dst = cp.zeros(view.shape, cp.float32)
+    tensor_copy(gpu, dev_dst, view)  # strided host source -> device
+    np.testing.assert_array_equal(cp.asnumpy(dev_dst), view)
+    host_dst = np.zeros(view.shape, np.float32)
+    tensor_copy(gpu, host_dst, make(dev))  # strided device source -> host
+    np.testing.assert_array_equal(host_dst, view)
+    stats = gpu.copy_stats()
+    assert stats["h2d_bytes"] == view.nbytes and stats["d2h_bytes"] == view.nbytes
+
+
 def test_cupy_tensor_copy_on_cpu_context(cp):
     with Context(CBG_DEVICE_CPU) as cpu:
         with expect_error(CBG_ERR_DEVICE, "src", "CPU"):
             tensor_copy(cpu, np.zeros(4), cp.zeros(4))
+
+
+# ---- streams, lifetimes, logging, environment ------------------------------------------------------------
+
+
+def test_borrowed_stream(gpu, cp):
+    theirs = cp.cuda.Stream(non_blocking=True)
+    other = cp.cuda.Stream(non_blocking=True)
+    with Context(0, stream=theirs.ptr) as c:
+        assert c.stream == theirs.ptr
+        c.set_stream(other.ptr)
+        assert c.stream == other.ptr
+        c.set_stream(None)  # no own stream yet: the context makes one
+        assert c.stream not in (None, theirs.ptr, other.ptr)
+        x = cp.arange(10, dtype=cp.float32)
+        dst = cp.zeros(10, cp.float32)
+        tensor_copy(c, dst, x)
+        np.testing.assert_array_equal(cp.asnumpy(dst), np.arange(10, dtype=np.float32))
+
+
+def test_gpu_pool_outlives_its_context(cp):
+    x = cp.zeros((8, 3), cp.float32)
+    before = refcount(x)
+    c = Context(0)
+    p = Pool(c, x)
+    c.close()
+    assert p.info()["device"] == 0
+    p.close()
+    assert refcount(x) == before
+
+
+def test_gpu_context_created_record(gpu):
+    records = []
+    cbgpu.set_log_callback(lambda *r: records.append(r), cbgpu.CBG_LOG_DEBUG)
+    with Context(0, strict_no_d2h=True):
+        pass
+    assert (cbgpu.CBG_LOG_DEBUG, "cbgpu.context",
+            "context created on CUDA device 0, strict no-D2H mode") in records
+
+
+def test_strict_mode_from_environment(cp):
+    # The variable is read when contexts are created (and once for build_info): use a fresh process.
+    script = (
+        "import numpy as np, cupy as cp, cbgpu\n"
+        "assert cbgpu.build_info()['strict_no_d2h_env'] is True\n"
+        "with cbgpu.Context(0) as c:\n"
+        "    try:\n"
+        "        cbgpu.tensor_copy(c, np.zeros(20000, np.float32), cp.zeros(20000, cp.float32))\n"
+        "    except cbgpu.CbgError as e:\n"
+        "        assert e.code == cbgpu.CBG_ERR_STRICT_D2H, e\n"
+        "    else:\n"
+        "        raise SystemExit('a 80000-byte D2H copy was not refused')\n")
+    env = dict(os.environ, CBGPU_STRICT_NO_D2H="1",
+               PYTHONPATH=str(Path(cbgpu.__file__).resolve().parents[1]))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

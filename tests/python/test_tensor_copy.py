@@ -159,9 +159,6 @@ def test_legacy_producers(ctx):
     np.testing.assert_array_equal(dst, src)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "src/tensor/tensor_copy.cpp refuses zero (broadcast) strides with CBG_ERR_UNSUPPORTED, which "
-    "cbg_tensor_copy's documentation neither lists nor allows ('any strides')"))
 def test_broadcast_source(ctx):
     src = np.broadcast_to(np.arange(3.0), (4, 3))  # stride 0 in dimension 0
     dst = np.zeros((4, 3))

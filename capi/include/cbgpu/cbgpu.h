@@ -291,7 +291,7 @@ typedef struct cbg_pool_t cbg_pool_t;
  * column-major), or as `n_columns` one-dimensional tensors in `columns` (one per feature, each of
  * its own dtype). Accepted dtypes: float16/32/64, int8..64, uint8..64, bool. Accepted devices:
  * kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged; kDLCUDA tensors must be on the context's device.
- * Negative strides are refused. Categorical columns must have an integer dtype.
+ * Negative strides are refused. Categorical columns must have an integer (or bool) dtype.
  * @since 0.1
  */
 typedef struct cbg_pool_desc_t {
@@ -304,7 +304,8 @@ typedef struct cbg_pool_desc_t {
   cbg_tensor_ref_t baseline;   /**< Optional: [rows] or [rows, approx_dims]; finite. */
   const int32_t* cat_features; /**< Indices of categorical features (unique, in range), or NULL. */
   size_t n_cat_features;
-  const char* const* feature_names; /**< NULL, or n_features non-NULL UTF-8 names (copied). */
+  const char* const* feature_names; /**< NULL, or n_feature_names non-NULL UTF-8 names (copied). */
+  size_t n_feature_names;      /**< Must equal the number of features when names are given. */
   cbg_stream_t producer_stream; /**< Stream the data was written on, or NULL: the context's stream
                                      waits for it with an event (no host sync). */
 } cbg_pool_desc_t;
@@ -316,9 +317,11 @@ CBG_API cbg_status cbg_pool_desc_init(cbg_pool_desc_t* desc);
  * @brief Builds a pool of column views over the given tensors, without copying their data.
  *
  * Ownership: every consumed tensor in `desc` belongs to the library from the call on (see
- * cbg_tensor_ref_t); on failure all of them have been deleted before the call returns.
- * Labels, weights and baselines are checked on the tensor's device (GPU or host); only a few bytes
- * of counts come back to the host.
+ * cbg_tensor_ref_t); on failure all of them have been deleted before the call returns. Only when
+ * `desc` is NULL or its struct_size is not valid (#CBG_ERR_INVALID_ARGUMENT) is nothing consumed,
+ * since the library cannot know what the struct holds: the caller keeps every tensor then.
+ * Labels, weights and baselines are checked where they live (a kernel on the GPU, a loop on the
+ * host): only a 24-byte count per column comes back to the host, counted as a device-to-host copy.
  * @param ctx   the context; its device must match CUDA tensors (a CPU context takes host memory only).
  * @param desc  the data.
  * @param[out] out  the new pool; free with cbg_pool_free().
@@ -383,7 +386,9 @@ CBG_API cbg_status cbg_pool_is_categorical(const cbg_pool_t* pool, int64_t index
  * A device-to-host copy above 64 KiB fails with #CBG_ERR_STRICT_D2H in strict mode.
  * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_DLPACK_VERSION,
  *         #CBG_ERR_DTYPE (dtypes differ), #CBG_ERR_SHAPE, #CBG_ERR_DEVICE, #CBG_ERR_READ_ONLY (dst
- *         is read-only), #CBG_ERR_STRICT_D2H, #CBG_ERR_CUDA.
+ *         is read-only), #CBG_ERR_INVALID_ARGUMENT (dst has a zero stride: overlapping writes),
+ *         #CBG_ERR_UNSUPPORTED (a zero-stride, i.e. broadcast, src is copied between host memory
+ *         only), #CBG_ERR_STRICT_D2H, #CBG_ERR_CUDA.
  * Safe on distinct contexts; blocks until the copy is done. @since 0.1
  */
 CBG_API cbg_status cbg_tensor_copy(cbg_context_t* ctx, const cbg_tensor_ref_t* dst,

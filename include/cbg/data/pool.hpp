@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pool: a dataset as non-owning column views with roles, plus the DLPack owners that keep the
-// consumed tensors alive. Building a pool copies no data and never synchronises.
+// consumed tensors alive. Building a pool copies no data; it checks the label, weight and baseline
+// values where they live (on the GPU for device memory), which returns 24 bytes of counts per column.
 #pragma once
 
 #include <cstdint>

@@ -158,6 +158,32 @@ TEST_CASE("pool input errors map to distinct codes", "[data]") {
   }
 }
 
+TEST_CASE("labels, weights and baselines must hold valid values", "[data]") {
+  std::vector<float> x(8, 0.0f);
+  fake_tensor m(x.data(), dl_float(32), {4, 2});
+  auto with = [&](cbg::tensor_ref cbg::pool_inputs::*slot, fake_tensor& t) {
+    cbg::pool_inputs in;
+    in.features = m.as_borrowed();
+    in.*slot = t.as_borrowed();
+    return build_status(cpu_context(), in);
+  };
+  std::vector<double> inf_label = {0, 1, INFINITY, 0};
+  std::vector<float> negative_weight = {1, 1, -0.5f, 1};
+  std::vector<float> negative_zero_weight = {1, -0.0f, 0, 1};
+  std::vector<std::int32_t> negative_int_label = {-1, 0, 1, 2};
+  std::vector<float> nan_baseline = {0, 0, 0, 0, 0, 0, 0, NAN};  // [4, 2], second column
+  fake_tensor a(inf_label.data(), dl_float(64), {4});
+  fake_tensor b(negative_weight.data(), dl_float(32), {4});
+  fake_tensor c(negative_zero_weight.data(), dl_float(32), {4});
+  fake_tensor d(negative_int_label.data(), dl_int(32), {4});
+  fake_tensor e(nan_baseline.data(), dl_float(32), {4, 2});
+  CHECK(with(&cbg::pool_inputs::label, a) == status::bad_data);
+  CHECK(with(&cbg::pool_inputs::weight, b) == status::bad_data);
+  CHECK(with(&cbg::pool_inputs::weight, c) == status::ok);  // -0.0 is not negative
+  CHECK(with(&cbg::pool_inputs::label, d) == status::ok);   // negative labels are fine
+  CHECK(with(&cbg::pool_inputs::baseline, e) == status::bad_data);
+}
+
 TEST_CASE("value checks count NaN, infinities and negatives (host reference)", "[data]") {
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> v = {1.0, NAN, -inf, inf, -0.0, -3.0, 0.0, NAN};

@@ -134,6 +134,8 @@ TEST_CASE("a pool over device memory copies nothing to the host", "[gpu]") {
   cbg::test::fake_tensor label(y.data(), cbg::test::dl_float(32), {rows}, {}, DLDevice{kDLCUDA, 0});
   cudaStream_t producer = nullptr;
   CBG_CUDA_TRY(cudaStreamCreateWithFlags(&producer, cudaStreamNonBlocking));
+  CBG_CUDA_TRY(cudaMemsetAsync(y.data(), 0, y.size_bytes(), ctx->stream()));  // a valid label
+  ctx->sync();
   ctx->copies().reset();
   {
     cbg::pool_inputs in;
@@ -146,7 +148,8 @@ TEST_CASE("a pool over device memory copies nothing to the host", "[gpu]") {
     CHECK(p.features()[3].stride == cols);
   }
   const cbg::copy_totals t = ctx->copies().totals();
-  CHECK(t.bytes_in(copy_direction::d2h) == 0);
+  CHECK(t.bytes_in(copy_direction::d2h) == 24);  // only the label check's counts come back
+  CHECK(t.calls_in(copy_direction::d2h) == 1);
   CHECK(t.bytes_in(copy_direction::h2d) == 0);
   CHECK(features.deleter_calls == 1);
   CHECK(label.deleter_calls == 1);
@@ -184,4 +187,32 @@ TEST_CASE("tensor copies between device and host, strided", "[gpu]") {
   for (int i = 0; i < 6; ++i) {
     for (int j = 0; j < 4; ++j) CHECK(back[static_cast<std::size_t>(j * 6 + i)] == src[static_cast<std::size_t>(i * 4 + j)]);
   }
+}
+
+TEST_CASE("a NaN label in device memory is found on the GPU", "[gpu]") {
+  CBG_REQUIRE_GPU();
+  auto ctx = gpu_context();
+  std::vector<float> x(64, 1.0f), y(64, 0.0f);
+  y[17] = std::numeric_limits<float>::quiet_NaN();
+  cbg::device_buffer<float> dx(x.size(), ctx->stream(), ctx->resource());
+  cbg::device_buffer<float> dy(y.size(), ctx->stream(), ctx->resource());
+  cbg::copy_bytes(dx.data(), memory_kind::device, x.data(), memory_kind::host, x.size() * 4,
+                  ctx->stream(), ctx->copies(), ctx->rules(), CBG_COPY_SITE("test"));
+  cbg::copy_bytes(dy.data(), memory_kind::device, y.data(), memory_kind::host, y.size() * 4,
+                  ctx->stream(), ctx->copies(), ctx->rules(), CBG_COPY_SITE("test"));
+  cbg::test::fake_tensor features(dx.data(), cbg::test::dl_float(32), {64, 1}, {},
+                                  DLDevice{kDLCUDA, 0});
+  cbg::test::fake_tensor label(dy.data(), cbg::test::dl_float(32), {64}, {}, DLDevice{kDLCUDA, 0});
+  cbg::pool_inputs in;
+  in.features = features.as_versioned();
+  in.label = label.as_versioned();
+  try {
+    (void)cbg::pool::build(ctx, std::move(in));
+    FAIL("a NaN label was accepted");
+  } catch (const cbg::error& e) {
+    CHECK(e.code() == cbg::status::bad_data);
+    CHECK(std::string(e.what()).find("1 NaN") != std::string::npos);
+  }
+  CHECK(features.deleter_calls == 1);
+  CHECK(label.deleter_calls == 1);
 }

@@ -1,0 +1,231 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ctypes mirror of the C ABI in capi/include/cbgpu/cbgpu.h: loading, structs, constants, prototypes.
+
+Everything here is a one-to-one transcription of the header; the friendlier classes live in the
+other modules. Keep the field order and types identical to the header when it changes.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import glob
+import os
+from pathlib import Path
+
+# ---- status codes (frozen values, cbgpu.h) ---------------------------------------------------------
+CBG_OK = 0
+CBG_ERR_INVALID_ARGUMENT = 1
+CBG_ERR_NULL_POINTER = 2
+CBG_ERR_INVALID_HANDLE = 3
+CBG_ERR_DTYPE = 4
+CBG_ERR_SHAPE = 5
+CBG_ERR_DEVICE = 6
+CBG_ERR_DLPACK_VERSION = 7
+CBG_ERR_READ_ONLY = 8
+CBG_ERR_STRICT_D2H = 9
+CBG_ERR_OUT_OF_MEMORY = 10
+CBG_ERR_CUDA = 11
+CBG_ERR_CUDA_FATAL = 12
+CBG_ERR_NO_DEVICE = 13
+CBG_ERR_UNSUPPORTED = 14
+CBG_ERR_NOT_IMPLEMENTED = 15
+CBG_ERR_IO = 16
+CBG_ERR_FORMAT = 17
+CBG_ERR_BAD_DATA = 18
+CBG_ERR_INTERNAL = 19
+
+#: Status code -> its C macro name, for error messages.
+STATUS_NAMES = {
+    value: name for name, value in globals().items() if name == "CBG_OK" or name.startswith("CBG_ERR_")
+}
+
+# ---- logging levels -----------------------------------------------------------------------------
+CBG_LOG_TRACE = 0
+CBG_LOG_DEBUG = 1
+CBG_LOG_INFO = 2
+CBG_LOG_WARN = 3
+CBG_LOG_ERROR = 4
+CBG_LOG_CRITICAL = 5
+CBG_LOG_OFF = 6
+
+# ---- devices, context flags, tensor kinds ---------------------------------------------------------
+CBG_DEVICE_CPU = -1
+CBG_DEVICE_AUTO = -2
+CBG_CONTEXT_STRICT_NO_D2H = 1 << 0
+#: Bytes a single device-to-host copy may move in strict mode (cbgpu.h: "above 64 KiB").
+STRICT_D2H_LIMIT = 64 * 1024
+
+CBG_TENSOR_NONE = 0
+CBG_TENSOR_DLPACK_VERSIONED = 1
+CBG_TENSOR_DLPACK_LEGACY = 2
+CBG_TENSOR_DLTENSOR = 3
+
+# ---- callback types ---------------------------------------------------------------------------------
+# void (*)(void* user_data, int32_t level, const char* category, const char* message)
+cbg_log_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p, ctypes.c_char_p)
+# void* (*)(size_t bytes, cbg_stream_t stream, void* user_data)
+cbg_device_alloc_fn = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p)
+# void (*)(void* ptr, size_t bytes, cbg_stream_t stream, void* user_data)
+cbg_device_free_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
+                                      ctypes.c_void_p)
+
+
+# ---- structs ------------------------------------------------------------------------------------------
+class cbg_context_desc_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("device", ctypes.c_int32),
+        ("log_level", ctypes.c_int32),
+        ("seed", ctypes.c_uint64),
+        ("stream", ctypes.c_void_p),
+        ("flags", ctypes.c_uint32),
+        ("alloc_fn", cbg_device_alloc_fn),
+        ("free_fn", cbg_device_free_fn),
+        ("alloc_user_data", ctypes.c_void_p),
+    ]
+
+
+class cbg_copy_stats_t(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t)] + [
+        (f"{direction}_{what}", ctypes.c_uint64)
+        for direction in ("h2d", "d2h", "d2d", "h2h")
+        for what in ("bytes", "calls")
+    ]
+
+
+class cbg_tensor_ref_t(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int32), ("ptr", ctypes.c_void_p)]
+
+
+class cbg_pool_desc_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("features", cbg_tensor_ref_t),
+        ("columns", ctypes.POINTER(cbg_tensor_ref_t)),
+        ("n_columns", ctypes.c_size_t),
+        ("label", cbg_tensor_ref_t),
+        ("weight", cbg_tensor_ref_t),
+        ("baseline", cbg_tensor_ref_t),
+        ("cat_features", ctypes.POINTER(ctypes.c_int32)),
+        ("n_cat_features", ctypes.c_size_t),
+        ("feature_names", ctypes.POINTER(ctypes.c_char_p)),
+        ("n_feature_names", ctypes.c_size_t),
+        ("producer_stream", ctypes.c_void_p),
+    ]
+
+
+class cbg_pool_info_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("n_rows", ctypes.c_int64),
+        ("n_features", ctypes.c_int64),
+        ("n_cat_features", ctypes.c_int64),
+        ("label_dims", ctypes.c_int64),
+        ("baseline_dims", ctypes.c_int64),
+        ("has_weight", ctypes.c_int32),
+        ("device", ctypes.c_int32),
+    ]
+
+
+# ---- loading --------------------------------------------------------------------------------------------
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _candidates() -> list[str]:
+    """Where to look for libcbgpu.so, in order: $CBGPU_LIBRARY, build/*/ of this checkout, the system."""
+    env = os.environ.get("CBGPU_LIBRARY")
+    if env:
+        return [env]  # an explicit choice is never second-guessed
+    # Newest build first, so a fresh build directory wins over a stale one.
+    found = sorted(glob.glob(str(REPO_ROOT / "build" / "*" / "libcbgpu.so")), key=os.path.getmtime,
+                   reverse=True)
+    system = ctypes.util.find_library("cbgpu")
+    return found + ([system] if system else [])
+
+
+def load_library() -> ctypes.CDLL:
+    """Loads libcbgpu and declares every function's argtypes/restype; raises OSError if not found."""
+    tried = []
+    for path in _candidates():
+        try:
+            lib = ctypes.CDLL(path)  # CDLL releases the GIL during calls: deleters/callbacks retake it
+        except OSError as e:
+            tried.append(f"{path}: {e}")
+            continue
+        _declare(lib)
+        return lib
+    searched = "\n  ".join(tried) or "(no candidate found)"
+    raise OSError(
+        "libcbgpu.so not found. Set CBGPU_LIBRARY to its full path, or build it into "
+        f"{REPO_ROOT}/build/<dir>/ (cmake -S . -B build/<dir> && ninja -C build/<dir>).\n"
+        f"Tried:\n  {searched}")
+
+
+_P = ctypes.POINTER
+_vp = ctypes.c_void_p
+_st = ctypes.c_int32  # cbg_status
+
+# name: (restype, argtypes); handles are passed as plain void pointers.
+_PROTOTYPES = {
+    "cbg_status_string": (ctypes.c_char_p, [_st]),
+    "cbg_last_error": (ctypes.c_char_p, []),
+    "cbg_version_number": (ctypes.c_uint32, []),
+    "cbg_version_string": (ctypes.c_char_p, []),
+    "cbg_build_info": (_st, [_P(ctypes.c_char_p)]),
+    "cbg_device_count": (_st, [_P(ctypes.c_int32)]),
+    "cbg_set_log_callback": (_st, [cbg_log_fn, _vp, ctypes.c_int32]),
+    "cbg_context_desc_init": (_st, [_P(cbg_context_desc_t)]),
+    "cbg_context_create": (_st, [_P(cbg_context_desc_t), _P(_vp)]),
+    "cbg_context_free": (_st, [_vp]),
+    "cbg_context_device": (_st, [_vp, _P(ctypes.c_int32)]),
+    "cbg_context_set_stream": (_st, [_vp, _vp]),
+    "cbg_context_get_stream": (_st, [_vp, _P(_vp)]),
+    "cbg_context_sync": (_st, [_vp]),
+    "cbg_copy_stats": (_st, [_vp, _P(cbg_copy_stats_t)]),
+    "cbg_copy_stats_reset": (_st, [_vp]),
+    "cbg_pool_desc_init": (_st, [_P(cbg_pool_desc_t)]),
+    "cbg_pool_from_dlpack": (_st, [_vp, _P(cbg_pool_desc_t), _P(_vp)]),
+    "cbg_pool_free": (_st, [_vp]),
+    "cbg_pool_info": (_st, [_vp, _P(cbg_pool_info_t)]),
+    "cbg_pool_feature_name": (_st, [_vp, ctypes.c_int64, _P(ctypes.c_char_p)]),
+    "cbg_pool_is_categorical": (_st, [_vp, ctypes.c_int64, _P(ctypes.c_int32)]),
+    "cbg_tensor_copy": (_st, [_vp, _P(cbg_tensor_ref_t), _P(cbg_tensor_ref_t)]),
+}
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    for name, (restype, argtypes) in _PROTOTYPES.items():
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+
+
+lib = load_library()
+
+
+# ---- errors ---------------------------------------------------------------------------------------------
+class CbgError(RuntimeError):
+    """A cbg_* call returned a non-zero status; `code`, `name` (e.g. "CBG_ERR_SHAPE") and `message`
+    (cbg_last_error() of the failed call) tell what happened."""
+
+    def __init__(self, code: int, name: str, message: str):
+        super().__init__(f"{name} ({code}): {message}")
+        self.code = code
+        self.name = name
+        self.message = message
+
+
+def last_error() -> str:
+    """cbg_last_error() of the calling thread, decoded."""
+    return lib.cbg_last_error().decode("utf-8", "replace")
+
+
+def status_string(status: int) -> str:
+    """cbg_status_string(): the static description of a status code."""
+    return lib.cbg_status_string(status).decode("utf-8", "replace")
+
+
+def _check(status: int) -> None:
+    """Raises CbgError for a non-zero status, with the thread's last error message."""
+    if status != CBG_OK:
+        raise CbgError(status, STATUS_NAMES.get(status, f"unknown status {status}"), last_error())

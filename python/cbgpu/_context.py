@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Context: the device, stream, seed and copy accounting that every other object works with."""
+from __future__ import annotations
+
+import ctypes
+
+from ._capi import (CBG_CONTEXT_STRICT_NO_D2H, CBG_DEVICE_AUTO, CBG_LOG_TRACE, _check,
+                    cbg_context_desc_t, cbg_copy_stats_t, lib)
+
+
+class Context:
+    """A cbg_context_t. Use as a context manager, or call close(); the pools made with it stay valid."""
+
+    def __init__(self, device: int = CBG_DEVICE_AUTO, *, seed: int = 0, strict_no_d2h: bool = False,
+                 log_level: int = CBG_LOG_TRACE, stream: int | None = None):
+        """Creates a context (cbg_context_create).
+
+        device: CUDA ordinal, CBG_DEVICE_CPU or CBG_DEVICE_AUTO; strict_no_d2h: refuse device-to-host
+        copies above 64 KiB; log_level: this context's records below it are dropped; stream: a borrowed
+        cudaStream_t as an integer, or None for a stream the context owns.
+        """
+        self._handle: int | None = None
+        desc = cbg_context_desc_t()
+        _check(lib.cbg_context_desc_init(ctypes.byref(desc)))
+        desc.device = device
+        desc.seed = seed
+        desc.log_level = log_level
+        desc.stream = stream
+        desc.flags = CBG_CONTEXT_STRICT_NO_D2H if strict_no_d2h else 0
+        handle = ctypes.c_void_p()
+        _check(lib.cbg_context_create(ctypes.byref(desc), ctypes.byref(handle)))
+        self._handle = handle.value
+
+    @property
+    def handle(self) -> int:
+        """The raw cbg_context_t* as an integer; ValueError once closed."""
+        if self._handle is None:
+            raise ValueError("the context is closed")
+        return self._handle
+
+    @property
+    def device(self) -> int:
+        """The CUDA ordinal the context works on, or CBG_DEVICE_CPU."""
+        out = ctypes.c_int32()
+        _check(lib.cbg_context_device(self.handle, ctypes.byref(out)))
+        return out.value
+
+    @property
+    def stream(self) -> int | None:
+        """The stream the context works on, as an integer (None for a CPU context)."""
+        out = ctypes.c_void_p()
+        _check(lib.cbg_context_get_stream(self.handle, ctypes.byref(out)))
+        return out.value
+
+    def set_stream(self, stream: int | None) -> None:
+        """Makes the context work on a borrowed stream (None: back to its own)."""
+        _check(lib.cbg_context_set_stream(self.handle, stream))
+
+    def sync(self) -> None:
+        """Waits for all work queued on the context's stream."""
+        _check(lib.cbg_context_sync(self.handle))
+
+    def copy_stats(self) -> dict[str, int]:
+        """Copy counters since creation or the last reset: {"h2d_bytes": ..., "h2d_calls": ..., ...}."""
+        stats = cbg_copy_stats_t(struct_size=ctypes.sizeof(cbg_copy_stats_t))
+        _check(lib.cbg_copy_stats(self.handle, ctypes.byref(stats)))
+        return {name: getattr(stats, name) for name, _ in cbg_copy_stats_t._fields_[1:]}
+
+    def reset_copy_stats(self) -> None:
+        """Zeroes the copy counters."""
+        _check(lib.cbg_copy_stats_reset(self.handle))
+
+    def close(self) -> None:
+        """Frees the context (waits for its queued work); idempotent."""
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            _check(lib.cbg_context_free(handle))
+
+    def __enter__(self) -> "Context":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - a finaliser cannot report; the handle is gone either way
+            pass
+
+    def __repr__(self) -> str:
+        if self._handle is None:
+            return "<cbgpu.Context closed>"
+        return f"<cbgpu.Context device={self.device}>"

@@ -1,0 +1,127 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Pool: a dataset of column views over DLPack tensors (cbg_pool_from_dlpack), without copies."""
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Sequence
+
+from ._capi import _check, cbg_pool_desc_t, cbg_pool_info_t, cbg_tensor_ref_t, lib
+from ._context import Context
+from ._dlpack import Exported, export
+
+
+class Pool:
+    """A cbg_pool_t. The library owns the tensors from construction on and releases them on close().
+
+    Each tensor argument is anything with `__dlpack__` (NumPy, CuPy, PyTorch, ...), a DLPack capsule,
+    or a ready cbg_tensor_ref_t (passed through unchanged: its ownership is the caller's business).
+    """
+
+    def __init__(self, ctx: Context, features: Any = None, *, columns: Sequence[Any] | None = None,
+                 label: Any = None, weight: Any = None, baseline: Any = None,
+                 cat_features: Sequence[int] | None = None,
+                 feature_names: Sequence[str] | None = None, producer_stream: int | None = None):
+        """Builds the pool. On failure CbgError is raised and the library has already released every
+        tensor it was given."""
+        self._handle: int | None = None
+        ctx_handle = ctx.handle  # before any capsule is taken: a closed context fails cleanly here
+        stream = ctx.stream  # CUDA producers order their writes before this consumer stream
+        exported: list[Exported] = []
+
+        # Step 1: take every capsule. Nothing is renamed yet, so an exception here (a producer that
+        # refuses to export) leaves the capsules to release their tensors as usual.
+        def ref(obj: Any) -> cbg_tensor_ref_t:
+            if obj is None:
+                return cbg_tensor_ref_t()
+            if isinstance(obj, cbg_tensor_ref_t):
+                return obj
+            e = export(obj, stream)
+            exported.append(e)
+            return e.consumed_ref()
+
+        desc = cbg_pool_desc_t()
+        _check(lib.cbg_pool_desc_init(ctypes.byref(desc)))
+        desc.features = ref(features)
+        column_refs = [ref(c) for c in columns or ()]
+        desc.label = ref(label)
+        desc.weight = ref(weight)
+        desc.baseline = ref(baseline)
+
+        # Arrays the descriptor points into; locals, so they live until the call returns.
+        columns_array = (cbg_tensor_ref_t * len(column_refs))(*column_refs)
+        if column_refs:
+            desc.columns = columns_array
+            desc.n_columns = len(column_refs)
+        cats = list(cat_features or ())
+        cats_array = (ctypes.c_int32 * len(cats))(*cats)
+        if cats:
+            desc.cat_features = cats_array
+            desc.n_cat_features = len(cats)
+        names = None
+        if feature_names is not None:
+            encoded = [str(n).encode("utf-8") for n in feature_names]
+            names = (ctypes.c_char_p * len(encoded))(*encoded)
+            desc.feature_names = names
+            desc.n_feature_names = len(encoded)
+        desc.producer_stream = producer_stream
+
+        # Step 2: hand over. From the rename on, only the library may call the deleters.
+        for e in exported:
+            e.mark_consumed()
+        handle = ctypes.c_void_p()
+        _check(lib.cbg_pool_from_dlpack(ctx_handle, ctypes.byref(desc), ctypes.byref(handle)))
+        self._handle = handle.value
+
+    @property
+    def handle(self) -> int:
+        """The raw cbg_pool_t* as an integer; ValueError once closed."""
+        if self._handle is None:
+            raise ValueError("the pool is closed")
+        return self._handle
+
+    def info(self) -> dict[str, int]:
+        """Shape and roles: n_rows, n_features, n_cat_features, label_dims, baseline_dims,
+        has_weight (bool) and device (CUDA ordinal or CBG_DEVICE_CPU)."""
+        info = cbg_pool_info_t(struct_size=ctypes.sizeof(cbg_pool_info_t))
+        _check(lib.cbg_pool_info(self.handle, ctypes.byref(info)))
+        out = {name: getattr(info, name) for name, _ in cbg_pool_info_t._fields_[1:]}
+        out["has_weight"] = bool(out["has_weight"])
+        return out
+
+    def feature_name(self, index: int) -> str:
+        """Name of feature `index` ("" when the pool has no names)."""
+        name = ctypes.c_char_p()
+        _check(lib.cbg_pool_feature_name(self.handle, index, ctypes.byref(name)))
+        return name.value.decode("utf-8")
+
+    def is_categorical(self, index: int) -> bool:
+        """Whether feature `index` is categorical."""
+        out = ctypes.c_int32()
+        _check(lib.cbg_pool_is_categorical(self.handle, index, ctypes.byref(out)))
+        return bool(out.value)
+
+    def close(self) -> None:
+        """Frees the pool; the library calls the tensors' deleters. Idempotent."""
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            _check(lib.cbg_pool_free(handle))
+
+    free = close
+
+    def __enter__(self) -> "Pool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - a finaliser cannot report
+            pass
+
+    def __repr__(self) -> str:
+        if self._handle is None:
+            return "<cbgpu.Pool closed>"
+        i = self.info()
+        return f"<cbgpu.Pool {i['n_rows']} rows x {i['n_features']} features, device {i['device']}>"
