@@ -27,6 +27,8 @@ install(FILES "${CMAKE_CURRENT_BINARY_DIR}/cbgpuConfig.cmake"
               "${CMAKE_CURRENT_BINARY_DIR}/cbgpuConfigVersion.cmake"
         DESTINATION ${CBG_INSTALL_CMAKEDIR})
 
+file(RELATIVE_PATH CBG_PC_RELATIVE_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
+string(REGEX REPLACE "/$" "" CBG_PC_RELATIVE_PREFIX "${CBG_PC_RELATIVE_PREFIX}")
 configure_file(cmake/cbgpu.pc.in "${CMAKE_CURRENT_BINARY_DIR}/cbgpu.pc" @ONLY)
 install(FILES "${CMAKE_CURRENT_BINARY_DIR}/cbgpu.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 

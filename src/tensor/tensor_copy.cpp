@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cbg/tensor/tensor_copy.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "cbg/core/cuda_check.hpp"
@@ -15,6 +17,25 @@ std::string shape_text(const std::int64_t* shape, int rank) {
   std::string s = "[";
   for (int i = 0; i < rank; ++i) s += fmt::format("{}{}", i ? ", " : "", shape[i]);
   return s + "]";
+}
+
+// True when both views store their elements as one dense block (some order of the dimensions, no
+// gaps) with the same strides, so one flat copy moves everything.
+bool same_dense_layout(const tensor_view& a, const tensor_view& b) {
+  std::int64_t order[max_tensor_rank];
+  int m = 0;
+  for (int i = 0; i < a.rank; ++i) {
+    if (a.shape[i] == 1) continue;
+    if (a.strides[i] != b.strides[i]) return false;
+    order[m++] = i;
+  }
+  std::sort(order, order + m, [&](std::int64_t x, std::int64_t y) { return a.strides[x] < a.strides[y]; });
+  std::int64_t expected = 1;
+  for (int k = 0; k < m; ++k) {
+    if (a.strides[order[k]] != expected) return false;
+    expected *= a.shape[order[k]];
+  }
+  return true;
 }
 
 }  // namespace
@@ -51,38 +72,49 @@ void copy_tensor(const context& ctx, const mutable_tensor_view& dst, const tenso
   auto* d = static_cast<unsigned char*>(dst.data);
   const copy_site site = CBG_COPY_SITE("cbg_tensor_copy");
 
-  if (src.is_row_major_compact() && dst.as_const().is_row_major_compact()) {
+  if (same_dense_layout(src, dst.as_const())) {
+    // Both sides hold the elements in one dense block in the same order: one copy.
     copy_bytes(d, dst.memory, s, src.memory, static_cast<std::size_t>(n * isz), stream, ctx.copies(),
                ctx.rules(), site);
   } else {
-    // Rows of a 2-D copy: the last dimension when both sides are contiguous in it (one pitched copy
-    // per outer index), otherwise single elements at the last dimension's pitches.
-    const int last = src.rank - 1;
-    const bool rows_contiguous = src.rank >= 2 && (src.shape[last] == 1 ||
-                                                   (src.strides[last] == 1 && dst.strides[last] == 1));
-    const int outer_rank = rows_contiguous ? src.rank - 2 : src.rank - 1;
-    const int pitched_dim = rows_contiguous ? src.rank - 2 : last;
-    const std::size_t row_bytes =
-        static_cast<std::size_t>(rows_contiguous ? src.shape[last] * isz : isz);
+    // A 2-D copy per outer index: rows along `inner` (a dimension contiguous on both sides, else
+    // single elements), repeated along `pitched` (the longest remaining dimension), so the number
+    // of copy calls is the product of the remaining (outer) extents.
+    int inner = -1;
+    for (int i = src.rank - 1; i >= 0 && inner < 0; --i) {
+      if (src.shape[i] > 1 && src.strides[i] == 1 && dst.strides[i] == 1) inner = i;
+    }
+    int pitched = -1;
+    for (int i = 0; i < src.rank; ++i) {
+      if (i != inner && src.shape[i] > 1 && (pitched < 0 || src.shape[i] > src.shape[pitched])) {
+        pitched = i;
+      }
+    }
+    const std::size_t row_bytes = static_cast<std::size_t>((inner >= 0 ? src.shape[inner] : 1) * isz);
+    const std::size_t rows = pitched >= 0 ? static_cast<std::size_t>(src.shape[pitched]) : 1;
     // A single row has no pitch to speak of; CUDA still wants one of at least row_bytes.
-    const auto pitch_of = [&](std::int64_t stride) {
-      return src.shape[pitched_dim] == 1 ? row_bytes : static_cast<std::size_t>(stride * isz);
+    const auto pitch_of = [&](const std::int64_t* strides) {
+      return pitched < 0 ? row_bytes : static_cast<std::size_t>(strides[pitched] * isz);
     };
     std::int64_t index[max_tensor_rank] = {};
-    std::int64_t outer_count = 1;
-    for (int i = 0; i < outer_rank; ++i) outer_count *= src.shape[i];
-    for (std::int64_t k = 0; k < outer_count; ++k) {
+    bool done = false;
+    while (!done) {
       std::int64_t src_offset = 0, dst_offset = 0;
-      for (int i = 0; i < outer_rank; ++i) {
+      for (int i = 0; i < src.rank; ++i) {
         src_offset += index[i] * src.strides[i];
         dst_offset += index[i] * dst.strides[i];
       }
-      copy_bytes_2d(d + dst_offset * isz, pitch_of(dst.strides[pitched_dim]), dst.memory,
-                    s + src_offset * isz, pitch_of(src.strides[pitched_dim]), src.memory, row_bytes,
-                    static_cast<std::size_t>(src.shape[pitched_dim]), stream, ctx.copies(),
+      copy_bytes_2d(d + dst_offset * isz, pitch_of(dst.strides), dst.memory, s + src_offset * isz,
+                    pitch_of(src.strides), src.memory, row_bytes, rows, stream, ctx.copies(),
                     ctx.rules(), site);
-      for (int i = outer_rank - 1; i >= 0; --i) {  // next outer index, last dimension fastest
-        if (++index[i] < src.shape[i]) break;
+      // Next index over the outer dimensions (all but inner and pitched), last one fastest.
+      done = true;
+      for (int i = src.rank - 1; i >= 0; --i) {
+        if (i == inner || i == pitched) continue;
+        if (++index[i] < src.shape[i]) {
+          done = false;
+          break;
+        }
         index[i] = 0;
       }
     }

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "bench_command.hpp"
+
+#include <charconv>
+#include <memory>
+#include <cstdio>
+#include <fstream>
+#include <new>
+#include <optional>
+#include <stdexcept>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cuda_device.hpp"
+#include "errors.hpp"
+#include "exit_codes.hpp"
+#include "json_writer.hpp"
+#include "library.hpp"
+#include "managed_tensor.hpp"
+#include "missing_stages.hpp"
+#include "synthetic_data.hpp"
+#include "timer.hpp"
+
+namespace cbgpu_bench {
+
+namespace {
+
+int32_t parse_device(const std::string& s) {
+  if (s == "auto") return CBG_DEVICE_AUTO;
+  if (s == "cpu") return CBG_DEVICE_CPU;
+  int32_t ordinal = -1;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), ordinal);
+  if (ec != std::errc() || end != s.data() + s.size() || ordinal < 0) {
+    throw usage_error(fmt::format("--device: '{}' is not 'auto', 'cpu' or a CUDA ordinal", s));
+  }
+  return ordinal;
+}
+
+// Phase timings; std::nullopt: the phase did not run.
+struct phase_times {
+  double generate = 0, context = 0, pool = 0, total = 0;
+  std::optional<double> upload;
+};
+
+struct bench_facts {
+  int64_t rows = 0, features = 0, positives = 0;
+  int32_t visible_devices = 0;
+  int32_t device = CBG_DEVICE_CPU;
+  std::string device_name;
+  phase_times ms;
+  cbg_pool_info_t pool{};
+  cbg_copy_stats_t copies{};
+  uint64_t tensors_given = 0, tensors_released = 0;
+};
+
+// The dataset in the pool's memory: on a GPU, device copies made with cbg_tensor_copy (accounted
+// as h2d by the context); on the host path, the generated arrays themselves.
+struct pool_tensors {
+  managed_tensor features;
+  managed_tensor label;
+};
+
+// Copies `host` into a new device buffer. The copy goes as one flat 1-D tensor: the bytes are the
+// same in any layout, and cbg_tensor_copy 0.1 copies a column-major matrix row by row.
+std::shared_ptr<void> upload(cbg_context_t* ctx, int32_t device,
+                             const std::shared_ptr<std::vector<float>>& host, const char* what) {
+  const auto n = static_cast<int64_t>(host->size());
+  std::shared_ptr<void> memory = device_allocate(host->size() * sizeof(float), device);
+  const managed_tensor src = managed_tensor::wrap(host, host->data(), dl::DLDevice{dl::kDLCPU, 0},
+                                                  dtype_of<float>(), {n});
+  const managed_tensor dst = managed_tensor::wrap(memory, memory.get(),
+                                                  dl::DLDevice{dl::kDLCUDA, device},
+                                                  dtype_of<float>(), {n});
+  const cbg_tensor_ref_t d = dst.borrow(), s = src.borrow();
+  check(cbg_tensor_copy(ctx, &d, &s), fmt::format("cbg_tensor_copy({} to device)", what));
+  return memory;
+}
+
+pool_tensors place_data(cbg_context_t* ctx, int32_t device, synthetic_dataset data) {
+  const int64_t rows = data.rows, cols = data.n_features;
+  const std::vector<int64_t> strides =
+      data.column_major ? std::vector<int64_t>{1, rows} : std::vector<int64_t>{cols, 1};
+  auto x = std::make_shared<std::vector<float>>(std::move(data.features));
+  auto y = std::make_shared<std::vector<float>>(std::move(data.label));
+  if (device < 0) {
+    return {managed_tensor::wrap(x, x->data(), dl::DLDevice{dl::kDLCPU, 0}, dtype_of<float>(),
+                                 {rows, cols}, strides),
+            managed_tensor::wrap(y, y->data(), dl::DLDevice{dl::kDLCPU, 0}, dtype_of<float>(),
+                                 {rows})};
+  }
+  std::shared_ptr<void> x_mem = upload(ctx, device, x, "features");
+  std::shared_ptr<void> y_mem = upload(ctx, device, y, "label");
+  void* x_ptr = x_mem.get();
+  void* y_ptr = y_mem.get();
+  const dl::DLDevice gpu{dl::kDLCUDA, device};
+  return {managed_tensor::wrap(std::move(x_mem), x_ptr, gpu, dtype_of<float>(), {rows, cols},
+                               strides),
+          managed_tensor::wrap(std::move(y_mem), y_ptr, gpu, dtype_of<float>(), {rows})};
+  // The host arrays x and y are freed on return: only the device copies go on.
+}
+
+void write_json(const std::string& path, const bench_options& o, const bench_facts& f,
+                const std::vector<std::string>& command_line) {
+  json_writer j;
+  j.begin_object();
+  j.key("tool").value("cbgpu-bench").key("tool_version").value(CBG_VERSION_STRING);
+  j.key("command").value("bench");
+  j.key("command_line").begin_array();
+  for (const std::string& a : command_line) j.value(a);
+  j.end_array();
+  j.key("library").raw(build_info_json());
+
+  j.key("device").begin_object();
+  j.key("requested").value(o.device).key("visible_devices").value(f.visible_devices);
+  j.key("context_device").value(f.device).key("kind").value(f.device >= 0 ? "cuda" : "cpu");
+  j.key("name");
+  if (f.device >= 0) {
+    j.value(f.device_name);
+  } else {
+    j.null();
+  }
+  j.end_object();
+
+  j.key("dataset").begin_object();
+  j.key("generator").value("synthetic-higgs-like").key("rows").value(f.rows);
+  j.key("features").value(f.features).key("seed").value(o.seed);
+  j.key("layout").value(o.layout == "column" ? "column-major" : "row-major");
+  j.key("dtype").value("float32").key("label_rule").value(synthetic_label_rule());
+  j.key("positives").value(f.positives);
+  j.key("positive_fraction").value(static_cast<double>(f.positives) /
+                                   static_cast<double>(f.rows));
+  j.end_object();
+
+  j.key("pool").begin_object();
+  j.key("rows").value(f.pool.n_rows).key("features").value(f.pool.n_features);
+  j.key("categorical").value(f.pool.n_cat_features).key("label_dims").value(f.pool.label_dims);
+  j.key("has_weight").value(f.pool.has_weight != 0).key("device").value(f.pool.device);
+  j.end_object();
+
+  j.key("phases_ms").begin_object();
+  j.key("generate").value(f.ms.generate).key("context").value(f.ms.context).key("upload");
+  if (f.ms.upload) {
+    j.value(*f.ms.upload);
+  } else {
+    j.null();
+  }
+  j.key("pool").value(f.ms.pool).key("total").value(f.ms.total);
+  j.end_object();
+
+  j.key("copy_stats").begin_object();
+  j.key("h2d_bytes").value(f.copies.h2d_bytes).key("h2d_calls").value(f.copies.h2d_calls);
+  j.key("d2h_bytes").value(f.copies.d2h_bytes).key("d2h_calls").value(f.copies.d2h_calls);
+  j.key("d2d_bytes").value(f.copies.d2d_bytes).key("d2d_calls").value(f.copies.d2d_calls);
+  j.key("h2h_bytes").value(f.copies.h2h_bytes).key("h2h_calls").value(f.copies.h2h_calls);
+  j.end_object();
+
+  j.key("tensors").begin_object();
+  j.key("given_to_library").value(f.tensors_given);
+  j.key("released_by_library").value(f.tensors_released);
+  j.end_object();
+
+  j.key("not_implemented").begin_array();
+  for (const missing_stage& s : missing_stages) {
+    j.begin_object().key("stage").value(s.stage).key("issue").value(int64_t{s.issue});
+    j.key("effect").value(s.what).end_object();
+  }
+  j.end_array();
+  j.key("complete").value(false);
+  j.end_object();
+
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << j.str() << '\n';
+  out.close();
+  if (!out) throw usage_error(fmt::format("--json: cannot write '{}'", path));
+}
+
+}  // namespace
+
+CLI::App* add_bench_command(CLI::App& app, bench_options& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Benchmark on a synthetic Higgs-like binary classification dataset");
+  cmd->add_option("--rows", o.rows, "Number of rows")->capture_default_str()->check(
+      CLI::Range(int64_t{1}, int64_t{1} << 40));
+  cmd->add_option("--features", o.features, "Number of float32 features")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--seed", o.seed, "Seed of the data generator and the context")
+      ->capture_default_str();
+  cmd->add_option("--layout", o.layout, "Feature matrix layout")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"column", "row"}));
+  cmd->add_option("--device", o.device, "auto (a GPU if visible), cpu, or a CUDA ordinal")
+      ->capture_default_str();
+  cmd->add_option("--json", o.json_path, "Write a machine-readable record of the run to this file");
+  cmd->add_flag("-v,--verbose", o.verbose, "Show the library's debug log on stderr");
+  cmd->footer(exit_codes_help);
+  return cmd;
+}
+
+int run_bench(const bench_options& o, const std::vector<std::string>& command_line) {
+  const stopwatch total;
+  const int32_t requested = parse_device(o.device);
+  if (o.verbose) log_library_to_stderr(CBG_LOG_DEBUG);
+  bench_facts f;
+  f.visible_devices = device_count();
+  fmt::print("cbgpu-bench {} (libcbgpu {}): synthetic benchmark\n", CBG_VERSION_STRING,
+             cbg_version_string());
+
+  synthetic_options so;
+  so.rows = o.rows;
+  so.features = o.features;
+  so.seed = o.seed;
+  so.column_major = o.layout == "column";
+  stopwatch t;
+  synthetic_dataset data;
+  try {
+    data = make_synthetic_dataset(so);
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error(fmt::format(
+        "out of host memory generating {} rows x {} features ({} of float32)", o.rows, o.features,
+        format_bytes(static_cast<uint64_t>(o.rows) * static_cast<uint64_t>(o.features) * 4)));
+  }
+  f.ms.generate = t.elapsed_ms();
+  f.rows = data.rows;
+  f.features = data.n_features;
+  f.positives = data.positives;
+
+  t = stopwatch();
+  context_handle ctx = make_context(requested, o.seed);
+  f.ms.context = t.elapsed_ms();
+  f.device = context_device(ctx.get());
+  if (f.device >= 0) f.device_name = device_description(f.device);
+  fmt::print("{}\n", device_line(f.device, f.visible_devices, "--device cpu"));
+  fmt::print("data: {} rows x {} features, float32, {}-major, seed {}, {:.1f}% positive\n",
+             f.rows, f.features, o.layout, o.seed,
+             100.0 * static_cast<double>(f.positives) / static_cast<double>(f.rows));
+  fmt::print("      {}\n", synthetic_label_rule());
+  fmt::print("{:<10} {:>10.1f} ms\n", "generate", f.ms.generate);
+  fmt::print("{:<10} {:>10.1f} ms\n", "context", f.ms.context);
+
+  t = stopwatch();
+  pool_tensors tensors = place_data(ctx.get(), f.device, std::move(data));
+  if (f.device >= 0) {
+    f.ms.upload = t.elapsed_ms();
+    fmt::print("{:<10} {:>10.1f} ms  (cudaMalloc + cbg_tensor_copy to device {})\n", "upload",
+               *f.ms.upload, f.device);
+  } else {
+    fmt::print("{:<10} {:>10}     skipped: the host path reads the generated arrays in place\n",
+               "upload", "-");
+  }
+
+  t = stopwatch();
+  cbg_pool_desc_t desc;
+  check(cbg_pool_desc_init(&desc), "cbg_pool_desc_init");
+  desc.features = tensors.features.give();
+  desc.label = tensors.label.give();
+  cbg_pool_t* raw_pool = nullptr;
+  check(cbg_pool_from_dlpack(ctx.get(), &desc, &raw_pool), "cbg_pool_from_dlpack");
+  pool_handle pool(raw_pool);
+  f.ms.pool = t.elapsed_ms();
+  f.pool = pool_info(pool.get());
+  fmt::print("{:<10} {:>10.1f} ms  pool: {}\n", "pool", f.ms.pool, describe_pool(f.pool));
+
+  f.copies = copy_stats(ctx.get());
+  fmt::print("copies: {}\n", describe_copy_stats(f.copies));
+
+  fmt::print("not implemented yet:\n");
+  for (const missing_stage& s : missing_stages) {
+    fmt::print("  {:<10} (issue #{}): {}\n", s.stage, s.issue, s.what);
+  }
+
+  // Freeing the pool hands every tensor back through its deleter: check that it happened.
+  pool.reset();
+  ctx.reset();
+  f.tensors_given = managed_tensor::given_count();
+  f.tensors_released = managed_tensor::released_by_library_count();
+  f.ms.total = total.elapsed_ms();
+  fmt::print("tensors: {} given to the library, {} released through their deleters\n",
+             f.tensors_given, f.tensors_released);
+  fmt::print("{:<10} {:>10.1f} ms\n", "total", f.ms.total);
+
+  if (!o.json_path.empty()) {
+    write_json(o.json_path, o, f, command_line);
+    fmt::print("json: wrote {}\n", o.json_path);
+  }
+  if (f.tensors_released != f.tensors_given) {
+    fmt::print(stderr, "error: the library released {} of the {} tensors it was given\n",
+               f.tensors_released, f.tensors_given);
+    return exit_failure;
+  }
+  return exit_ok;
+}
+
+}  // namespace cbgpu_bench

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// `cbgpu-bench bench`: the end-to-end benchmark on a synthetic Higgs-like dataset. Today it runs
+// the stages that exist (data generation, device upload, pool construction) and reports, stage by
+// stage, the ones that do not exist yet.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace cbgpu_bench {
+
+struct bench_options {
+  int64_t rows = 100000;
+  int64_t features = 28;
+  uint64_t seed = 0;
+  std::string layout = "column";  // "column" or "row" major feature matrix
+  std::string device = "auto";    // "auto", "cpu", or a CUDA ordinal
+  std::string json_path;          // empty: no JSON record
+  bool verbose = false;           // library debug logs to stderr
+};
+
+CLI::App* add_bench_command(CLI::App& app, bench_options& options);
+
+// Returns the process exit code; throws the exceptions of errors.hpp.
+int run_bench(const bench_options& options, const std::vector<std::string>& command_line);
+
+}  // namespace cbgpu_bench

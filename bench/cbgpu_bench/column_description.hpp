@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// CatBoost's column description (.cd) file: one line per described column,
+// `<index>\t<type>[\t<name>]`, index 0-based. Columns it does not mention are numeric features;
+// without a .cd file, column 0 is the label and every other column is numeric.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cbgpu_bench {
+
+enum class column_type { label, num, categ, weight, baseline, auxiliary };
+
+const char* type_name(column_type t);
+
+struct column_spec {
+  column_type type = column_type::num;
+  std::string name;  // empty when the .cd gives none
+};
+
+struct column_description {
+  std::string path;
+  std::map<int64_t, column_spec> columns;  // by column index
+};
+
+// Reads a .cd file. Throws usage_error (missing file, malformed line, duplicate index, unknown
+// type) or not_implemented_error (a CatBoost type this tool does not handle yet, e.g. GroupId).
+column_description read_column_description(const std::string& path);
+
+// The role of each of `n_columns` data columns. Throws usage_error when the .cd names a column
+// index the data does not have.
+std::vector<column_spec> column_roles(const std::optional<column_description>& cd,
+                                      int64_t n_columns);
+
+}  // namespace cbgpu_bench

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reads a CatBoost "DSV" pool file (delimiter-separated values, TSV by default, no quoting) into
+// host arrays, with the column roles of a .cd file.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "column_description.hpp"
+#include "dataset.hpp"
+
+namespace cbgpu_bench {
+
+struct dsv_format {
+  char delimiter = '\t';
+  bool has_header = false;
+};
+
+// `path` may carry CatBoost's scheme prefix: "dsv://file" is read, "libsvm://file" and other
+// schemes are refused as not implemented. Throws usage_error for a missing file, a row with the
+// wrong number of columns, or a value that is not a number where one is needed.
+loaded_dataset read_dsv(const std::string& path, const dsv_format& format,
+                        const std::optional<column_description>& cd);
+
+// The --delimiter value as one character: a single character, or "\t" / "tab" for a tab.
+char parse_delimiter(const std::string& text);
+
+}  // namespace cbgpu_bench

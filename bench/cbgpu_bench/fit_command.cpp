@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fit_command.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "column_description.hpp"
+#include "cuda_device.hpp"
+#include "dataset_pool.hpp"
+#include "dsv_reader.hpp"
+#include "errors.hpp"
+#include "exit_codes.hpp"
+#include "library.hpp"
+#include "managed_tensor.hpp"
+#include "timer.hpp"
+
+namespace cbgpu_bench {
+
+namespace {
+
+// The context device from task_type and devices (CatBoost: "0", "0:1", "0-3"; the first is used).
+int32_t device_from(const parameter_values& p) {
+  const auto task = p.find("task_type");
+  if (task == p.end()) return CBG_DEVICE_AUTO;
+  if (task->second == "CPU") return CBG_DEVICE_CPU;
+  const auto devices = p.find("devices");
+  if (devices == p.end()) return 0;
+  int32_t first = 0;
+  const std::string& d = devices->second;
+  std::from_chars(d.data(), d.data() + d.size(), first);
+  return first;
+}
+
+int32_t library_log_level(const parameter_values& p) {
+  const auto level = p.find("logging_level");
+  if (level == p.end() || level->second == "Verbose") return CBG_LOG_WARN;
+  if (level->second == "Silent") return CBG_LOG_OFF;
+  if (level->second == "Info") return CBG_LOG_INFO;
+  return CBG_LOG_DEBUG;
+}
+
+// Reads one pool file; prints what was read.
+loaded_dataset read(const char* role, const std::string& path, const dsv_format& format,
+                    const std::optional<column_description>& cd, bool needs_label) {
+  const stopwatch t;
+  loaded_dataset data = read_dsv(path, format, cd);
+  const double read_ms = t.elapsed_ms();
+  if (needs_label && data.label_dims == 0) {
+    throw usage_error(fmt::format("{} set '{}' has no Label column (check the column description)",
+                                  role, data.path));
+  }
+  const int64_t categorical = data.categorical_count();
+  fmt::print("{} set: {}: {} rows, {} columns ({} label, {} numeric, {} categorical{}{}{}), read "
+             "in {:.1f} ms\n",
+             role, data.path, data.rows, data.n_columns, data.label_dims,
+             static_cast<int64_t>(data.features.size()) - categorical, categorical,
+             data.has_weight ? ", 1 weight" : "",
+             data.baseline_dims > 0 ? fmt::format(", {} baseline", data.baseline_dims) : "",
+             data.auxiliary_columns > 0 ? fmt::format(", {} auxiliary", data.auxiliary_columns)
+                                        : "",
+             read_ms);
+  return data;
+}
+
+// Builds the pool of a dataset read before; prints its shape.
+pool_handle build(cbg_context_t* ctx, const char* role, loaded_dataset& data) {
+  const stopwatch t;
+  pool_handle pool = make_pool(ctx, data);
+  fmt::print("{} pool: {} ({:.1f} ms)\n", role, describe_pool(pool_info(pool.get())),
+             t.elapsed_ms());
+  return pool;
+}
+
+}  // namespace
+
+CLI::App* add_fit_command(CLI::App& app, fit_options& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "fit", "Train a model (catboost fit flags); reads the data, then exits 3: no trainer yet");
+  cmd->add_option("-f,--learn-set", o.learn_set, "Learn set (delimiter-separated, optional dsv://)")
+      ->required();
+  cmd->add_option("-t,--test-set", o.test_set, "Test set");
+  cmd->add_option("--cd,--column-description", o.column_description, "Column description file");
+  cmd->add_option("--delimiter", o.delimiter, "Column delimiter: one character, or \\t")
+      ->capture_default_str();
+  cmd->add_flag("--has-header", o.has_header, "The first line holds column names");
+  cmd->add_option("-m,--model-file", o.model_file, "Where the model will be written")
+      ->capture_default_str();
+  cmd->add_option("--train-dir", o.train_dir, "Directory for training logs")
+      ->capture_default_str();
+  for (const parameter_spec& p : training_parameters()) {
+    auto check = p.check;
+    cmd->add_option(p.flags, o.parameters[p.key], p.help)
+        ->type_name(p.type_name)
+        ->check(CLI::Validator([check](std::string& v) { return check(v); }, "", p.key));
+  }
+  cmd->add_option("overrides", o.overrides, "Trailing key=value training parameters")
+      ->type_name("KEY=VALUE");
+  cmd->footer(exit_codes_help);
+  return cmd;
+}
+
+int run_fit(fit_options o) {
+  // Keep only the flags that were given, then apply the key=value overrides over them.
+  std::erase_if(o.parameters, [](const auto& kv) { return kv.second.empty(); });
+  const std::vector<std::string> unknown = apply_overrides(o.overrides, o.parameters);
+  dsv_format format;
+  format.delimiter = parse_delimiter(o.delimiter);
+  format.has_header = o.has_header;
+  log_library_to_stderr(library_log_level(o.parameters));
+
+  fmt::print("cbgpu-bench {} (libcbgpu {}): fit\n", CBG_VERSION_STRING, cbg_version_string());
+  std::optional<column_description> cd;
+  if (!o.column_description.empty()) cd = read_column_description(o.column_description);
+
+  // Read everything first, so that bad input stops the command before any device work.
+  loaded_dataset learn_data = read("learn", o.learn_set, format, cd, true);
+  std::optional<loaded_dataset> test_data;
+  if (!o.test_set.empty()) test_data = read("test", o.test_set, format, cd, false);
+  if (learn_data.categorical_count() > 0) {
+    fmt::print("categorical values are passed as int64 codes 0, 1, ... in order of first "
+               "appearance in each file (provisional: CatBoost hashes them)\n");
+  }
+
+  const int32_t visible = device_count();
+  uint64_t seed = 0;
+  if (const auto s = o.parameters.find("random_seed"); s != o.parameters.end()) {
+    std::from_chars(s->second.data(), s->second.data() + s->second.size(), seed);
+  }
+  context_handle ctx = make_context(device_from(o.parameters), seed);
+  fmt::print("{}\n", device_line(context_device(ctx.get()), visible, "--task-type CPU"));
+  pool_handle learn = build(ctx.get(), "learn", learn_data);
+  pool_handle test;
+  if (test_data) test = build(ctx.get(), "test", *test_data);
+
+  if (!o.parameters.empty()) {
+    std::string list;
+    for (const auto& [k, v] : o.parameters) {
+      list += fmt::format("{}{}={}", list.empty() ? "" : " ", k, v);
+    }
+    fmt::print("parameters: {}\n", list);
+  }
+  for (const std::string& k : unknown) {
+    fmt::print("parameter '{}' is not checked by this tool; the trainer will judge it\n", k);
+  }
+
+  learn.reset();
+  test.reset();
+  ctx.reset();
+  if (managed_tensor::released_by_library_count() != managed_tensor::given_count()) {
+    fmt::print(stderr, "error: the library released {} of the {} tensors it was given\n",
+               managed_tensor::released_by_library_count(), managed_tensor::given_count());
+    return exit_failure;
+  }
+  throw not_implemented_error(fmt::format(
+      "training is not implemented yet (issue #7): no model was trained, '{}' was not written "
+      "and '{}' was not created",
+      o.model_file, o.train_dir));
+}
+
+}  // namespace cbgpu_bench

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// `cbgpu-bench fit`: CatBoost's `catboost fit` flags. Today it reads the learn (and test) set,
+// builds pools through the C ABI and stops with exit code 3: training is issue #7.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "training_parameters.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace cbgpu_bench {
+
+struct fit_options {
+  std::string learn_set;
+  std::string test_set;
+  std::string column_description;
+  std::string delimiter = "\\t";
+  bool has_header = false;
+  std::string model_file = "model.bin";
+  std::string train_dir = "catboost_info";
+  parameter_values parameters;         // training parameters given as flags
+  std::vector<std::string> overrides;  // trailing key=value arguments
+};
+
+CLI::App* add_fit_command(CLI::App& app, fit_options& options);
+
+// Returns the process exit code; throws the exceptions of errors.hpp.
+int run_fit(fit_options options);
+
+}  // namespace cbgpu_bench

@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: Apache-2.0
+# Runs `cbgpu-bench bench --json` on a small dataset and checks the record it writes.
+#   cmake -DBENCH=<cbgpu-bench> -DJSON=<output file> -P bench_json.cmake
+cmake_minimum_required(VERSION 3.19)
+
+file(REMOVE "${JSON}")
+execute_process(COMMAND "${BENCH}" bench --rows 1000 --features 5 --seed 3 --json "${JSON}"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(report "exit code ${rc}\n--- stdout ---\n${out}\n--- stderr ---\n${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cbgpu-bench bench failed\n${report}")
+endif()
+if(NOT EXISTS "${JSON}")
+  message(FATAL_ERROR "no JSON record at ${JSON}\n${report}")
+endif()
+file(READ "${JSON}" json)
+
+# Reads `path...` of the record into `var`, failing the test where it is missing.
+macro(get var)
+  string(JSON ${var} ERROR_VARIABLE _error GET "${json}" ${ARGN})
+  if(_error)
+    message(FATAL_ERROR "record: ${_error}\n${json}")
+  endif()
+endmacro()
+# Fails the test unless `actual` equals `expected`.
+function(expect what actual expected)
+  if(NOT "${actual}" STREQUAL "${expected}")
+    message(FATAL_ERROR "record: ${what} is '${actual}', expected '${expected}'\n${json}")
+  endif()
+endfunction()
+
+get(rows dataset rows)
+expect("dataset.rows" "${rows}" 1000)
+get(features dataset features)
+expect("dataset.features" "${features}" 5)
+get(pool_rows pool rows)
+expect("pool.rows" "${pool_rows}" 1000)
+get(pool_features pool features)
+expect("pool.features" "${pool_features}" 5)
+get(version library version)
+get(device_count library device_count)
+get(pool_ms phases_ms pool)
+get(h2d copy_stats h2d_bytes)
+get(context_device device context_device)
+if(context_device GREATER_EQUAL 0)
+  # On a GPU the features (1000 x 5 float32) and the label were copied to the device.
+  math(EXPR uploaded "1000 * 5 * 4 + 1000 * 4")
+  if(h2d LESS uploaded)
+    message(FATAL_ERROR "record: h2d_bytes ${h2d} < ${uploaded} on CUDA device ${context_device}")
+  endif()
+  get(pool_device pool device)
+  expect("pool.device" "${pool_device}" "${context_device}")
+endif()
+get(given tensors given_to_library)
+get(released tensors released_by_library)
+expect("tensors.released_by_library" "${released}" "${given}")
+
+# Every stage that does not exist yet is listed, with its issue.
+string(JSON n LENGTH "${json}" not_implemented)
+set(stages)
+math(EXPR last "${n} - 1")
+foreach(i RANGE ${last})
+  get(stage not_implemented ${i} stage)
+  get(issue not_implemented ${i} issue)
+  list(APPEND stages "${stage}")
+endforeach()
+foreach(required train save_model predict metric)
+  if(NOT required IN_LIST stages)
+    message(FATAL_ERROR "record: not_implemented lacks '${required}' (has: ${stages})\n${json}")
+  endif()
+endforeach()
+get(complete complete)
+expect("complete" "${complete}" "OFF")  # CMake reads JSON false as OFF
+
+# The console says the same, plainly.
+if(NOT out MATCHES "not implemented yet")
+  message(FATAL_ERROR "stdout does not list the stages that are not implemented\n${report}")
+endif()
+if(device_count EQUAL 0 AND NOT out MATCHES "no GPU visible: using the host reference path")
+  message(FATAL_ERROR "no GPU is visible, but stdout does not say so\n${report}")
+endif()
+message(STATUS "bench record ok: ${rows} x ${features}, stages not implemented: ${stages}")
