@@ -11,53 +11,9 @@
 
 #include <cbgpu/cbgpu.h>
 
-/* ---- DLPack structs --------------------------------------------------------------------------
- * Use the system's dlpack.h where there is one; DLPack 1.x declares everything. Older headers
- * (Debian 12 ships 0.6) lack the versioned struct, and some machines have no dlpack.h at all: the
- * missing parts are declared here from the DLPack 1.x specification, whose layouts are fixed. */
-#if defined(__has_include)
-#if __has_include(<dlpack/dlpack.h>)
-#include <dlpack/dlpack.h>
-#define EXAMPLE_HAVE_DLPACK_H 1
-#endif
-#endif
-
-#ifndef EXAMPLE_HAVE_DLPACK_H
-typedef enum { kDLCPU = 1, kDLCUDA = 2 } DLDeviceType;
-typedef enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2 } DLDataTypeCode;
-typedef struct {
-  DLDeviceType device_type;
-  int32_t device_id;
-} DLDevice;
-typedef struct {
-  uint8_t code;
-  uint8_t bits;
-  uint16_t lanes;
-} DLDataType;
-typedef struct {
-  void* data;
-  DLDevice device;
-  int32_t ndim;
-  DLDataType dtype;
-  int64_t* shape;
-  int64_t* strides;
-  uint64_t byte_offset;
-} DLTensor;
-#endif
-
-#ifndef DLPACK_MAJOR_VERSION
-typedef struct {
-  uint32_t major;
-  uint32_t minor;
-} DLPackVersion;
-typedef struct DLManagedTensorVersioned {
-  DLPackVersion version;
-  void* manager_ctx;
-  void (*deleter)(struct DLManagedTensorVersioned* self);
-  uint64_t flags;
-  DLTensor dl_tensor;
-} DLManagedTensorVersioned;
-#endif
+/* The DLPack structs: cbgpu's helper header includes the system's dlpack.h where there is one and
+ * declares what DLPack 1.x adds (DLManagedTensorVersioned) where it is older or missing. */
+#include <cbgpu/cbgpu_dlpack.h>
 
 /* ---- a host tensor that owns its data ---------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cbg/tensor/tensor_copy.hpp"
 
-#include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -29,7 +29,11 @@ bool same_dense_layout(const tensor_view& a, const tensor_view& b) {
     if (a.strides[i] != b.strides[i]) return false;
     order[m++] = i;
   }
-  std::sort(order, order + m, [&](std::int64_t x, std::int64_t y) { return a.strides[x] < a.strides[y]; });
+  for (int k = 1; k < m; ++k) {  // insertion sort by stride: at most four dimensions
+    for (int j = k; j > 0 && a.strides[order[j]] < a.strides[order[j - 1]]; --j) {
+      std::swap(order[j], order[j - 1]);
+    }
+  }
   std::int64_t expected = 1;
   for (int k = 0; k < m; ++k) {
     if (a.strides[order[k]] != expected) return false;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cbgpu/cbgpu.h"
-#include "cbg/tensor/dlpack_abi.h" /* C-compatible DLPack declarations shared with the core */
+#include "cbgpu/cbgpu_dlpack.h"
 
 #ifdef CBG_TEST_WITH_CUDA
 #include <cuda_runtime_api.h>

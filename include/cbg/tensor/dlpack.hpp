@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The DLPack structs (include/cbg/tensor/dlpack_abi.h, shared with C code) and C++ constants.
+// The DLPack structs (the public C header cbgpu/cbgpu_dlpack.h, one declaration for the library, its
+// tests, tools and callers) and C++ constants.
 #pragma once
 
 #include <cstdint>
 
-#include "cbg/tensor/dlpack_abi.h"
+#include "cbgpu/cbgpu_dlpack.h"
 
 namespace cbg::dlpack {
 

@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The DLPack structs, usable from C99 and C++. We use the system's dlpack.h (Debian ships 0.6) and add
- * what it lacks from the DLPack 1.x specification (https://dmlc.github.io/dlpack/latest/c_api.html):
- * DLPackVersion, DLManagedTensorVersioned and the flag bits. Where no dlpack.h is installed at all
- * (the GPU machines), the whole ABI is declared here from the same specification; the layouts are
- * fixed by it. */
-#ifndef CBG_TENSOR_DLPACK_ABI_H
-#define CBG_TENSOR_DLPACK_ABI_H
+/**
+ * @file cbgpu_dlpack.h
+ * @brief Optional helper: the DLPack structs, for C99 and C++ callers without a DLPack >= 1.0 header.
+ *
+ * cbgpu.h itself needs no DLPack header. Callers that build DLManagedTensorVersioned structs by hand
+ * may include this one: it includes the system's <dlpack/dlpack.h> when there is one (Debian 12 ships
+ * 0.6) and declares what it lacks from the DLPack 1.x specification
+ * (https://dmlc.github.io/dlpack/latest/c_api.html): DLPackVersion, DLManagedTensorVersioned, the
+ * flag bits. Where no dlpack.h is installed at all, the whole ABI is declared from the same
+ * specification; the layouts are fixed by it. Define CBG_NO_SYSTEM_DLPACK to skip the system header.
+ * The library uses this same header internally. @since 0.1
+ */
+#ifndef CBGPU_CBGPU_DLPACK_H
+#define CBGPU_CBGPU_DLPACK_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -103,4 +110,4 @@ typedef struct DLManagedTensorVersioned {
 #define CBG_DLPACK_FLAG_IS_COPIED (1ULL << 1)
 #define CBG_DLPACK_CODE_BOOL 6
 
-#endif /* CBG_TENSOR_DLPACK_ABI_H */
+#endif /* CBGPU_CBGPU_DLPACK_H */
