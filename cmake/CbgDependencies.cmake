@@ -9,18 +9,22 @@ find_package(CUDAToolkit REQUIRED)
 find_package(Threads REQUIRED)
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
-# nlohmann-json: its CMake package, or (machines without the package) the bare header found on
-# CMAKE_INCLUDE_PATH / CMAKE_PREFIX_PATH.
-find_package(nlohmann_json 3.9 QUIET)
-if(NOT TARGET nlohmann_json::nlohmann_json)
-  find_path(CBG_NLOHMANN_JSON_INCLUDE nlohmann/json.hpp)
-  if(NOT CBG_NLOHMANN_JSON_INCLUDE)
-    message(FATAL_ERROR "nlohmann-json not found: apt-get install nlohmann-json3-dev, or point "
-                        "CMAKE_INCLUDE_PATH at a directory holding nlohmann/json.hpp")
+# A header-only dependency: its CMake package, or (machines without the package) its header alone,
+# found on CMAKE_INCLUDE_PATH / CMAKE_PREFIX_PATH.
+function(cbg_find_header_only target package header debian_package)
+  find_package(${package} CONFIG QUIET)
+  if(NOT TARGET ${target})
+    find_path(CBG_${package}_INCLUDE ${header})
+    if(NOT CBG_${package}_INCLUDE)
+      message(FATAL_ERROR "${package} not found: apt-get install ${debian_package}, or point "
+                          "CMAKE_INCLUDE_PATH at a directory holding ${header}")
+    endif()
+    add_library(${target} INTERFACE IMPORTED GLOBAL)
+    target_include_directories(${target} INTERFACE "${CBG_${package}_INCLUDE}")
   endif()
-  add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)
-  target_include_directories(nlohmann_json::nlohmann_json INTERFACE "${CBG_NLOHMANN_JSON_INCLUDE}")
-endif()
+endfunction()
+
+cbg_find_header_only(nlohmann_json::nlohmann_json nlohmann_json nlohmann/json.hpp nlohmann-json3-dev)
 
 add_library(cbg_deps INTERFACE)
 add_library(cbg::deps ALIAS cbg_deps)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import ctypes
 
+from ._handle import Handle
 from ._capi import (CBG_CONTEXT_STRICT_NO_D2H, CBG_DEVICE_AUTO, CBG_LOG_TRACE, _check,
                     cbg_context_desc_t, cbg_copy_stats_t, lib)
 
 
-class Context:
+class Context(Handle):
     """A cbg_context_t. Use as a context manager, or call close(); the pools made with it stay valid."""
+
+    _kind = "context"
+    _free = staticmethod(lib.cbg_context_free)
 
     def __init__(self, device: int = CBG_DEVICE_AUTO, *, seed: int = 0, strict_no_d2h: bool = False,
                  log_level: int = CBG_LOG_TRACE, stream: int | None = None):
@@ -19,7 +23,7 @@ class Context:
         copies above 64 KiB; log_level: this context's records below it are dropped; stream: a borrowed
         cudaStream_t as an integer, or None for a stream the context owns.
         """
-        self._handle: int | None = None
+        super().__init__()
         desc = cbg_context_desc_t()
         _check(lib.cbg_context_desc_init(ctypes.byref(desc)))
         desc.device = device
@@ -31,12 +35,6 @@ class Context:
         _check(lib.cbg_context_create(ctypes.byref(desc), ctypes.byref(handle)))
         self._handle = handle.value
 
-    @property
-    def handle(self) -> int:
-        """The raw cbg_context_t* as an integer; ValueError once closed."""
-        if self._handle is None:
-            raise ValueError("the context is closed")
-        return self._handle
 
     @property
     def device(self) -> int:
@@ -69,24 +67,6 @@ class Context:
     def reset_copy_stats(self) -> None:
         """Zeroes the copy counters."""
         _check(lib.cbg_copy_stats_reset(self.handle))
-
-    def close(self) -> None:
-        """Frees the context (waits for its queued work); idempotent."""
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            _check(lib.cbg_context_free(handle))
-
-    def __enter__(self) -> "Context":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - a finaliser cannot report; the handle is gone either way
-            pass
 
     def __repr__(self) -> str:
         if self._handle is None:

@@ -5,17 +5,21 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Sequence
 
+from ._handle import Handle
 from ._capi import _check, cbg_pool_desc_t, cbg_pool_info_t, cbg_tensor_ref_t, lib
 from ._context import Context
 from ._dlpack import Exported, export
 
 
-class Pool:
+class Pool(Handle):
     """A cbg_pool_t. The library owns the tensors from construction on and releases them on close().
 
     Each tensor argument is anything with `__dlpack__` (NumPy, CuPy, PyTorch, ...), a DLPack capsule,
     or a ready cbg_tensor_ref_t (passed through unchanged: its ownership is the caller's business).
     """
+
+    _kind = "pool"
+    _free = staticmethod(lib.cbg_pool_free)
 
     def __init__(self, ctx: Context, features: Any = None, *, columns: Sequence[Any] | None = None,
                  label: Any = None, weight: Any = None, baseline: Any = None,
@@ -23,7 +27,7 @@ class Pool:
                  feature_names: Sequence[str] | None = None, producer_stream: int | None = None):
         """Builds the pool. On failure CbgError is raised and the library has already released every
         tensor it was given."""
-        self._handle: int | None = None
+        super().__init__()
         ctx_handle = ctx.handle  # before any capsule is taken: a closed context fails cleanly here
         stream = ctx.stream  # CUDA producers order their writes before this consumer stream
         exported: list[Exported] = []
@@ -72,12 +76,6 @@ class Pool:
         _check(lib.cbg_pool_from_dlpack(ctx_handle, ctypes.byref(desc), ctypes.byref(handle)))
         self._handle = handle.value
 
-    @property
-    def handle(self) -> int:
-        """The raw cbg_pool_t* as an integer; ValueError once closed."""
-        if self._handle is None:
-            raise ValueError("the pool is closed")
-        return self._handle
 
     def info(self) -> dict[str, int]:
         """Shape and roles: n_rows, n_features, n_cat_features, label_dims, baseline_dims,
@@ -100,25 +98,7 @@ class Pool:
         _check(lib.cbg_pool_is_categorical(self.handle, index, ctypes.byref(out)))
         return bool(out.value)
 
-    def close(self) -> None:
-        """Frees the pool; the library calls the tensors' deleters. Idempotent."""
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            _check(lib.cbg_pool_free(handle))
-
-    free = close
-
-    def __enter__(self) -> "Pool":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - a finaliser cannot report
-            pass
+    free = Handle.close
 
     def __repr__(self) -> str:
         if self._handle is None:
