@@ -170,8 +170,9 @@ pool pool::build(std::shared_ptr<context> ctx, pool_inputs in) {
 }
 
 pool::~pool() {
-  if (ctx_ && !owners_.empty() && !ctx_->is_cpu()) {
-    // Work queued on our stream may still read the tensors: let it finish before their deleters run.
+  if (ctx_ && !ctx_->is_cpu()) {
+    // Work queued on our stream may still read the data (consumed or borrowed): let it finish before
+    // the deleters run and before the caller may free borrowed memory.
     try {
       ctx_->sync();
     } catch (...) {

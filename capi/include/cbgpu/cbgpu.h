@@ -336,6 +336,8 @@ CBG_API cbg_status cbg_pool_from_dlpack(cbg_context_t* ctx, const cbg_pool_desc_
 
 /**
  * @brief Frees a pool and calls the deleters of the tensors it consumed. NULL is a no-op.
+ * Blocks until work queued on the context's stream (which may read the pool's data) has finished,
+ * so borrowed memory may be freed once this returns.
  * @return #CBG_OK, #CBG_ERR_INVALID_HANDLE. Not thread-safe for this handle. @since 0.1
  */
 CBG_API cbg_status cbg_pool_free(cbg_pool_t* pool);
