@@ -16,11 +16,16 @@ import cbgpu
 from cbgpu import CBG_DEVICE_CPU, CBG_ERR_BAD_DATA, Context, Pool, Quantized
 from helpers import expect_error
 
-catboost = pytest.importorskip("catboost")
+try:
+    import catboost
+except ImportError:  # the GPU machines have no catboost: only the GPU == host test runs there
+    catboost = None
 
 
 def catboost_borders(x, **kw):
     """{feature: (float32 borders, nan_mode text or None)} from CatBoost's own quantization."""
+    if catboost is None:
+        pytest.skip("the catboost package is not installed")
     pool = catboost.Pool(x)
     pool.quantize(**kw)
     fd, path = tempfile.mkstemp(suffix=".tsv")
