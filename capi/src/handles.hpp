@@ -7,6 +7,7 @@
 
 #include "cbg/core/error.hpp"
 #include "cbg/data/pool.hpp"
+#include "cbg/quantize/quantizer.hpp"
 #include "cbg/runtime/context.hpp"
 
 struct cbg_context_t {
@@ -18,9 +19,17 @@ struct cbg_pool_t {
   cbg::pool impl;
 };
 
+// A quantized pool: the host reference result (CPU context) or the device one (GPU context).
+struct cbg_quantized_t {
+  std::shared_ptr<cbg::context> ctx;
+  bool on_device = false;
+  cbg::quantize::host_quantized host;
+  cbg::quantize::device_quantized device;
+};
+
 namespace cbg::capi {
 
-enum class handle_type : int { context, pool };
+enum class handle_type : int { context, pool, quantized };
 
 template <class H>
 constexpr handle_type type_of();
@@ -28,6 +37,8 @@ template <>
 constexpr handle_type type_of<cbg_context_t>() { return handle_type::context; }
 template <>
 constexpr handle_type type_of<cbg_pool_t>() { return handle_type::pool; }
+template <>
+constexpr handle_type type_of<cbg_quantized_t>() { return handle_type::quantized; }
 
 // The registry: a process-wide set of live handles, mutex-protected (documented global state).
 void register_handle(const void* h, handle_type t);

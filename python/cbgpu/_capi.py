@@ -127,6 +127,26 @@ class cbg_pool_info_t(ctypes.Structure):
     ]
 
 
+CBG_NAN_MODE_FORBIDDEN = 0
+CBG_NAN_MODE_MIN = 1
+CBG_NAN_MODE_MAX = 2
+CBG_BORDER_GREEDY_LOG_SUM = 0
+
+
+class cbg_quantize_desc_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("border_count", ctypes.c_int32),
+        ("nan_mode", ctypes.c_int32),
+        ("border_type", ctypes.c_int32),
+        ("max_subset_size", ctypes.c_uint32),
+        ("n_overrides", ctypes.c_size_t),
+        ("override_features", ctypes.POINTER(ctypes.c_int64)),
+        ("override_border_counts", ctypes.POINTER(ctypes.c_int32)),
+        ("override_nan_modes", ctypes.POINTER(ctypes.c_int32)),
+    ]
+
+
 # ---- loading --------------------------------------------------------------------------------------------
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -190,6 +210,12 @@ _PROTOTYPES = {
     "cbg_pool_feature_name": (_st, [_vp, ctypes.c_int64, _P(ctypes.c_char_p)]),
     "cbg_pool_is_categorical": (_st, [_vp, ctypes.c_int64, _P(ctypes.c_int32)]),
     "cbg_tensor_copy": (_st, [_vp, _P(cbg_tensor_ref_t), _P(cbg_tensor_ref_t)]),
+    "cbg_quantize_desc_init": (_st, [_P(cbg_quantize_desc_t)]),
+    "cbg_quantize_pool": (_st, [_vp, _P(cbg_quantize_desc_t), _P(_vp)]),
+    "cbg_quantized_free": (_st, [_vp]),
+    "cbg_quantized_borders": (_st, [_vp, ctypes.c_int64, _P(ctypes.c_float), ctypes.c_int32,
+                                    _P(ctypes.c_int32), _P(ctypes.c_int32)]),
+    "cbg_quantized_feature_bins": (_st, [_vp, ctypes.c_int64, _P(ctypes.c_uint8), ctypes.c_size_t]),
 }
 
 

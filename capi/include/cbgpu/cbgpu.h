@@ -396,6 +396,99 @@ CBG_API cbg_status cbg_pool_is_categorical(const cbg_pool_t* pool, int64_t index
 CBG_API cbg_status cbg_tensor_copy(cbg_context_t* ctx, const cbg_tensor_ref_t* dst,
                                    const cbg_tensor_ref_t* src);
 
+/* ------------------------------------------------------------------------------------------------
+ * Quantization: CatBoost-identical float feature borders and the packed bin index
+ * ---------------------------------------------------------------------------------------------- */
+
+#define CBG_NAN_MODE_FORBIDDEN 0 /**< A NaN in the border subset is an error (CBG_ERR_BAD_DATA). */
+#define CBG_NAN_MODE_MIN 1       /**< NaN is below every value: bin 0 (CatBoost's default). */
+#define CBG_NAN_MODE_MAX 2       /**< NaN is above every value: the last bin. */
+
+#define CBG_BORDER_GREEDY_LOG_SUM 0 /**< CatBoost's default border type (the only one so far). */
+
+/** Opaque handle of a quantized pool: borders per feature and the bin index. */
+typedef struct cbg_quantized_t cbg_quantized_t;
+
+/**
+ * @brief How to quantize. Initialise with cbg_quantize_desc_init(), which sets CatBoost's GPU
+ *        defaults: 128 borders, GreedyLogSum, nan_mode Min, borders from at most 200 000 objects.
+ *
+ * The border subset is drawn as CatBoost draws it for data it has not shuffled, with the
+ * context's seed as CatBoost's random_seed. Overrides (`n_overrides` entries of the three arrays)
+ * set one feature's border count (0 keeps the common one) and nan mode (-1 keeps the common one).
+ * @since 0.1
+ */
+typedef struct cbg_quantize_desc_t {
+  size_t struct_size;        /**< sizeof(cbg_quantize_desc_t). */
+  int32_t border_count;      /**< 1..255; default 128. */
+  int32_t nan_mode;          /**< CBG_NAN_MODE_*; default Min. */
+  int32_t border_type;       /**< CBG_BORDER_*; default GreedyLogSum. */
+  uint32_t max_subset_size;  /**< Objects the borders are built from; default 200000. */
+  size_t n_overrides;        /**< Entries in the three arrays below (0: none). */
+  const int64_t* override_features;      /**< Feature indices. */
+  const int32_t* override_border_counts; /**< 0 or 1..255. */
+  const int32_t* override_nan_modes;     /**< -1 or CBG_NAN_MODE_*. */
+} cbg_quantize_desc_t;
+
+/**
+ * @brief Fills `desc` with the defaults (see cbg_quantize_desc_t).
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER. Thread-safe. @since 0.1
+ */
+CBG_API cbg_status cbg_quantize_desc_init(cbg_quantize_desc_t* desc);
+
+/**
+ * @brief Computes the borders of every numeric feature of `pool` and binarizes every value.
+ *
+ * On a GPU context the work runs on the device (the pool's columns must be device, managed or
+ * pinned memory) and no feature data is copied to the host: only a 4-byte status comes back.
+ * On a CPU context the host reference runs (host memory). Both give the same bits. Categorical
+ * features get no borders (every value in bin 0).
+ * @param pool  borrowed; must outlive nothing (the result keeps no reference to its data).
+ * @param[out] out  the new handle; free with cbg_quantized_free().
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT
+ *         (bad struct_size, border count, nan mode or override), #CBG_ERR_NOT_IMPLEMENTED (a
+ *         border type other than GreedyLogSum), #CBG_ERR_BAD_DATA (NaN in a Forbidden feature),
+ *         #CBG_ERR_DEVICE (pageable host columns on a GPU context), #CBG_ERR_UNSUPPORTED (more
+ *         than 2^32 rows, or more than 2^31 subset values in all), #CBG_ERR_CUDA,
+ *         #CBG_ERR_OUT_OF_MEMORY.
+ * Safe on distinct pools; blocks until done. @since 0.1
+ */
+CBG_API cbg_status cbg_quantize_pool(cbg_pool_t* pool, const cbg_quantize_desc_t* desc,
+                                     cbg_quantized_t** out);
+
+/**
+ * @brief Frees a quantized pool. NULL is a no-op.
+ * @return #CBG_OK, #CBG_ERR_INVALID_HANDLE. Not thread-safe for this handle. @since 0.1
+ */
+CBG_API cbg_status cbg_quantized_free(cbg_quantized_t* q);
+
+/**
+ * @brief Copies the borders of feature `feature` (ascending; at most 255) into `borders`.
+ * @param borders   host memory for `capacity` floats; may be NULL when capacity is 0.
+ * @param[out] count     the number of borders (also when capacity is too small: then nothing is
+ *                       written and #CBG_ERR_INVALID_ARGUMENT is returned).
+ * @param[out] nan_mode  optional (NULL): the mode binarization used, CBG_NAN_MODE_*; Forbidden when
+ *                       the border subset had no NaN (a later NaN then goes to bin 0).
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT,
+ *         #CBG_ERR_CUDA. Copies at most 1 KiB from the device (accounted). Thread-safe; blocks.
+ * @since 0.1
+ */
+CBG_API cbg_status cbg_quantized_borders(const cbg_quantized_t* q, int64_t feature,
+                                         float* borders, int32_t capacity, int32_t* count,
+                                         int32_t* nan_mode);
+
+/**
+ * @brief Copies the bins of feature `feature` for every row, in row order, to host memory.
+ *
+ * For tests and inspection: this is a device-to-host copy of `n_rows` bytes of data, refused with
+ * #CBG_ERR_STRICT_D2H in strict mode when above 64 KiB.
+ * @param bins      host memory for `capacity` bytes (at least the pool's row count).
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT,
+ *         #CBG_ERR_STRICT_D2H, #CBG_ERR_CUDA. Thread-safe; blocks. @since 0.1
+ */
+CBG_API cbg_status cbg_quantized_feature_bins(const cbg_quantized_t* q, int64_t feature,
+                                              uint8_t* bins, size_t capacity);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

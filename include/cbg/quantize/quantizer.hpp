@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// The quantizer: CatBoost-identical borders for every numeric feature of a pool, and the
+// compressed bin index the tree learner reads. Two implementations share quantize_math.hpp:
+// quantize_host (the reference; host memory) and quantize_device (the GPU; device memory).
+//
+// Bin index layout (what the histogram kernels read)
+// ---------------------------------------------------
+// One byte per (row, feature): bins are 0..border_count <= 255. Features are packed four to a
+// 32-bit word, grouped by feature: group g = f / 4 holds features 4g..4g+3, feature f sits in byte
+// f % 4 (bits 8*(f%4)..8*(f%4)+7). The words of a group are contiguous over rows (group-major,
+// "column of words"): word(g, r) = index[g * padded_rows + r], with padded_rows = rows rounded up
+// to a multiple of 32, so every group starts 128-byte aligned and a warp reading 32 consecutive
+// rows of a group issues one fully used 128-byte transaction, bringing four features per load.
+// Padding rows and the unused bytes of the last group are zero. For histograms this is 1 byte per
+// value (the input's float32 is 4), and a block that owns a group of four features reads only that
+// group's words. (CatBoost's GPU index also packs 4 one-byte features per ui32.)
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cbg/data/pool.hpp"
+#include "cbg/memory/device_buffer.hpp"
+#include "cbg/quantize/quantize_math.hpp"
+
+namespace cbg::quantize {
+
+struct feature_override {
+  std::int64_t feature = 0;
+  int border_count = 0;  // 0: the common setting
+  int mode = -1;         // -1: the common setting, else a nan_mode value
+};
+
+struct options {
+  int border_count = default_border_count;  // 1..255
+  nan_mode mode = nan_mode::min;
+  border_type type = border_type::greedy_log_sum;
+  std::uint32_t max_subset_size = default_max_subset_size;
+  std::vector<feature_override> overrides;
+};
+
+// Per-feature settings after overrides (validated). Categorical features get border_count 0.
+struct feature_settings {
+  std::vector<std::int32_t> border_count;
+  std::vector<std::uint8_t> mode;
+};
+feature_settings resolve_settings(const pool& p, const options& o);
+
+inline constexpr std::int64_t index_row_alignment = 32;
+[[nodiscard]] constexpr std::int64_t padded_rows_of(std::int64_t rows) noexcept {
+  return (rows + index_row_alignment - 1) / index_row_alignment * index_row_alignment;
+}
+[[nodiscard]] constexpr std::int64_t groups_of(std::int64_t features) noexcept {
+  return (features + 3) / 4;
+}
+
+// Borders of every feature in slots of border_stride floats, their counts and effective NaN modes.
+struct host_quantized {
+  std::int64_t rows = 0;
+  std::int64_t features = 0;
+  std::int64_t padded_rows = 0;
+  std::vector<float> borders;              // features * border_stride
+  std::vector<std::int32_t> border_count;  // features
+  std::vector<std::uint8_t> mode;          // effective nan_mode per feature
+  std::vector<std::uint32_t> index;        // groups * padded_rows words (layout above)
+
+  [[nodiscard]] std::uint32_t bin(std::int64_t row, std::int64_t feature) const noexcept {
+    return (index[static_cast<std::size_t>((feature / 4) * padded_rows + row)] >>
+            (8 * (feature % 4))) & 0xffu;
+  }
+};
+
+struct device_quantized {
+  std::int64_t rows = 0;
+  std::int64_t features = 0;
+  std::int64_t padded_rows = 0;
+  int device = -1;
+  device_buffer<float> borders;              // features * border_stride
+  device_buffer<std::int32_t> border_count;  // features
+  device_buffer<std::uint8_t> mode;          // features
+  device_buffer<std::uint32_t> index;        // groups * padded_rows
+};
+
+// Host reference: the pool's columns must be in host or pinned memory. Throws bad_data for a NaN
+// in the border subset of a Forbidden feature.
+host_quantized quantize_host(const pool& p, const options& o);
+
+// GPU: the columns must be readable by the context's device (device, managed or pinned memory).
+// Copies to the device only the column descriptors, the subset indices and the log table; copies
+// back only a 4-byte error flag (no feature data). Blocks until done.
+device_quantized quantize_device(const pool& p, const options& o);
+
+// The log table of the GreedyLogSum score: std::log(k + 1e-8) for k = 0..n.
+std::vector<double> greedy_log_table(std::uint32_t n);
+
+}  // namespace cbg::quantize

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// The border subset (see sampling.hpp).
+#include "cbg/quantize/sampling.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "cbg/core/error.hpp"
+
+namespace cbg::quantize {
+
+namespace {
+
+constexpr std::uint64_t pcg_multiplier = 6364136223846793005ULL;
+
+// PCG's XSH-RR output of a 64-bit state.
+constexpr std::uint32_t pcg_output(std::uint64_t x) noexcept {
+  const auto xorshifted = static_cast<std::uint32_t>(((x >> 18u) ^ x) >> 27u);
+  const auto rot = static_cast<std::uint32_t>(x >> 59u);
+  return (xorshifted >> rot) | (xorshifted << ((32u - rot) & 31u));
+}
+
+}  // namespace
+
+std::uint32_t catboost_rng64::lcg32::next() noexcept {
+  state = state * pcg_multiplier + increment;
+  return pcg_output(state);
+}
+
+catboost_rng64::catboost_rng64(std::uint64_t seed) noexcept {
+  // The seeding generator: one stream with increment 1.
+  lcg32 seeder{seed, 1};
+  const auto next64 = [&seeder] {
+    const std::uint64_t lo = seeder.next();
+    const std::uint64_t hi = seeder.next();
+    return lo | (hi << 32);
+  };
+  const std::uint64_t seed1 = next64();
+  const std::uint32_t seq1 = seeder.next();
+  const std::uint64_t seed2 = next64();
+  std::uint32_t seq2 = seeder.next();
+  constexpr std::uint32_t mask = ~0u >> 1;
+  if ((seq1 & mask) == (seq2 & mask)) seq2 = ~seq2;  // the two streams must differ
+  r1_ = lcg32{seed1, (static_cast<std::uint64_t>(seq1) << 1u) | 1u};
+  r2_ = lcg32{seed2, (static_cast<std::uint64_t>(seq2) << 1u) | 1u};
+}
+
+std::uint64_t catboost_rng64::next() noexcept {
+  const std::uint64_t x = r1_.next();
+  const std::uint64_t y = r2_.next();
+  return (x << 32) | y;
+}
+
+std::uint64_t catboost_rng64::uniform(std::uint64_t bound) noexcept {
+  const std::uint64_t rand_max = ~std::uint64_t{0};
+  const std::uint64_t limit = rand_max - rand_max % bound;
+  std::uint64_t r;
+  while ((r = next()) >= limit) {
+  }
+  return r % bound;
+}
+
+std::vector<std::uint32_t> border_subset(std::uint64_t rows, std::uint32_t max_subset,
+                                         std::uint64_t seed) {
+  CBG_EXPECTS(max_subset > 0, status::invalid_argument, "the border subset size must be positive");
+  CBG_EXPECTS(rows <= 0xffffffffULL, status::unsupported,
+              fmt::format("{} rows: the quantizer indexes rows with 32 bits", rows));
+  if (rows <= max_subset) return {};
+  const std::uint64_t n = rows;
+  const std::uint64_t k = max_subset;
+  catboost_rng64 rng(seed);
+  std::vector<std::uint32_t> out;
+  if (k > 1 && static_cast<double>(k) > static_cast<double>(n) / std::log2(static_cast<double>(k))) {
+    std::vector<std::uint32_t> all(n);
+    std::iota(all.begin(), all.end(), 0u);
+    for (std::uint64_t i = 0; i < k; ++i) std::swap(all[i], all[i + rng.uniform(n - i)]);
+    all.resize(k);
+    out = std::move(all);
+  } else {
+    std::unordered_set<std::uint32_t> chosen;
+    chosen.reserve(k * 2);
+    while (chosen.size() < k) chosen.insert(static_cast<std::uint32_t>(rng.uniform(n)));
+    out.assign(chosen.begin(), chosen.end());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace cbg::quantize

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: Apache-2.0
+// The quantizer: shared math, the border subset generator, the host reference, and (tagged [gpu])
+// the GPU result equal to the host reference bit for bit, with no device-to-host copy of feature
+// data. Parity with CatBoost itself is tested in tests/python/test_quantize_catboost.py.
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "cbg/core/cuda_check.hpp"
+#include "cbg/core/error.hpp"
+#include "cbg/data/pool.hpp"
+#include "cbg/memory/device_buffer.hpp"
+#include "cbg/quantize/quantizer.hpp"
+#include "cbg/quantize/sampling.hpp"
+#include "support/catch.hpp"
+#include "support/dlpack_fixtures.hpp"
+
+namespace q = cbg::quantize;
+using cbg::copy_direction;
+using cbg::memory_kind;
+
+namespace {
+
+std::shared_ptr<cbg::context> make_context(int device, std::uint64_t seed = 0,
+                                           bool strict = false) {
+  cbg::context_options o;
+  o.device = device;
+  o.seed = seed;
+  o.strict_no_d2h = strict;
+  return cbg::context::create(o);
+}
+
+std::vector<float> borders_of(const q::host_quantized& h, std::size_t f) {
+  const float* b = h.borders.data() + f * q::border_stride;
+  return {b, b + h.border_count[f]};
+}
+
+std::uint32_t bits(float v) {
+  std::uint32_t u;
+  std::memcpy(&u, &v, sizeof(u));
+  return u;
+}
+
+// A column-major [rows, features] float32 matrix of varied features (the CatBoost corpus shapes).
+std::vector<float> corpus(std::int64_t rows, int features, std::uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal;
+  std::uniform_int_distribution<int> small(0, 9);
+  std::vector<float> x(static_cast<std::size_t>(rows * features));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int f = 0; f < features; ++f) {
+    for (std::int64_t r = 0; r < rows; ++r) {
+      float v = 0;
+      switch (f % 8) {
+        case 0: v = normal(rng); break;
+        case 1: v = static_cast<float>(small(rng)); break;                        // few integers
+        case 2: v = std::exp(4.0f * normal(rng)); break;                          // heavy tail
+        case 3: v = 7.0f; break;                                                  // constant
+        case 4: v = small(rng) < 3 ? nan : normal(rng); break;                    // NaNs
+        case 5: v = small(rng) < 5 ? -0.0f : (small(rng) < 5 ? 0.0f : 1.0f); break;  // +-0
+        case 6: v = std::round(normal(rng) * 1000.0f); break;                     // long runs
+        case 7: v = small(rng) == 0 ? 1.0f : 2.0f; break;                         // two-valued
+      }
+      x[static_cast<std::size_t>(f * rows + r)] = v;
+    }
+  }
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("greedy borders: the median-run cut, ties to the left, float midpoints", "[quantize]") {
+  std::vector<float> v(10);
+  std::iota(v.begin(), v.end(), 0.0f);
+  const std::vector<double> logs = q::greedy_log_table(10);
+  std::vector<q::greedy_bin> heap(q::greedy_heap_capacity);
+  std::vector<std::uint32_t> starts(q::border_stride);
+  std::vector<float> out(q::border_stride);
+  // n = 10: mid 5, candidates 5 (5|5) and 6 (6|4); 5 wins, border 0.5*4 + 0.5*5.
+  REQUIRE(q::greedy_log_sum_borders(v.data(), 10, 1, logs.data(), heap.data(), starts.data(),
+                                    out.data()) == 1);
+  CHECK(out[0] == 4.5f);
+  // Every distinct value gets separated when the budget allows: 9 borders.
+  REQUIRE(q::greedy_log_sum_borders(v.data(), 10, 254, logs.data(), heap.data(), starts.data(),
+                                    out.data()) == 9);
+  for (int i = 0; i < 9; ++i) CHECK(out[static_cast<std::size_t>(i)] == 0.5f + static_cast<float>(i));
+  // A constant gives no border; so does an empty feature.
+  std::vector<float> c(100, 3.0f);
+  CHECK(q::greedy_log_sum_borders(c.data(), 100, 128, logs.data(), heap.data(), starts.data(),
+                                  out.data()) == 0);
+  CHECK(q::greedy_log_sum_borders(c.data(), 0, 128, logs.data(), heap.data(), starts.data(),
+                                  out.data()) == 0);
+  // -0.0 borders become +0.0.
+  std::vector<float> pm = {-std::numeric_limits<float>::denorm_min(), -0.0f};
+  const std::vector<double> logs2 = q::greedy_log_table(2);
+  REQUIRE(q::greedy_log_sum_borders(pm.data(), 2, 4, logs2.data(), heap.data(), starts.data(),
+                                    out.data()) == 1);
+  CHECK(bits(out[0]) == 0u);
+}
+
+TEST_CASE("bins: borders strictly below the value; NaN by mode; NaN borders at the ends",
+          "[quantize]") {
+  float b[4] = {1.0f, 2.0f, 3.0f, 0.0f};
+  CHECK(q::bin_of(0.5f, b, 3, q::nan_mode::min) == 0);
+  CHECK(q::bin_of(1.0f, b, 3, q::nan_mode::min) == 0);  // equal to a border: the lower bin
+  CHECK(q::bin_of(1.5f, b, 3, q::nan_mode::min) == 1);
+  CHECK(q::bin_of(3.5f, b, 3, q::nan_mode::min) == 3);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  CHECK(q::bin_of(nan, b, 3, q::nan_mode::min) == 0);
+  CHECK(q::bin_of(nan, b, 3, q::nan_mode::max) == 3);
+  CHECK(q::bin_of(nan, b, 3, q::nan_mode::forbidden) == 0);
+  CHECK(q::add_nan_border(b, 3, q::nan_mode::max) == 4);
+  CHECK(b[3] == std::numeric_limits<float>::max());
+  float c[3] = {1.0f, 2.0f, 0.0f};
+  CHECK(q::add_nan_border(c, 2, q::nan_mode::min) == 3);
+  CHECK(c[0] == std::numeric_limits<float>::lowest());
+  CHECK(c[2] == 2.0f);
+  CHECK(q::search_border_budget(128, true) == 127);
+  CHECK(q::effective_nan_mode(q::nan_mode::max, false) == q::nan_mode::forbidden);
+}
+
+TEST_CASE("the border subset follows CatBoost's generator (values checked against catboost)",
+          "[quantize]") {
+  q::catboost_rng64 rng(0);
+  CHECK(rng.next() == 12283622132691337806ULL);
+  CHECK(rng.next() == 3889516499669787225ULL);
+  CHECK(rng.next() == 1451891202141633645ULL);
+  CHECK(q::border_subset(200000, 200000, 0).empty());
+  struct expect {
+    std::uint64_t n;
+    std::uint32_t k;
+    std::uint64_t seed;
+    std::vector<std::uint32_t> head;
+    std::uint64_t sum;
+  };
+  const std::vector<expect> cases = {
+      {300000, 200000, 0, {0, 1, 2, 4}, 29998565736ULL},     // partial Fisher-Yates
+      {3600000, 200000, 0, {3, 22, 23, 35}, 359956882324ULL},  // rejection into a set
+      {250000, 200000, 7, {0, 2, 3, 4}, 25000819733ULL},
+      {1000, 10, 3, {25, 59, 109, 124}, 2643ULL},
+  };
+  for (const expect& e : cases) {
+    const std::vector<std::uint32_t> s = q::border_subset(e.n, e.k, e.seed);
+    REQUIRE(s.size() == e.k);
+    CHECK(std::vector<std::uint32_t>(s.begin(), s.begin() + 4) == e.head);
+    CHECK(std::accumulate(s.begin(), s.end(), std::uint64_t{0}) == e.sum);
+    CHECK(std::adjacent_find(s.begin(), s.end()) == s.end());
+  }
+}
+
+TEST_CASE("host quantizer: settings, NaN modes, overrides, layout", "[quantize]") {
+  const std::int64_t rows = 1000;
+  std::vector<float> x = corpus(rows, 8, 11);
+  cbg::test::fake_tensor t(x.data(), cbg::test::dl_float(32), {rows, 8}, {1, rows});
+  cbg::pool_inputs in;
+  in.features = t.as_borrowed();
+  const cbg::pool p = cbg::pool::build(make_context(cbg::cpu_device), std::move(in));
+  q::options o;
+  o.border_count = 16;
+  o.overrides.push_back({4, 8, static_cast<int>(q::nan_mode::max)});
+  const q::host_quantized h = q::quantize_host(p, o);
+  CHECK(h.padded_rows == 1024);
+  CHECK(h.index.size() == 2u * 1024u);
+  CHECK(h.border_count[0] == 16);
+  CHECK(h.border_count[1] == 9);   // ten distinct integers
+  CHECK(h.border_count[3] == 0);   // constant
+  CHECK(h.border_count[7] == 1);   // two-valued: 1.5
+  CHECK(borders_of(h, 7) == std::vector<float>{1.5f});
+  // Feature 4 has NaNs: 7 searched borders + FLT_MAX last (Max, 8 borders in all).
+  CHECK(h.border_count[4] == 8);
+  CHECK(borders_of(h, 4).back() == std::numeric_limits<float>::max());
+  CHECK(h.mode[4] == static_cast<std::uint8_t>(q::nan_mode::max));
+  CHECK(h.mode[0] == static_cast<std::uint8_t>(q::nan_mode::forbidden));  // no NaN in the sample
+  // Feature 5 is -0/+0/1: one border at 0.5, the zeros in bin 0 whatever their sign.
+  CHECK(borders_of(h, 5) == std::vector<float>{0.5f});
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float v = x[static_cast<std::size_t>(4 * rows + r)];
+    if (std::isnan(v)) CHECK(h.bin(r, 4) == 8u);
+    CHECK(h.bin(r, 5) == (x[static_cast<std::size_t>(5 * rows + r)] == 1.0f ? 1u : 0u));
+    CHECK(h.bin(r, 3) == 0u);
+  }
+  CHECK(h.index[1000] == 0u);  // padding rows are zero
+  // Forbidden with a NaN in the sample is an error.
+  q::options forbid;
+  forbid.mode = q::nan_mode::forbidden;
+  try {
+    (void)q::quantize_host(p, forbid);
+    FAIL("NaN accepted under Forbidden");
+  } catch (const cbg::error& e) {
+    CHECK(e.code() == cbg::status::bad_data);
+  }
+  q::options bad;
+  bad.border_count = 256;
+  CHECK_THROWS_AS(q::quantize_host(p, bad), cbg::error);
+}
+
+// ----------------------------------------------------------------------------------------------
+// GPU == host
+// ----------------------------------------------------------------------------------------------
+
+namespace {
+
+void check_equal(const q::host_quantized& h, const q::device_quantized& d,
+                 const cbg::context& ctx) {
+  REQUIRE(h.rows == d.rows);
+  REQUIRE(h.features == d.features);
+  REQUIRE(h.padded_rows == d.padded_rows);
+  std::vector<float> borders(d.borders.size());
+  std::vector<std::int32_t> counts(d.border_count.size());
+  std::vector<std::uint8_t> modes(d.mode.size());
+  std::vector<std::uint32_t> index(d.index.size());
+  ctx.sync();
+  // Test-side reads (not through the library's accounting).
+  CBG_CUDA_TRY(cudaMemcpy(borders.data(), d.borders.data(), d.borders.size_bytes(), cudaMemcpyDeviceToHost));
+  CBG_CUDA_TRY(cudaMemcpy(counts.data(), d.border_count.data(), d.border_count.size_bytes(), cudaMemcpyDeviceToHost));
+  CBG_CUDA_TRY(cudaMemcpy(modes.data(), d.mode.data(), d.mode.size_bytes(), cudaMemcpyDeviceToHost));
+  CBG_CUDA_TRY(cudaMemcpy(index.data(), d.index.data(), d.index.size_bytes(), cudaMemcpyDeviceToHost));
+  CHECK(counts == h.border_count);
+  CHECK(modes == h.mode);
+  std::size_t border_mismatch = 0;
+  for (std::size_t f = 0; f < counts.size(); ++f) {
+    for (int i = 0; i < counts[f]; ++i) {
+      const std::size_t k = f * q::border_stride + static_cast<std::size_t>(i);
+      border_mismatch += bits(borders[k]) != bits(h.borders[k]) ? 1 : 0;
+    }
+  }
+  CHECK(border_mismatch == 0);
+  std::size_t index_mismatch = 0;
+  for (std::size_t i = 0; i < index.size(); ++i) index_mismatch += index[i] != h.index[i] ? 1 : 0;
+  CHECK(index_mismatch == 0);
+}
+
+template <class T>
+cbg::device_buffer<T> to_device(const std::vector<T>& host, const cbg::context& ctx) {
+  cbg::device_buffer<T> d(host.size(), ctx.stream(), ctx.resource());
+  CBG_CUDA_TRY(cudaMemcpyAsync(d.data(), host.data(), d.size_bytes(), cudaMemcpyHostToDevice, ctx.stream()));
+  ctx.sync();
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("GPU quantizer equals the host reference bit for bit", "[gpu][quantize]") {
+  CBG_REQUIRE_GPU();
+  struct shape {
+    std::int64_t rows;
+    int features;
+    bool row_major;
+    std::uint64_t seed;
+    int border_count;
+    q::nan_mode mode;
+  };
+  const std::vector<shape> shapes = {
+      {1, 8, false, 0, 128, q::nan_mode::min},
+      {37, 8, true, 0, 5, q::nan_mode::max},
+      {5000, 16, false, 0, 254, q::nan_mode::min},
+      {5000, 16, true, 3, 128, q::nan_mode::max},
+      {250000, 8, false, 0, 128, q::nan_mode::min},   // sampled subset (Fisher-Yates branch)
+      {260000, 9, true, 42, 255, q::nan_mode::max},
+  };
+  for (const shape& s : shapes) {
+    CAPTURE(s.rows, s.features, s.row_major, s.seed, s.border_count);
+    std::vector<float> col = corpus(s.rows, s.features, static_cast<std::uint32_t>(s.rows));
+    std::vector<float> x(col.size());
+    for (int f = 0; f < s.features; ++f) {
+      for (std::int64_t r = 0; r < s.rows; ++r) {
+        const std::size_t dst = s.row_major ? static_cast<std::size_t>(r * s.features + f)
+                                            : static_cast<std::size_t>(f * s.rows + r);
+        x[dst] = col[static_cast<std::size_t>(f * s.rows + r)];
+      }
+    }
+    const std::vector<std::int64_t> strides =
+        s.row_major ? std::vector<std::int64_t>{s.features, 1} : std::vector<std::int64_t>{1, s.rows};
+    auto gctx = make_context(0, s.seed);
+    auto hctx = make_context(cbg::cpu_device, s.seed);
+    cbg::device_buffer<float> dx = to_device(x, *gctx);
+    cbg::test::fake_tensor ht(x.data(), cbg::test::dl_float(32), {s.rows, s.features}, strides);
+    cbg::test::fake_tensor dt(dx.data(), cbg::test::dl_float(32), {s.rows, s.features}, strides,
+                              DLDevice{kDLCUDA, 0});
+    cbg::pool_inputs hin, din;
+    hin.features = ht.as_borrowed();
+    din.features = dt.as_borrowed();
+    const cbg::pool hp = cbg::pool::build(hctx, std::move(hin));
+    const cbg::pool dp = cbg::pool::build(gctx, std::move(din));
+    q::options o;
+    o.border_count = s.border_count;
+    o.mode = s.mode;
+    const q::host_quantized h = q::quantize_host(hp, o);
+    const q::device_quantized d = q::quantize_device(dp, o);
+    check_equal(h, d, *gctx);
+  }
+}
+
+TEST_CASE("GPU quantizer reads every dtype and per-column tensors like the host", "[gpu][quantize]") {
+  CBG_REQUIRE_GPU();
+  const std::int64_t rows = 3000;
+  std::mt19937 rng(5);
+  std::vector<double> f64(rows);
+  std::vector<std::int32_t> i32(rows);
+  std::vector<std::uint16_t> f16(rows);
+  std::vector<std::uint8_t> u8(rows);
+  std::normal_distribution<double> normal;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    f64[static_cast<std::size_t>(r)] = r % 17 == 0 ? std::nan("") : normal(rng) * 1e3;
+    i32[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(rng() % 100000) - 50000;
+    f16[static_cast<std::size_t>(r)] = static_cast<std::uint16_t>(0x3c00u + (rng() % 1024));  // [1, 2)
+    u8[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(rng() % 7);
+  }
+  auto gctx = make_context(0);
+  auto hctx = make_context(cbg::cpu_device);
+  auto d64 = to_device(f64, *gctx);
+  auto d32 = to_device(i32, *gctx);
+  auto d16 = to_device(f16, *gctx);
+  auto d8 = to_device(u8, *gctx);
+  const DLDevice cuda{kDLCUDA, 0};
+  cbg::test::fake_tensor h0(f64.data(), cbg::test::dl_float(64), {rows});
+  cbg::test::fake_tensor h1(i32.data(), cbg::test::dl_int(32), {rows});
+  cbg::test::fake_tensor h2(f16.data(), cbg::test::dl_float(16), {rows});
+  cbg::test::fake_tensor h3(u8.data(), cbg::test::dl_uint(8), {rows});
+  cbg::test::fake_tensor g0(d64.data(), cbg::test::dl_float(64), {rows}, {}, cuda);
+  cbg::test::fake_tensor g1(d32.data(), cbg::test::dl_int(32), {rows}, {}, cuda);
+  cbg::test::fake_tensor g2(d16.data(), cbg::test::dl_float(16), {rows}, {}, cuda);
+  cbg::test::fake_tensor g3(d8.data(), cbg::test::dl_uint(8), {rows}, {}, cuda);
+  cbg::pool_inputs hin, din;
+  hin.columns = {h0.as_borrowed(), h1.as_borrowed(), h2.as_borrowed(), h3.as_borrowed()};
+  din.columns = {g0.as_borrowed(), g1.as_borrowed(), g2.as_borrowed(), g3.as_borrowed()};
+  const cbg::pool hp = cbg::pool::build(hctx, std::move(hin));
+  const cbg::pool dp = cbg::pool::build(gctx, std::move(din));
+  q::options o;
+  o.border_count = 64;
+  const q::host_quantized h = q::quantize_host(hp, o);
+  CHECK(h.border_count[0] == 64);  // 63 searched + the NaN border
+  CHECK(h.border_count[3] == 6);
+  check_equal(h, q::quantize_device(dp, o), *gctx);
+}
+
+TEST_CASE("GPU quantizer in strict mode copies no feature data to the host", "[gpu][quantize]") {
+  CBG_REQUIRE_GPU();
+  auto gctx = make_context(0, 0, /*strict=*/true);
+  const std::int64_t rows = 300000;  // sampled: the subset indices go host -> device
+  const int features = 8;
+  std::vector<float> x = corpus(rows, features, 9);
+  cbg::device_buffer<float> dx = to_device(x, *gctx);
+  cbg::test::fake_tensor dt(dx.data(), cbg::test::dl_float(32), {rows, features}, {1, rows},
+                            DLDevice{kDLCUDA, 0});
+  cbg::pool_inputs in;
+  in.features = dt.as_borrowed();
+  const cbg::pool p = cbg::pool::build(gctx, std::move(in));
+  gctx->copies().reset();
+  const q::device_quantized d = q::quantize_device(p, q::options{});
+  const cbg::copy_totals t = gctx->copies().totals();
+  CHECK(t.bytes_in(copy_direction::d2h) == sizeof(int));  // only the error flag comes back
+  CHECK(t.calls_in(copy_direction::d2h) == 1);
+  CHECK(t.bytes_in(copy_direction::h2d) < 4u * 1024u * 1024u);  // descriptors, subset, log table
+  CHECK(d.index.size() == 2u * static_cast<std::size_t>(q::padded_rows_of(rows)));
+  // A Forbidden feature with NaNs fails on the GPU too, naming the first such feature.
+  q::options forbid;
+  forbid.mode = q::nan_mode::forbidden;
+  try {
+    (void)q::quantize_device(p, forbid);
+    FAIL("NaN accepted under Forbidden");
+  } catch (const cbg::error& e) {
+    CHECK(e.code() == cbg::status::bad_data);
+    CHECK(std::string(e.what()).find("feature 4") != std::string::npos);
+  }
+}
