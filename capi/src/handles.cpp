@@ -46,6 +46,7 @@ const char* type_name(handle_type t) noexcept {
   switch (t) {
     case handle_type::context: return "cbg_context_t";
     case handle_type::pool: return "cbg_pool_t";
+    case handle_type::model: return "cbg_model_t";
   }
   return "?";
 }

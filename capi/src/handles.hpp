@@ -7,6 +7,7 @@
 
 #include "cbg/core/error.hpp"
 #include "cbg/data/pool.hpp"
+#include "cbg/model/model.hpp"
 #include "cbg/runtime/context.hpp"
 
 struct cbg_context_t {
@@ -18,9 +19,17 @@ struct cbg_pool_t {
   cbg::pool impl;
 };
 
+struct cbg_model_t {
+  explicit cbg_model_t(cbg::model::model m);
+  cbg::model::model impl;
+  std::vector<std::string> flat_names;   // name per flat feature
+  std::vector<std::string> class_names;  // from the info map
+  std::vector<std::uint8_t> saved;       // bytes of the last cbg_model_save_buffer()
+};
+
 namespace cbg::capi {
 
-enum class handle_type : int { context, pool };
+enum class handle_type : int { context, pool, model };
 
 template <class H>
 constexpr handle_type type_of();
@@ -28,6 +37,8 @@ template <>
 constexpr handle_type type_of<cbg_context_t>() { return handle_type::context; }
 template <>
 constexpr handle_type type_of<cbg_pool_t>() { return handle_type::pool; }
+template <>
+constexpr handle_type type_of<cbg_model_t>() { return handle_type::model; }
 
 // The registry: a process-wide set of live handles, mutex-protected (documented global state).
 void register_handle(const void* h, handle_type t);
