@@ -29,6 +29,7 @@ const json& member(const json& obj, const char* key, const std::string& where) {
   return *it;
 }
 const json* optional_member(const json& obj, const char* key) {
+  if (!obj.is_object()) malformed(std::string("an entry holding '") + key + "' is not an object");
   const auto it = obj.find(key);
   return it == obj.end() || it->is_null() ? nullptr : &*it;
 }
@@ -205,6 +206,7 @@ model parse_model(const json& root) {
     unsupported("non-symmetric trees (grow_policy Depthwise/Lossguide); only oblivious trees are supported");
   model m;
   const json& info = member(root, "features_info", "the model");
+  if (!info.is_object()) malformed("features_info is not an object");
   for (const char* key : {"text_features", "embedding_features", "estimated_features"}) {
     const json* v = optional_member(info, key);
     if (v != nullptr && !(v->is_array() && v->empty())) unsupported(std::string(key) + " in features_info");

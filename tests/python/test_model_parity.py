@@ -249,3 +249,45 @@ def test_zzz_report_max_diff():
     print("\nlargest |CatBoost - cbgpu| per prediction type (RawFormulaVal absolute, others relative):")
     for k, v in sorted(MAX_DIFF.items()):
         print(f"  {k}: {v:.3g}")
+
+
+def test_unsupported_models_are_refused_by_name(tmp_path):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(120, 3))
+    y = X[:, 0]
+    depthwise = catboost.CatBoostRegressor(iterations=3, grow_policy="Depthwise", verbose=0, allow_writing_files=False)
+    depthwise.fit(X, y)
+    for fmt in ("cbm", "json"):
+        depthwise.save_model(str(tmp_path / f"dw.{fmt}"), format=fmt)
+        with pytest.raises(cbgpu.CbgError) as e:
+            cbgpu.Model.load(tmp_path / f"dw.{fmt}", fmt)
+        assert e.value.code == cbgpu.CBG_ERR_UNSUPPORTED and "non-symmetric trees" in e.value.message
+    df = pd.DataFrame({"t": ["a b c", "b c d", "hello world"] * 40, "f": np.arange(120.0)})
+    text = catboost.CatBoostClassifier(iterations=3, verbose=0, allow_writing_files=False)
+    text.fit(df, [0, 1, 1] * 40, text_features=["t"])
+    text.save_model(str(tmp_path / "text.cbm"))
+    with pytest.raises(cbgpu.CbgError) as e:
+        cbgpu.Model.load(tmp_path / "text.cbm")
+    assert e.value.code == cbgpu.CBG_ERR_UNSUPPORTED and "text features" in e.value.message
+
+
+def test_model_info_queries(tmp_path):
+    cb_model, cats, test_df, _ = train("multiclass_ctr", tmp_path)
+    cb_model.save_model(str(tmp_path / "m.cbm"))
+    with cbgpu.Model.load(tmp_path / "m.cbm") as m:
+        info = m.info()
+        assert info["n_trees"] == cb_model.tree_count_
+        assert info["approx_dimension"] == 3
+        assert m.feature_names() == list(test_df.columns)
+        assert [m.feature_names()[j] for j in m.cat_feature_indices()] == cats
+        assert m.class_names() == [str(c) for c in cb_model.classes_]
+        assert json.loads(m.info_value("params"))["loss_function"]["type"] == "MultiClass"
+        assert m.info_value("no such key") is None
+        assert m.prediction_columns("Probability") == 3 and m.prediction_columns("Class") == 1
+        with pytest.raises(cbgpu.CbgError) as e:
+            m.prediction_columns("RMSEWithUncertainty")
+        assert e.value.code == cbgpu.CBG_ERR_UNSUPPORTED
+        with pytest.raises(cbgpu.CbgError) as e:
+            m.predict(np.zeros((2, info["n_float_features"])), np.zeros((2, info["n_cat_features"])),
+                      tree_begin=2, tree_end=1)
+        assert e.value.code == cbgpu.CBG_ERR_INVALID_ARGUMENT
