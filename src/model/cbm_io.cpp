@@ -72,9 +72,14 @@ struct reader {
 
 float canonical(float v) { return v == 0.f ? 0.f : v; }  // -0 -> +0, as CatBoost does for CTR floats
 
+// Copies a scalar vector bytewise: the verifier checks a vector's 4-byte length alignment only, so
+// the doubles of a crafted buffer may sit at an address that is not 8-aligned.
 template <class T>
 std::vector<T> vec(const flatbuffers::Vector<T>* v) {
-  return v == nullptr ? std::vector<T>{} : std::vector<T>(v->begin(), v->end());
+  if (v == nullptr) return {};
+  std::vector<T> out(v->size());
+  if (!out.empty()) std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
+  return out;  // little-endian hosts only (as flatbuffers' own scalar reads)
 }
 std::string str(const flatbuffers::String* s) { return s == nullptr ? std::string{} : s->str(); }
 
