@@ -51,13 +51,17 @@ else()
 endif()
 message(STATUS "cbgpu: DLPack ${CBG_DLPACK_SOURCE}")
 
-# flatbuffers: needed by the .cbm model format (later); optional until then.
-find_package(FlatBuffers CONFIG QUIET NAMES FlatBuffers flatbuffers)
-if(FlatBuffers_FOUND)
-  message(STATUS "cbgpu: flatbuffers ${FlatBuffers_VERSION} found")
-else()
-  message(STATUS "cbgpu: flatbuffers not found (the .cbm model format will need it)")
+# flatbuffers (.cbm model files): only the header-only runtime (flatbuffers/flatbuffers.h, 2.0.8, as
+# Debian's libflatbuffers-dev), found on the system or on CMAKE_INCLUDE_PATH; nothing is linked.
+# flatc, when present, regenerates the schema's header at build time (see CMakeLists.txt).
+find_path(CBG_FLATBUFFERS_INCLUDE flatbuffers/flatbuffers.h)
+if(NOT CBG_FLATBUFFERS_INCLUDE)
+  message(FATAL_ERROR "flatbuffers not found: apt-get install libflatbuffers-dev, or point "
+                      "CMAKE_INCLUDE_PATH at a directory holding flatbuffers/flatbuffers.h (2.0.8)")
 endif()
+target_include_directories(cbg_deps SYSTEM INTERFACE "${CBG_FLATBUFFERS_INCLUDE}")
+find_program(CBG_FLATC flatc)
+message(STATUS "cbgpu: flatbuffers headers in ${CBG_FLATBUFFERS_INCLUDE}; flatc: ${CBG_FLATC}")
 
 # CUDA runtime and CCCL. CUDA 13 keeps CCCL under include/cccl, which older CMake does not add.
 if(CBGPU_STATIC_CUDART)

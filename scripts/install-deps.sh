@@ -34,7 +34,7 @@ fi
 
 # Python packages for the ctypes tests (pip; no virtualenv needed on the build machines).
 py_missing=()
-for m in numpy pytest catboost; do
+for m in numpy pytest pandas catboost; do
   python3 -c "import $m" >/dev/null 2>&1 || py_missing+=("$m")
 done
 if ((${#py_missing[@]})); then

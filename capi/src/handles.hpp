@@ -8,6 +8,7 @@
 #include "cbg/core/error.hpp"
 #include "cbg/data/pool.hpp"
 #include "cbg/quantize/quantizer.hpp"
+#include "cbg/model/model.hpp"
 #include "cbg/runtime/context.hpp"
 
 struct cbg_context_t {
@@ -27,9 +28,17 @@ struct cbg_quantized_t {
   cbg::quantize::device_quantized device;
 };
 
+struct cbg_model_t {
+  explicit cbg_model_t(cbg::model::model m);
+  cbg::model::model impl;
+  std::vector<std::string> flat_names;   // name per flat feature
+  std::vector<std::string> class_names;  // from the info map
+  std::vector<std::uint8_t> saved;       // bytes of the last cbg_model_save_buffer()
+};
+
 namespace cbg::capi {
 
-enum class handle_type : int { context, pool, quantized };
+enum class handle_type : int { context, pool, quantized, model };
 
 template <class H>
 constexpr handle_type type_of();
@@ -39,6 +48,8 @@ template <>
 constexpr handle_type type_of<cbg_pool_t>() { return handle_type::pool; }
 template <>
 constexpr handle_type type_of<cbg_quantized_t>() { return handle_type::quantized; }
+template <>
+constexpr handle_type type_of<cbg_model_t>() { return handle_type::model; }
 
 // The registry: a process-wide set of live handles, mutex-protected (documented global state).
 void register_handle(const void* h, handle_type t);

@@ -16,11 +16,12 @@ from ._context import Context
 from ._copy import tensor_copy
 from ._info import build_info, device_count, version, version_number
 from ._log import set_log_callback
+from ._model import PREDICTION_TYPES, Model, cat_hash
 from ._pool import Pool
 from ._quantize import Quantized
 
 __all__ = [
-    "CbgError", "Context", "Pool", "Quantized", "tensor_copy", "build_info", "device_count", "version",
+    "CbgError", "Context", "Pool", "Quantized", "Model", "cat_hash", "PREDICTION_TYPES", "tensor_copy", "build_info", "device_count", "version",
     "version_number", "set_log_callback", "last_error", "status_string", "STATUS_NAMES",
     "CBG_DEVICE_AUTO", "CBG_DEVICE_CPU", "CBG_CONTEXT_STRICT_NO_D2H",
     "CBG_LOG_TRACE", "CBG_LOG_DEBUG", "CBG_LOG_INFO", "CBG_LOG_WARN", "CBG_LOG_ERROR",

@@ -60,6 +60,17 @@ CBG_TENSOR_DLPACK_VERSIONED = 1
 CBG_TENSOR_DLPACK_LEGACY = 2
 CBG_TENSOR_DLTENSOR = 3
 
+# ---- models ---------------------------------------------------------------------------------------
+CBG_MODEL_FORMAT_CBM = 0
+CBG_MODEL_FORMAT_JSON = 1
+CBG_PREDICTION_RAW_FORMULA_VAL = 0
+CBG_PREDICTION_PROBABILITY = 1
+CBG_PREDICTION_LOG_PROBABILITY = 2
+CBG_PREDICTION_CLASS = 3
+CBG_PREDICTION_EXPONENT = 4
+CBG_PREDICTION_RMSE_WITH_UNCERTAINTY = 5
+CBG_PREDICTION_MULTI_PROBABILITY = 6
+
 # ---- callback types ---------------------------------------------------------------------------------
 # void (*)(void* user_data, int32_t level, const char* category, const char* message)
 cbg_log_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p, ctypes.c_char_p)
@@ -147,6 +158,35 @@ class cbg_quantize_desc_t(ctypes.Structure):
     ]
 
 
+class cbg_model_info_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("n_trees", ctypes.c_int64),
+        ("approx_dimension", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+        ("n_flat_features", ctypes.c_int64),
+        ("n_float_features", ctypes.c_int64),
+        ("n_cat_features", ctypes.c_int64),
+        ("n_class_names", ctypes.c_int64),
+        ("scale", ctypes.c_double),
+    ]
+
+
+class cbg_model_predict_host_desc_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("n_rows", ctypes.c_int64),
+        ("float_features", ctypes.POINTER(ctypes.c_float)),
+        ("float_row_stride", ctypes.c_int64),
+        ("cat_hashes", ctypes.POINTER(ctypes.c_uint32)),
+        ("cat_row_stride", ctypes.c_int64),
+        ("prediction_type", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+        ("tree_begin", ctypes.c_int64),
+        ("tree_end", ctypes.c_int64),
+    ]
+
+
 # ---- loading --------------------------------------------------------------------------------------------
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -216,6 +256,25 @@ _PROTOTYPES = {
     "cbg_quantized_borders": (_st, [_vp, ctypes.c_int64, _P(ctypes.c_float), ctypes.c_int32,
                                     _P(ctypes.c_int32), _P(ctypes.c_int32)]),
     "cbg_quantized_feature_bins": (_st, [_vp, ctypes.c_int64, _P(ctypes.c_uint8), ctypes.c_size_t]),
+    "cbg_model_load_file": (_st, [ctypes.c_char_p, ctypes.c_int32, _P(_vp)]),
+    "cbg_model_load_buffer": (_st, [_vp, ctypes.c_size_t, ctypes.c_int32, _P(_vp)]),
+    "cbg_model_save_file": (_st, [_vp, ctypes.c_char_p, ctypes.c_int32]),
+    "cbg_model_save_buffer": (_st, [_vp, ctypes.c_int32, _P(_vp), _P(ctypes.c_size_t)]),
+    "cbg_model_free": (_st, [_vp]),
+    "cbg_model_info": (_st, [_vp, _P(cbg_model_info_t)]),
+    "cbg_model_feature_name": (_st, [_vp, ctypes.c_int64, _P(ctypes.c_char_p)]),
+    "cbg_model_cat_feature_index": (_st, [_vp, ctypes.c_int64, _P(ctypes.c_int64)]),
+    "cbg_model_float_feature_index": (_st, [_vp, ctypes.c_int64, _P(ctypes.c_int64)]),
+    "cbg_model_class_name": (_st, [_vp, ctypes.c_int64, _P(ctypes.c_char_p)]),
+    "cbg_model_info_value": (_st, [_vp, ctypes.c_char_p, _P(ctypes.c_char_p)]),
+    "cbg_cat_hash_string": (_st, [ctypes.c_char_p, ctypes.c_size_t, _P(ctypes.c_uint32)]),
+    "cbg_cat_hash_int64": (_st, [ctypes.c_int64, _P(ctypes.c_uint32)]),
+    "cbg_model_prediction_columns": (_st, [_vp, ctypes.c_int32, _P(ctypes.c_int64)]),
+    "cbg_model_predict_host_desc_init": (_st, [_P(cbg_model_predict_host_desc_t)]),
+    "cbg_model_predict_host": (_st, [_vp, _P(cbg_model_predict_host_desc_t), _P(ctypes.c_double),
+                                     ctypes.c_size_t]),
+    "cbg_model_leaf_indexes_host": (_st, [_vp, _P(cbg_model_predict_host_desc_t), _P(ctypes.c_uint32),
+                                          ctypes.c_size_t]),
 }
 
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Every C entry point and every error path, from pure C99. With --gpu: the GPU part (exit 77 when no
  * CUDA device is visible, which CTest reports as skipped). Ends with "N passed, N failed". */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cbgpu/cbgpu.h"
@@ -493,6 +495,156 @@ static int test_gpu(void) {
 }
 #endif
 
+
+/* A minimal CatBoost JSON model: float feature "x" (border 0.5, NaN as true), categorical "c"
+ * one-hot on "a"; tree 0 splits on both, tree 1 on x; bias 0.25. */
+static const char* k_model_json =
+    "{\"features_info\": {\"float_features\": [{\"borders\": [0.5], \"feature_id\": \"x\", \"feature_index\": 0,"
+    " \"flat_feature_index\": 0, \"has_nans\": true, \"nan_value_treatment\": \"AsTrue\"}],"
+    " \"categorical_features\": [{\"feature_id\": \"c\", \"feature_index\": 0, \"flat_feature_index\": 1,"
+    " \"values\": [-805065478]}]},"
+    " \"model_info\": {\"params\": {\"loss_function\": {\"type\": \"Logloss\"}}, \"class_params\": {\"class_names\": [\"no\", \"yes\"]}},"
+    " \"oblivious_trees\": [{\"splits\": [{\"split_index\": 0}, {\"split_index\": 1}], \"leaf_values\": [1, 2, 3, 4]},"
+    " {\"splits\": [{\"split_index\": 0}], \"leaf_values\": [10, 20]}],"
+    " \"scale_and_bias\": [1, [0.25]]}";
+
+static void test_models(void) {
+  cbg_model_t* m = NULL;
+  cbg_model_t* m2 = NULL;
+  cbg_model_info_t info;
+  const char* name = NULL;
+  const void* bytes = NULL;
+  size_t size = 0;
+  int64_t flat = -1, cols = 0;
+  uint32_t hash = 0, a_hash = 0;
+  float floats[3] = {0.0f, 1.0f, 0.0f};
+  uint32_t cats[3];
+  double out[6];
+  uint32_t leaves[6];
+  cbg_model_predict_host_desc_t d;
+  char* copy;
+  const char* path = "cbgpu_test_capi_model.cbm";
+
+  /* hashes */
+  CHECK_STATUS(cbg_cat_hash_string("a", 1, &hash), CBG_OK);
+  CHECK(hash == 3489901818u);
+  a_hash = hash;
+  CHECK_STATUS(cbg_cat_hash_string("Female", 6, &hash), CBG_OK);
+  CHECK(hash == 2180403013u);
+  CHECK_STATUS(cbg_cat_hash_int64(777, &hash), CBG_OK);
+  CHECK((int32_t)hash == -571044564);
+  CHECK_STATUS(cbg_cat_hash_string(NULL, 0, &hash), CBG_OK);
+  CHECK(hash == 797982799u);
+  CHECK_STATUS(cbg_cat_hash_string(NULL, 3, &hash), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_cat_hash_string("a", 1, NULL), CBG_ERR_NULL_POINTER);
+
+  /* load errors */
+  CHECK_STATUS(cbg_model_load_buffer(k_model_json, strlen(k_model_json), 7, &m), CBG_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(cbg_model_load_buffer(k_model_json, strlen(k_model_json), CBG_MODEL_FORMAT_JSON, NULL),
+               CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_model_load_buffer(NULL, 5, CBG_MODEL_FORMAT_JSON, &m), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_model_load_buffer("CBM1", 4, CBG_MODEL_FORMAT_CBM, &m), CBG_ERR_FORMAT);
+  CHECK(m == NULL);
+  CHECK_STATUS(cbg_model_load_buffer(k_model_json, strlen(k_model_json), CBG_MODEL_FORMAT_CBM, &m), CBG_ERR_FORMAT);
+  CHECK_STATUS(cbg_model_load_buffer("{}", 2, CBG_MODEL_FORMAT_JSON, &m), CBG_ERR_FORMAT);
+  CHECK_STATUS(cbg_model_load_buffer("{\"features_info\": {}, \"trees\": []}", 34, CBG_MODEL_FORMAT_JSON, &m),
+               CBG_ERR_UNSUPPORTED);
+  CHECK_STATUS(cbg_model_load_file("/nonexistent/model.cbm", CBG_MODEL_FORMAT_CBM, &m), CBG_ERR_IO);
+  CHECK_STATUS(cbg_model_load_file(NULL, CBG_MODEL_FORMAT_CBM, &m), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_model_free(NULL), CBG_OK);
+
+  CHECK_STATUS(cbg_model_load_buffer(k_model_json, strlen(k_model_json), CBG_MODEL_FORMAT_JSON, &m), CBG_OK);
+  memset(&info, 0, sizeof(info));
+  CHECK_STATUS(cbg_model_info(m, &info), CBG_ERR_INVALID_ARGUMENT);
+  info.struct_size = sizeof(info);
+  CHECK_STATUS(cbg_model_info(m, &info), CBG_OK);
+  CHECK(info.n_trees == 2 && info.approx_dimension == 1 && info.n_flat_features == 2);
+  CHECK(info.n_float_features == 1 && info.n_cat_features == 1 && info.n_class_names == 2);
+  CHECK_STATUS(cbg_model_feature_name(m, 1, &name), CBG_OK);
+  CHECK(strcmp(name, "c") == 0);
+  CHECK_STATUS(cbg_model_feature_name(m, 2, &name), CBG_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(cbg_model_cat_feature_index(m, 0, &flat), CBG_OK);
+  CHECK(flat == 1);
+  CHECK_STATUS(cbg_model_float_feature_index(m, 0, &flat), CBG_OK);
+  CHECK(flat == 0);
+  CHECK_STATUS(cbg_model_cat_feature_index(m, 1, &flat), CBG_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(cbg_model_class_name(m, 1, &name), CBG_OK);
+  CHECK(strcmp(name, "yes") == 0);
+  CHECK_STATUS(cbg_model_info_value(m, "params", &name), CBG_OK);
+  CHECK(name != NULL && strstr(name, "Logloss") != NULL);
+  CHECK_STATUS(cbg_model_info_value(m, "absent", &name), CBG_OK);
+  CHECK(name == NULL);
+  CHECK_STATUS(cbg_model_prediction_columns(m, CBG_PREDICTION_PROBABILITY, &cols), CBG_OK);
+  CHECK(cols == 2);
+  CHECK_STATUS(cbg_model_prediction_columns(m, 99, &cols), CBG_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(cbg_model_prediction_columns(m, CBG_PREDICTION_RMSE_WITH_UNCERTAINTY, &cols), CBG_ERR_UNSUPPORTED);
+
+  /* predict: rows (x=0, "a"), (x=1, "zz"), (x=NaN -> +inf, "a") */
+  floats[2] = NAN;
+  cats[0] = a_hash;
+  CHECK_STATUS(cbg_cat_hash_string("zz", 2, &cats[1]), CBG_OK);
+  cats[2] = a_hash;
+  CHECK_STATUS(cbg_model_predict_host_desc_init(&d), CBG_OK);
+  d.n_rows = 3;
+  d.float_features = floats;
+  d.float_row_stride = 1;
+  d.cat_hashes = cats;
+  d.cat_row_stride = 1;
+  CHECK_STATUS(cbg_model_predict_host(m, &d, out, 3), CBG_OK);
+  CHECK(out[0] == 3 + 10 + 0.25 && out[1] == 2 + 20 + 0.25 && out[2] == 4 + 20 + 0.25);
+  CHECK_STATUS(cbg_model_predict_host(m, &d, out, 2), CBG_ERR_SHAPE);
+  CHECK_STATUS(cbg_model_predict_host(m, &d, NULL, 3), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_model_predict_host(m, NULL, out, 3), CBG_ERR_NULL_POINTER);
+  d.tree_begin = 1;
+  CHECK_STATUS(cbg_model_predict_host(m, &d, out, 3), CBG_OK);
+  CHECK(out[0] == 10 && out[1] == 20);
+  d.tree_end = 5;
+  CHECK_STATUS(cbg_model_predict_host(m, &d, out, 3), CBG_ERR_INVALID_ARGUMENT);
+  d.tree_begin = 0;
+  d.tree_end = 0;
+  CHECK_STATUS(cbg_model_leaf_indexes_host(m, &d, leaves, 6), CBG_OK);
+  CHECK(leaves[0] == 2 && leaves[1] == 0 && leaves[2] == 1 && leaves[3] == 1 && leaves[4] == 3);
+  d.prediction_type = CBG_PREDICTION_CLASS;
+  CHECK_STATUS(cbg_model_predict_host(m, &d, out, 3), CBG_OK);
+  CHECK(out[0] == 1.0);
+  d.prediction_type = 42;
+  CHECK_STATUS(cbg_model_predict_host(m, &d, out, 3), CBG_ERR_INVALID_ARGUMENT);
+  d.prediction_type = CBG_PREDICTION_RAW_FORMULA_VAL;
+  d.float_row_stride = 0;
+  CHECK_STATUS(cbg_model_predict_host(m, &d, out, 3), CBG_ERR_INVALID_ARGUMENT);
+  d.float_row_stride = 1;
+  d.struct_size = 3;
+  CHECK_STATUS(cbg_model_predict_host(m, &d, out, 3), CBG_ERR_INVALID_ARGUMENT);
+  d.struct_size = sizeof(d);
+
+  /* save and reload: cbm and json, buffer and file */
+  CHECK_STATUS(cbg_model_save_buffer(m, 5, &bytes, &size), CBG_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(cbg_model_save_buffer(m, CBG_MODEL_FORMAT_CBM, NULL, &size), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_model_save_buffer(m, CBG_MODEL_FORMAT_CBM, &bytes, &size), CBG_OK);
+  CHECK(size > 8 && memcmp(bytes, "CBM1", 4) == 0);
+  copy = (char*)malloc(size);
+  memcpy(copy, bytes, size);
+  CHECK_STATUS(cbg_model_load_buffer(copy, size, CBG_MODEL_FORMAT_CBM, &m2), CBG_OK);
+  free(copy);
+  CHECK_STATUS(cbg_model_predict_host(m2, &d, out + 3, 3), CBG_OK);
+  CHECK(out[3] == 3 + 10 + 0.25 && out[5] == 4 + 20 + 0.25);
+  CHECK_STATUS(cbg_model_free(m2), CBG_OK);
+  CHECK_STATUS(cbg_model_save_buffer(m, CBG_MODEL_FORMAT_JSON, &bytes, &size), CBG_OK);
+  CHECK(size > 0 && ((const char*)bytes)[0] == '{');
+  CHECK_STATUS(cbg_model_save_file(m, path, CBG_MODEL_FORMAT_CBM), CBG_OK);
+  CHECK_STATUS(cbg_model_save_file(m, "/nonexistent/dir/m.cbm", CBG_MODEL_FORMAT_CBM), CBG_ERR_IO);
+  CHECK_STATUS(cbg_model_load_file(path, CBG_MODEL_FORMAT_CBM, &m2), CBG_OK);
+  remove(path);
+  CHECK_STATUS(cbg_model_free(m2), CBG_OK);
+
+  /* freed and foreign handles */
+  CHECK_STATUS(cbg_model_free(m), CBG_OK);
+  CHECK_STATUS(cbg_model_free(m), CBG_ERR_INVALID_HANDLE);
+  CHECK_STATUS(cbg_model_info(m, &info), CBG_ERR_INVALID_HANDLE);
+  CHECK_STATUS(cbg_model_predict_host(m, &d, out, 3), CBG_ERR_INVALID_HANDLE);
+  CHECK_STATUS(cbg_model_info((const cbg_model_t*)&info, &info), CBG_ERR_INVALID_HANDLE);
+}
+
 int main(int argc, char** argv) {
   int gpu = argc > 1 && strcmp(argv[1], "--gpu") == 0;
   if (gpu) {
@@ -509,6 +661,7 @@ int main(int argc, char** argv) {
     test_context();
     test_pool();
     test_tensor_copy();
+    test_models();
   }
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

@@ -489,6 +489,198 @@ CBG_API cbg_status cbg_quantized_borders(const cbg_quantized_t* q, int64_t featu
 CBG_API cbg_status cbg_quantized_feature_bins(const cbg_quantized_t* q, int64_t feature,
                                               uint8_t* bins, size_t capacity);
 
+/* ------------------------------------------------------------------------------------------------
+ * Models: CatBoost oblivious-tree models, read and written as CatBoost's .cbm and JSON files, and
+ * evaluated on the host (the reference path). Models with non-symmetric trees, text, embedding or
+ * estimated features are refused with #CBG_ERR_UNSUPPORTED naming the part.
+ * ---------------------------------------------------------------------------------------------- */
+
+/** Opaque model handle. */
+typedef struct cbg_model_t cbg_model_t;
+
+#define CBG_MODEL_FORMAT_CBM 0  /**< CatBoost's binary model (`save_model(..., format='cbm')`). */
+#define CBG_MODEL_FORMAT_JSON 1 /**< CatBoost's JSON model (`save_model(..., format='json')`). */
+
+/**
+ * @brief Reads a model file.
+ * @param path    NUL-terminated file name.
+ * @param format  CBG_MODEL_FORMAT_CBM or CBG_MODEL_FORMAT_JSON.
+ * @param[out] out  the new model; free with cbg_model_free().
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_ARGUMENT (format), #CBG_ERR_IO (cannot
+ *         open or read), #CBG_ERR_FORMAT (malformed or inconsistent bytes), #CBG_ERR_UNSUPPORTED
+ *         (non-symmetric trees, text/embedding/estimated features), #CBG_ERR_OUT_OF_MEMORY.
+ * Thread-safe; blocks. @since 0.1
+ */
+CBG_API cbg_status cbg_model_load_file(const char* path, int32_t format, cbg_model_t** out);
+
+/**
+ * @brief Reads a model from memory (the bytes of a .cbm or JSON file).
+ * @param data  the bytes (borrowed for the call only; the model keeps its own copy of what it needs).
+ * @param size  their count.
+ * @return as cbg_model_load_file(), without #CBG_ERR_IO. Thread-safe; blocks. @since 0.1
+ */
+CBG_API cbg_status cbg_model_load_buffer(const void* data, size_t size, int32_t format,
+                                         cbg_model_t** out);
+
+/**
+ * @brief Writes the model to a file that CatBoost loads (`CatBoost.load_model(path, format=...)`).
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT
+ *         (format), #CBG_ERR_IO, #CBG_ERR_UNSUPPORTED (a model JSON cannot hold).
+ * Thread-safe (the model is only read); blocks. @since 0.1
+ */
+CBG_API cbg_status cbg_model_save_file(const cbg_model_t* model, const char* path, int32_t format);
+
+/**
+ * @brief Serialises the model into library-owned memory.
+ * @param[out] data  receives the bytes; owned by the model, valid until the next call on this
+ *                   handle that takes it non-const, or until cbg_model_free(). Never free it.
+ * @param[out] size  receives their count.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT,
+ *         #CBG_ERR_UNSUPPORTED, #CBG_ERR_OUT_OF_MEMORY.
+ * Not thread-safe for this handle; blocks. @since 0.1
+ */
+CBG_API cbg_status cbg_model_save_buffer(cbg_model_t* model, int32_t format, const void** data,
+                                         size_t* size);
+
+/**
+ * @brief Frees a model. NULL is a no-op.
+ * @return #CBG_OK, #CBG_ERR_INVALID_HANDLE. Not thread-safe for this handle. @since 0.1
+ */
+CBG_API cbg_status cbg_model_free(cbg_model_t* model);
+
+/** Facts about a model. */
+typedef struct cbg_model_info_t {
+  size_t struct_size;        /**< sizeof(cbg_model_info_t), set by the caller. */
+  int64_t n_trees;
+  int32_t approx_dimension;  /**< Outputs of RawFormulaVal per row (1: regression, binary). */
+  int32_t reserved;          /**< Zero. */
+  int64_t n_flat_features;   /**< Columns of the full input (float and categorical). */
+  int64_t n_float_features;
+  int64_t n_cat_features;
+  int64_t n_class_names;     /**< 0 unless a classifier stored its class names. */
+  double scale;              /**< Raw = scale * sum of leaves + bias. */
+} cbg_model_info_t;
+
+/**
+ * @brief Reads the counts of a model.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT
+ *         (struct_size too small). Thread-safe. @since 0.1
+ */
+CBG_API cbg_status cbg_model_info(const cbg_model_t* model, cbg_model_info_t* info);
+
+/**
+ * @brief Name of flat feature `flat_index` ("" when unnamed); valid until the model is freed.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT
+ *         (index out of range). Thread-safe. @since 0.1
+ */
+CBG_API cbg_status cbg_model_feature_name(const cbg_model_t* model, int64_t flat_index,
+                                          const char** name);
+
+/**
+ * @brief Flat (input column) index of the `cat_index`-th categorical feature; the categorical
+ *        features of a model are these columns, in this order.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT.
+ * Thread-safe. @since 0.1
+ */
+CBG_API cbg_status cbg_model_cat_feature_index(const cbg_model_t* model, int64_t cat_index,
+                                               int64_t* flat_index);
+
+/** @brief Flat index of the `float_index`-th float feature (as cbg_model_cat_feature_index()). @since 0.1 */
+CBG_API cbg_status cbg_model_float_feature_index(const cbg_model_t* model, int64_t float_index,
+                                                 int64_t* flat_index);
+
+/**
+ * @brief Name of class `index` as the model stores it (class_params.class_names; integers in
+ *        decimal); valid until the model is freed.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT.
+ * Thread-safe. @since 0.1
+ */
+CBG_API cbg_status cbg_model_class_name(const cbg_model_t* model, int64_t index, const char** name);
+
+/**
+ * @brief Value of metadata key `key` (CatBoost's model_info, e.g. "params"), or NULL when absent;
+ *        valid until the model is freed.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE. Thread-safe. @since 0.1
+ */
+CBG_API cbg_status cbg_model_info_value(const cbg_model_t* model, const char* key, const char** value);
+
+/**
+ * @brief CatBoost's hash of a categorical value given as UTF-8 bytes (low 32 bits of CityHash64
+ *        v1.0). Python ints are hashed as their decimal text: use cbg_cat_hash_int64().
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER (data NULL with size > 0, or hash NULL). Thread-safe. @since 0.1
+ */
+CBG_API cbg_status cbg_cat_hash_string(const char* data, size_t size, uint32_t* hash);
+
+/** @brief CatBoost's hash of an integer categorical value (its decimal text). Thread-safe. @since 0.1 */
+CBG_API cbg_status cbg_cat_hash_int64(int64_t value, uint32_t* hash);
+
+#define CBG_PREDICTION_RAW_FORMULA_VAL 0      /**< Scale * sum of leaves + bias. */
+#define CBG_PREDICTION_PROBABILITY 1          /**< Sigmoid (dimension 1: 2 columns [1-p, p]) or
+                                                   softmax; per-dimension sigmoid for
+                                                   MultiClassOneVsAll/MultiLogloss/MultiCrossEntropy. */
+#define CBG_PREDICTION_LOG_PROBABILITY 2      /**< The logarithm of PROBABILITY. */
+#define CBG_PREDICTION_CLASS 3                /**< Class index (argmax, or raw > logit of the
+                                                   binclass threshold); per dimension 0/1 for
+                                                   multi-label losses. */
+#define CBG_PREDICTION_EXPONENT 4             /**< exp(raw). */
+#define CBG_PREDICTION_RMSE_WITH_UNCERTAINTY 5 /**< [raw0, exp(2 * raw1)]; dimension 2 only. */
+#define CBG_PREDICTION_MULTI_PROBABILITY 6    /**< Per-dimension sigmoid. */
+
+/**
+ * @brief Columns per row that cbg_model_predict_host() writes for `prediction_type`.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT
+ *         (unknown type), #CBG_ERR_UNSUPPORTED (type does not fit the model). Thread-safe. @since 0.1
+ */
+CBG_API cbg_status cbg_model_prediction_columns(const cbg_model_t* model, int32_t prediction_type,
+                                                int64_t* columns);
+
+/**
+ * @brief Host rows to evaluate. Initialise with cbg_model_predict_host_desc_init().
+ *
+ * As CatBoost's own C API: float features by their per-type index (column j of `float_features`
+ * is float feature j, whose input column is cbg_model_float_feature_index()), categorical features
+ * as CatBoost hashes (cbg_cat_hash_string() / cbg_cat_hash_int64()) by their per-type index.
+ * @since 0.1
+ */
+typedef struct cbg_model_predict_host_desc_t {
+  size_t struct_size;             /**< sizeof(cbg_model_predict_host_desc_t). */
+  int64_t n_rows;
+  const float* float_features;    /**< [n_rows, float_row_stride] row-major, or NULL without float features. */
+  int64_t float_row_stride;       /**< Elements between rows; >= n_float_features. */
+  const uint32_t* cat_hashes;     /**< [n_rows, cat_row_stride] row-major, or NULL without categorical features. */
+  int64_t cat_row_stride;         /**< Elements between rows; >= n_cat_features. */
+  int32_t prediction_type;        /**< CBG_PREDICTION_* (default RAW_FORMULA_VAL). */
+  int32_t reserved;               /**< Zero. */
+  int64_t tree_begin;             /**< First tree (default 0). The bias is added only from tree 0. */
+  int64_t tree_end;               /**< One past the last tree; 0 (default): all trees. */
+} cbg_model_predict_host_desc_t;
+
+/** @brief Fills `desc` with struct_size and the defaults. Thread-safe. @since 0.1 */
+CBG_API cbg_status cbg_model_predict_host_desc_init(cbg_model_predict_host_desc_t* desc);
+
+/**
+ * @brief Evaluates the model on host rows, exactly as CatBoost's CPU predict does (RawFormulaVal bit
+ *        for bit; see the format notes for the exponentials).
+ * @param[out] out   caller-owned [n_rows, columns] row-major (columns: cbg_model_prediction_columns()).
+ * @param out_size   elements available at `out`.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT (bad
+ *         struct_size, strides, tree range, type), #CBG_ERR_SHAPE (out too small),
+ *         #CBG_ERR_UNSUPPORTED (type does not fit the model).
+ * Thread-safe (the model is only read); blocks; touches no GPU. @since 0.1
+ */
+CBG_API cbg_status cbg_model_predict_host(const cbg_model_t* model,
+                                          const cbg_model_predict_host_desc_t* desc, double* out,
+                                          size_t out_size);
+
+/**
+ * @brief Leaf index of each row in each tree of [tree_begin, tree_end): out[row * n_trees + t].
+ *        `desc->prediction_type` is ignored.
+ * @return as cbg_model_predict_host(). Thread-safe; blocks. @since 0.1
+ */
+CBG_API cbg_status cbg_model_leaf_indexes_host(const cbg_model_t* model,
+                                               const cbg_model_predict_host_desc_t* desc,
+                                               uint32_t* out, size_t out_size);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
