@@ -14,6 +14,7 @@ struct feature_column {
   bool categorical = false;
   std::vector<float> values;   // numeric features (NaN: missing)
   std::vector<int64_t> codes;  // categorical features: 0, 1, ... in order of first appearance
+  std::vector<std::string> categories;  // categorical features: the text of each code
   int64_t distinct = 0;        // categorical features: number of distinct values
 };
 

@@ -90,7 +90,10 @@ class row_sink {
           feature_column& f = data_.features[feature];
           auto& dict = dictionaries_[feature];
           const auto [it, added] = dict.try_emplace(std::string(trim(field)), f.distinct);
-          if (added) ++f.distinct;
+          if (added) {
+            f.categories.push_back(it->first);
+            ++f.distinct;
+          }
           f.codes.push_back(it->second);
           ++feature;
           break;
