@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// `cbgpu-bench calc`: CatBoost's `catboost calc` flags. Model files are issue #3 and the GPU
-// evaluator issue #6, so today it checks its flags and exits with code 3.
+// `cbgpu-bench calc`: CatBoost's `catboost calc`. Reads a model file and a DSV file, evaluates the
+// model on the host reference path (cbg_model_predict_host; the GPU evaluator is issue #6) and
+// writes the predictions as a TSV.
 #pragma once
 
 #include <string>
@@ -19,11 +20,12 @@ struct calc_options {
   std::string prediction_type = "RawFormulaVal";
   std::string delimiter = "\\t";
   bool has_header = false;
+  std::string model_format = "CatboostBinary";
 };
 
 CLI::App* add_calc_command(CLI::App& app, calc_options& options);
 
-// Throws not_implemented_error (exit code 3) until model files exist.
+// Throws usage_error (exit code 2) for bad input, library_error for a model the library refuses.
 int run_calc(const calc_options& options);
 
 }  // namespace cbgpu_bench

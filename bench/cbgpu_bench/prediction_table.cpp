@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "prediction_table.hpp"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "errors.hpp"
+
+namespace cbgpu_bench {
+
+namespace {
+
+std::string header(const std::vector<prediction_block>& blocks,
+                   const std::vector<std::string>& class_names) {
+  std::string line = "SampleId";
+  for (const prediction_block& b : blocks) {
+    if (b.columns == 1) {
+      line += '\t' + b.type_name;
+      continue;
+    }
+    const bool per_class = static_cast<int64_t>(class_names.size()) == b.columns;
+    for (int64_t c = 0; c < b.columns; ++c) {
+      line += per_class
+                  ? fmt::format("\t{}:Class={}", b.type_name, class_names[static_cast<std::size_t>(c)])
+                  : fmt::format("\t{}:{}", b.type_name, c);
+    }
+  }
+  return line;
+}
+
+std::string cell(const prediction_block& b, double value,
+                 const std::vector<std::string>& class_names) {
+  if (!b.is_class) return fmt::format("{:.17g}", value);
+  const auto index = static_cast<int64_t>(value);
+  if (b.columns == 1 && index >= 0 && index < static_cast<int64_t>(class_names.size())) {
+    return class_names[static_cast<std::size_t>(index)];
+  }
+  return fmt::format("{}", index);
+}
+
+}  // namespace
+
+void write_prediction_table(const std::string& path, int64_t rows,
+                            const std::vector<prediction_block>& blocks,
+                            const std::vector<std::string>& class_names) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw usage_error(fmt::format("--output-path: cannot write '{}'", path));
+  out << header(blocks, class_names) << '\n';
+  for (int64_t r = 0; r < rows; ++r) {
+    std::string line = fmt::format("{}", r);
+    for (const prediction_block& b : blocks) {
+      for (int64_t c = 0; c < b.columns; ++c) {
+        line += '\t';
+        line += cell(b, b.values[static_cast<std::size_t>(r * b.columns + c)], class_names);
+      }
+    }
+    out << line << '\n';
+  }
+  out.close();
+  if (!out) throw usage_error(fmt::format("--output-path: cannot write '{}'", path));
+}
+
+}  // namespace cbgpu_bench
