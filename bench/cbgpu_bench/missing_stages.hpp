@@ -9,15 +9,17 @@ namespace cbgpu_bench {
 
 struct missing_stage {
   const char* stage;  // machine-readable name, used in the JSON record
-  int issue;          // the issue that implements it
+  int issue;          // the issue that must land first
   const char* what;   // what did not happen because of it
 };
 
 inline constexpr std::array<missing_stage, 4> missing_stages{{
     {"train", 7, "no model was trained"},
-    {"save_model", 3, "no model file was written"},
-    {"predict", 6, "no predictions were made"},
-    {"metric", 6, "no quality metric was computed"},
+    {"save_model", 7, "no model file was written: model files exist, but no model was trained"},
+    {"predict", 7, "no predictions were made: they need a trained model (issue #7) and the GPU "
+                   "evaluator (issue #6)"},
+    {"metric", 7, "no quality metric was computed: it needs a trained model (issue #7) and the GPU "
+                  "evaluator (issue #6)"},
 }};
 
 }  // namespace cbgpu_bench
