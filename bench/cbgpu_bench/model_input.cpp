@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "model_input.hpp"
 
+#include <string>
+
 #include <fmt/format.h>
 
 #include "errors.hpp"
@@ -21,9 +23,9 @@ const feature_column& feature_at(const loaded_dataset& data, int64_t flat_index,
   const feature_column& f = data.features[static_cast<std::size_t>(flat_index)];
   if (f.categorical != categorical) {
     throw usage_error(fmt::format(
-        "{}: model feature {} is {}, but the data has it as {} (set its type in the column "
+        "{}: model feature {} is {}, but the data has it ({}) as {} (set its type in the column "
         "description: {})",
-        data.path, flat_index, categorical ? "categorical" : "numeric",
+        data.path, flat_index, categorical ? "categorical" : "numeric", describe(f),
         categorical ? "numeric" : "categorical", categorical ? "Categ" : "Num"));
   }
   return f;
