@@ -128,6 +128,10 @@ __global__ __launch_bounds__(binarize_block) void binarize_kernel(
   }
 }
 
+void mark(cudaEvent_t e, cudaStream_t stream) {
+  if (e != nullptr) CBG_CUDA_TRY(cudaEventRecord(e, stream));
+}
+
 template <class T>
 device_buffer<T> upload(const std::vector<T>& host, const context& ctx, const char* what) {
   device_buffer<T> d(host.size(), ctx.stream(), ctx.resource());
@@ -140,7 +144,9 @@ device_buffer<T> upload(const std::vector<T>& host, const context& ctx, const ch
 
 }  // namespace
 
-device_quantized quantize_device(const pool& p, const options& o) {
+device_quantized quantize_device(const pool& p, const options& o, const stage_marks* marks) {
+  const stage_marks none{};
+  const stage_marks& at = marks != nullptr ? *marks : none;
   const context& ctx = *p.ctx();
   CBG_EXPECTS(!ctx.is_cpu(), status::no_device, "quantize_device needs a GPU context");
   for (const column_view& c : p.features()) {
@@ -150,6 +156,7 @@ device_quantized quantize_device(const pool& p, const options& o) {
   const feature_settings settings = resolve_settings(p, o);
   scoped_device guard(ctx.device());
   const cudaStream_t stream = ctx.stream();
+  mark(at.start, stream);
 
   device_quantized q;
   q.rows = p.num_rows();
@@ -191,6 +198,7 @@ device_quantized quantize_device(const pool& p, const options& o) {
     device_buffer<float> sorted(total, stream, ctx.resource());
     device_buffer<unsigned int> nan_counts(static_cast<std::size_t>(nf), stream, ctx.resource());
     CBG_CUDA_TRY(cudaMemsetAsync(nan_counts.data(), 0, nan_counts.size_bytes(), stream));
+    mark(at.setup, stream);
     {
       const unsigned gx = static_cast<unsigned>(std::min<std::uint32_t>((m + gather_block - 1) / gather_block, 1024u));
       const unsigned gy = static_cast<unsigned>(std::min<std::int64_t>(nf, 65535));
@@ -199,6 +207,7 @@ device_quantized quantize_device(const pool& p, const options& o) {
           requested_count.data(), keys.data(), nan_counts.data());
       CBG_CHECK_CUDA(stream);
     }
+    mark(at.gather, stream);
     // 2. Sort each feature's subset; NaNs (canonical, positive) sort last.
     {
       std::vector<int> offsets_host(static_cast<std::size_t>(nf) + 1);
@@ -214,6 +223,7 @@ device_quantized quantize_device(const pool& p, const options& o) {
           static_cast<int>(nf), offsets.data(), offsets.data() + 1, 0, 32, stream));
     }
     keys.reset();
+    mark(at.sort, stream);
     // 3. GreedyLogSum per feature.
     const device_buffer<double> logs = upload(greedy_log_table(m), ctx, "quantizer log table");
     device_buffer<greedy_bin> heaps(static_cast<std::size_t>(nf) * greedy_heap_capacity, stream, ctx.resource());
@@ -223,6 +233,7 @@ device_quantized quantize_device(const pool& p, const options& o) {
         logs.data(), heaps.data(), starts.data(), q.borders.data(), q.border_count.data(),
         q.mode.data(), error_feature_ptr);
     CBG_CHECK_CUDA(stream);
+    mark(at.borders, stream);
   } else {
     CBG_CUDA_TRY(cudaMemsetAsync(q.border_count.data(), 0, q.border_count.size_bytes(), stream));
     CBG_CUDA_TRY(cudaMemsetAsync(q.mode.data(), 0, q.mode.size_bytes(), stream));
@@ -238,6 +249,7 @@ device_quantized quantize_device(const pool& p, const options& o) {
         q.mode.data(), q.index.data());
     CBG_CHECK_CUDA(stream);
   }
+  mark(at.binarize, stream);
 
   int error_host = no_error;
   copy_bytes(&error_host, memory_kind::host, error_feature_ptr, memory_kind::device, sizeof(int),

@@ -85,10 +85,22 @@ struct device_quantized {
 // in the border subset of a Forbidden feature.
 host_quantized quantize_host(const pool& p, const options& o);
 
+// Stage marks for benchmarks: events that quantize_device records on the context's stream as each
+// stage is enqueued (cudaEventElapsedTime between neighbours gives the stage times on the GPU
+// timeline, host gaps included). Null events are skipped.
+struct stage_marks {
+  cudaEvent_t start = nullptr;     // entry
+  cudaEvent_t setup = nullptr;     // host work (subset, log table, settings), uploads, allocations
+  cudaEvent_t gather = nullptr;    // border subsets gathered
+  cudaEvent_t sort = nullptr;      // subsets sorted
+  cudaEvent_t borders = nullptr;   // border search done
+  cudaEvent_t binarize = nullptr;  // bin index written
+};
+
 // GPU: the columns must be readable by the context's device (device, managed or pinned memory).
 // Copies to the device only the column descriptors, the subset indices and the log table; copies
 // back only a 4-byte error flag (no feature data). Blocks until done.
-device_quantized quantize_device(const pool& p, const options& o);
+device_quantized quantize_device(const pool& p, const options& o, const stage_marks* marks = nullptr);
 
 // The log table of the GreedyLogSum score: std::log(k + 1e-8) for k = 0..n.
 std::vector<double> greedy_log_table(std::uint32_t n);
