@@ -112,8 +112,10 @@ struct quantize_times {
 };
 constexpr const char* stage_names[6] = {"setup", "gather", "sort", "borders", "binarize", "finish"};
 
-quantize_times time_quantize(const cbg::pool& p, const cbg::context& ctx, int reps) {
+quantize_times time_quantize(const cbg::pool& p, const cbg::context& ctx, int reps,
+                             cbg::quantize::sort_method method = cbg::quantize::sort_method::automatic) {
   cbg::quantize::options o;  // CatBoost's GPU defaults: GreedyLogSum, 128 borders, Min
+  o.sort = method;
   cudaEvent_t ev[6];
   for (cudaEvent_t& e : ev) BENCH_CHECK(cudaEventCreate(&e));
   cbg::quantize::stage_marks marks;
@@ -266,6 +268,14 @@ int main(int argc, char** argv) {
         in.features = {cbg::tensor_ref_kind::dltensor, &t};
         const cbg::pool p = cbg::pool::build(ctx, std::move(in));
         device_t = time_quantize(p, *ctx, 7);
+        // The two subset sorts forced, for the choice between them (quantize.cu).
+        for (const auto& [method, name] :
+             {std::pair{cbg::quantize::sort_method::device_wide, "device-wide sort"},
+              std::pair{cbg::quantize::sort_method::segmented, "segmented sort"}}) {
+          const quantize_times t = time_quantize(p, *ctx, 3, method);
+          std::printf("  forced %s: quantize %.2f ms\n", name, t.wall);
+          print_stages(t);
+        }
       }
       const double device_ms = device_t.wall;
       std::printf(

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+// The border subsets: gathered from the columns as sort keys, then sorted per feature. Two ways
+// to sort, same result (stages.hpp, sort_method):
+//  - device_wide: one CUB radix sort of 64-bit keys (feature << 32 | order-preserving value bits)
+//    over every subset at once, so a few features of 200 000 values still fill the GPU; then the
+//    values are taken back out of the keys. The passes grow with log2(features).
+//  - segmented: CUB's segmented radix sort of the float values, one block per feature.
+// Every NaN is the canonical positive quiet NaN (to_feature_float), so it sorts last either way.
+#include <algorithm>
+
+#include <cub/block/block_reduce.cuh>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_radix_sort.cuh>
+
+#include "kernels/common/cccl.cuh"
+#include "kernels/quantize/stages.hpp"
+
+#include "cbg/core/cuda_check.hpp"
+#include "cbg/quantize/quantize_math.hpp"
+
+namespace cbg::quantize::detail {
+
+namespace {
+
+constexpr int gather_block = 256;
+constexpr int unpack_block = 256;
+constexpr std::size_t scratch_alignment = 256;
+
+constexpr std::size_t aligned(std::size_t bytes) noexcept {
+  return (bytes + scratch_alignment - 1) / scratch_alignment * scratch_alignment;
+}
+
+int bits_for(std::int64_t n) noexcept {  // bits of the largest value below n
+  int b = 0;
+  while ((std::int64_t{1} << b) < n) ++b;
+  return b;
+}
+
+// Float bits mapped so that unsigned order is float order (-0.0 just below +0.0), and back.
+__device__ std::uint32_t order_bits(float v) {
+  const auto b = static_cast<std::uint32_t>(__float_as_int(v));
+  return b ^ ((b >> 31) != 0 ? 0xffffffffu : 0x80000000u);
+}
+__device__ float from_order_bits(std::uint32_t k) {
+  return __int_as_float(static_cast<int>(k ^ ((k >> 31) != 0 ? 0x80000000u : 0xffffffffu)));
+}
+
+struct device_wide_key {
+  using type = std::uint64_t;
+  __device__ static type make(std::int64_t f, float v) {
+    return (static_cast<std::uint64_t>(f) << 32) | order_bits(v);
+  }
+};
+struct segmented_key {
+  using type = float;
+  __device__ static type make(std::int64_t, float v) { return v; }
+};
+
+// keys[f * m + i] = key of feature f at subset row i; counts the NaNs. Grid: (row tiles, features).
+template <class Key>
+__global__ __launch_bounds__(gather_block) void gather_kernel(
+    const column_view* columns, std::int64_t features, const std::uint32_t* subset,
+    std::uint32_t m, const std::int32_t* border_count, typename Key::type* keys,
+    unsigned int* nan_counts) {
+  using reduce = cub::BlockReduce<unsigned int, gather_block>;
+  __shared__ typename reduce::TempStorage temp;
+  for (std::int64_t f = blockIdx.y; f < features; f += gridDim.y) {
+    const column_view c = columns[f];
+    const bool active = border_count[f] != 0;
+    unsigned int nans = 0;
+    for (std::uint32_t i = blockIdx.x * gather_block + threadIdx.x; i < m;
+         i += gridDim.x * gather_block) {
+      float v = 0.0f;
+      if (active) {
+        v = to_feature_float(c.value(subset != nullptr ? subset[i] : i));
+        nans += is_nan(v) ? 1u : 0u;
+      }
+      keys[static_cast<std::size_t>(f) * m + i] = Key::make(f, v);
+    }
+    const unsigned int block_nans = reduce(temp).Sum(nans);
+    if (threadIdx.x == 0 && block_nans != 0) atomicAdd(&nan_counts[f], block_nans);
+    __syncthreads();  // temp is reused by the next feature
+  }
+}
+
+// values[i] = the value of sorted 64-bit key i (values may overlay the other key buffer).
+__global__ __launch_bounds__(unpack_block) void unpack_kernel(const std::uint64_t* keys,
+                                                              std::size_t n, float* values) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(unpack_block) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * unpack_block) {
+    values[i] = from_order_bits(static_cast<std::uint32_t>(keys[i]));
+  }
+}
+
+std::size_t count_of(const subset_plan& plan) noexcept {
+  return static_cast<std::size_t>(plan.features) * plan.m;
+}
+
+}  // namespace
+
+std::size_t subset_plan::bytes() const noexcept {
+  return 2 * aligned(key_bytes) + aligned(temp_bytes);
+}
+
+subset_plan plan_subsets(sort_method method, std::int64_t features, std::uint32_t m) {
+  subset_plan plan;
+  plan.method = method;
+  plan.features = features;
+  plan.m = m;
+  const std::size_t n = count_of(plan);
+  if (n == 0) return plan;
+  if (method == sort_method::device_wide) {
+    plan.key_bytes = n * sizeof(std::uint64_t);
+    cub::DoubleBuffer<std::uint64_t> keys(nullptr, nullptr);
+    CBG_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, plan.temp_bytes, keys, n, 0,
+                                                32 + bits_for(features)));
+  } else {
+    plan.key_bytes = n * sizeof(float);
+    cub::DoubleBuffer<float> keys(nullptr, nullptr);
+    CBG_CUDA_TRY(cub::DeviceSegmentedRadixSort::SortKeys(
+        nullptr, plan.temp_bytes, keys, static_cast<int>(n), static_cast<int>(features),
+        static_cast<const int*>(nullptr), static_cast<const int*>(nullptr), 0, 32));
+  }
+  return plan;
+}
+
+void gather_subsets(const subset_plan& plan, void* scratch, const column_view* columns,
+                    const std::uint32_t* subset, const std::int32_t* border_count,
+                    unsigned int* nan_counts, cudaStream_t stream) {
+  if (count_of(plan) == 0) return;
+  const auto gx = static_cast<unsigned>(
+      std::min<std::uint32_t>((plan.m + gather_block - 1) / gather_block, 1024u));
+  const auto gy = static_cast<unsigned>(std::min<std::int64_t>(plan.features, 65535));
+  if (plan.method == sort_method::device_wide) {
+    gather_kernel<device_wide_key><<<dim3(gx, gy), gather_block, 0, stream>>>(
+        columns, plan.features, subset, plan.m, border_count,
+        static_cast<std::uint64_t*>(scratch), nan_counts);
+  } else {
+    gather_kernel<segmented_key><<<dim3(gx, gy), gather_block, 0, stream>>>(
+        columns, plan.features, subset, plan.m, border_count, static_cast<float*>(scratch),
+        nan_counts);
+  }
+  CBG_CHECK_CUDA(stream);
+}
+
+const float* sort_subsets(const subset_plan& plan, void* scratch, const int* offsets,
+                          cudaStream_t stream) {
+  const std::size_t n = count_of(plan);
+  auto* base = static_cast<unsigned char*>(scratch);
+  unsigned char* other = base + aligned(plan.key_bytes);
+  void* temp = other + aligned(plan.key_bytes);
+  std::size_t temp_bytes = plan.temp_bytes;
+  if (n == 0) return reinterpret_cast<const float*>(base);
+  if (plan.method == sort_method::device_wide) {
+    cub::DoubleBuffer<std::uint64_t> keys(reinterpret_cast<std::uint64_t*>(base),
+                                          reinterpret_cast<std::uint64_t*>(other));
+    CBG_CUDA_TRY(cub::DeviceRadixSort::SortKeys(temp, temp_bytes, keys, n, 0,
+                                                32 + bits_for(plan.features), stream));
+    // The values go to the front of the buffer that does not hold the result.
+    auto* values = reinterpret_cast<float*>(keys.Alternate());
+    const auto blocks = static_cast<unsigned>(std::min<std::size_t>((n + unpack_block - 1) / unpack_block, 8192));
+    unpack_kernel<<<blocks, unpack_block, 0, stream>>>(keys.Current(), n, values);
+    CBG_CHECK_CUDA(stream);
+    return values;
+  }
+  cub::DoubleBuffer<float> keys(reinterpret_cast<float*>(base), reinterpret_cast<float*>(other));
+  CBG_CUDA_TRY(cub::DeviceSegmentedRadixSort::SortKeys(
+      temp, temp_bytes, keys, static_cast<int>(n), static_cast<int>(plan.features), offsets,
+      offsets + 1, 0, 32, stream));
+  return keys.Current();
+}
+
+}  // namespace cbg::quantize::detail
