@@ -104,30 +104,33 @@ double median(std::vector<double> v) {
 }
 
 // Median wall time of quantize_device and the median of each stage on the GPU timeline
-// (stage_marks: setup, gather, sort, borders, binarize; "finish" is the wall time after binarize:
-// the status read and the frees).
+// (stage_marks; "finish" is the wall time after binarize: the status read and the frees).
+constexpr int stages = 8;
 struct quantize_times {
   double wall = 0;
-  double stage[6] = {};  // setup, gather, sort, borders, binarize, finish
+  double stage[stages] = {};
 };
-constexpr const char* stage_names[6] = {"setup", "gather", "sort", "borders", "binarize", "finish"};
+constexpr const char* stage_names[stages] = {"prepare", "allocate", "upload", "gather",
+                                             "sort", "borders", "binarize", "finish"};
 
 quantize_times time_quantize(const cbg::pool& p, const cbg::context& ctx, int reps,
                              cbg::quantize::sort_method method = cbg::quantize::sort_method::automatic) {
   cbg::quantize::options o;  // CatBoost's GPU defaults: GreedyLogSum, 128 borders, Min
   o.sort = method;
-  cudaEvent_t ev[6];
+  cudaEvent_t ev[stages];
   for (cudaEvent_t& e : ev) BENCH_CHECK(cudaEventCreate(&e));
   cbg::quantize::stage_marks marks;
   marks.start = ev[0];
-  marks.setup = ev[1];
-  marks.gather = ev[2];
-  marks.sort = ev[3];
-  marks.borders = ev[4];
-  marks.binarize = ev[5];
+  marks.prepare = ev[1];
+  marks.allocate = ev[2];
+  marks.setup = ev[3];
+  marks.gather = ev[4];
+  marks.sort = ev[5];
+  marks.borders = ev[6];
+  marks.binarize = ev[7];
   (void)cbg::quantize::quantize_device(p, o, &marks);  // warm-up (allocator pool, module load)
   std::vector<double> wall;
-  std::vector<std::vector<double>> stage(6);
+  std::vector<std::vector<double>> stage(stages);
   for (int r = 0; r < reps; ++r) {
     ctx.sync();
     const auto t0 = std::chrono::steady_clock::now();
@@ -138,25 +141,53 @@ quantize_times time_quantize(const cbg::pool& p, const cbg::context& ctx, int re
     const double w = std::chrono::duration<double, std::milli>(t1 - t0).count();
     wall.push_back(w);
     double sum = 0;
-    for (int k = 0; k < 5; ++k) {
+    for (int k = 0; k + 1 < stages; ++k) {
       const double ms = ms_between(ev[k], ev[k + 1]);
       stage[static_cast<std::size_t>(k)].push_back(ms);
       sum += ms;
     }
-    stage[5].push_back(w - sum);
+    stage[stages - 1].push_back(w - sum);
   }
   for (cudaEvent_t& e : ev) BENCH_CHECK(cudaEventDestroy(e));
   quantize_times t;
   t.wall = median(wall);
-  for (int k = 0; k < 6; ++k) t.stage[k] = median(stage[static_cast<std::size_t>(k)]);
+  for (int k = 0; k < stages; ++k) t.stage[k] = median(stage[static_cast<std::size_t>(k)]);
   return t;
 }
 
 void print_stages(const quantize_times& t) {
   std::printf("  stages (median ms):");
-  for (int k = 0; k < 6; ++k) std::printf(" %s %.3f", stage_names[k], t.stage[k]);
+  for (int k = 0; k < stages; ++k) std::printf(" %s %.3f", stage_names[k], t.stage[k]);
   std::printf("\n");
 }
+
+// A pool that keeps freed memory for the next allocation (release threshold unlimited), as
+// PyTorch's and RMM's pools do. The library's default pool has threshold 0: it hands freed memory
+// back at each synchronisation, so every call maps its memory anew.
+class keeping_pool final : public cbg::device_memory_resource {
+ public:
+  explicit keeping_pool(int device) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    BENCH_CHECK(cudaMemPoolCreate(&pool_, &props));
+    std::uint64_t keep = ~std::uint64_t{0};
+    BENCH_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep));
+  }
+  ~keeping_pool() override { (void)cudaMemPoolDestroy(pool_); }
+  void* allocate(std::size_t bytes, cudaStream_t stream) override {
+    void* p = nullptr;
+    BENCH_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool_, stream));
+    return p;
+  }
+  void deallocate(void* ptr, std::size_t, cudaStream_t stream) noexcept override {
+    (void)cudaFreeAsync(ptr, stream);
+  }
+
+ private:
+  cudaMemPool_t pool_ = nullptr;
+};
 
 // The candidates for sorting nf segments of m floats (the border subsets): median ms of 5 runs.
 void time_sort_candidates(std::int64_t nf, std::int64_t m, cudaStream_t s) {
@@ -229,6 +260,9 @@ int main(int argc, char** argv) {
     cbg::context_options co;
     co.device = 0;
     auto ctx = cbg::context::create(co);
+    cbg::context_options keep_o = co;
+    keep_o.resource = std::make_shared<keeping_pool>(0);
+    auto keep_ctx = cbg::context::create(keep_o);
     const cudaStream_t s = ctx->stream();
     cudaEvent_t e0, e1;
     BENCH_CHECK(cudaEventCreate(&e0));
@@ -276,6 +310,15 @@ int main(int argc, char** argv) {
           std::printf("  forced %s: quantize %.2f ms\n", name, t.wall);
           print_stages(t);
         }
+      }
+      {
+        cbg::pool_inputs in;
+        in.features = {cbg::tensor_ref_kind::dltensor, &t};
+        const cbg::pool p = cbg::pool::build(keep_ctx, std::move(in));
+        const quantize_times k = time_quantize(p, *keep_ctx, 7);
+        std::printf("  with a pool that keeps its memory: quantize %.2f ms, ratio %.1fx\n", k.wall,
+                    k.wall / floor_ms);
+        print_stages(k);
       }
       const double device_ms = device_t.wall;
       std::printf(

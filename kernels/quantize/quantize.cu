@@ -81,12 +81,6 @@ device_quantized quantize_device(const pool& p, const options& o, const stage_ma
   q.device = ctx.device();
   const std::int64_t nf = q.features;
   const std::int64_t groups = groups_of(nf);
-  q.borders = device_buffer<float>(static_cast<std::size_t>(nf * border_stride), stream, ctx.resource());
-  q.border_count = device_buffer<std::int32_t>(static_cast<std::size_t>(nf), stream, ctx.resource());
-  q.mode = device_buffer<std::uint8_t>(static_cast<std::size_t>(nf), stream, ctx.resource());
-  q.index = device_buffer<std::uint32_t>(static_cast<std::size_t>(groups * q.padded_rows), stream,
-                                         ctx.resource());
-  if (nf == 0) return q;
 
   // Host side: the border subset, the log table, the settings, in one image.
   const std::vector<std::uint32_t> subset =
@@ -120,12 +114,20 @@ device_quantized quantize_device(const pool& p, const options& o, const stage_ma
   const std::size_t error_at = image.add(&no_error, 1);
   const std::size_t subset_at = image.add(subset);
   const std::size_t logs_at = image.add(logs->data(), static_cast<std::size_t>(m) + 1);
-
-  // Device side: the image, the NaN counts and the sort scratch in one allocation.
   const detail::subset_plan plan = detail::plan_subsets(method, nf, m);
+  mark(when.prepare, stream);
+
+  // Device side: the outputs; the image, the NaN counts and the sort scratch in one allocation.
+  q.borders = device_buffer<float>(static_cast<std::size_t>(nf * border_stride), stream, ctx.resource());
+  q.border_count = device_buffer<std::int32_t>(static_cast<std::size_t>(nf), stream, ctx.resource());
+  q.mode = device_buffer<std::uint8_t>(static_cast<std::size_t>(nf), stream, ctx.resource());
+  q.index = device_buffer<std::uint32_t>(static_cast<std::size_t>(groups * q.padded_rows), stream,
+                                         ctx.resource());
+  if (nf == 0) return q;
   const std::size_t nan_at = (image.bytes().size() + 255) / 256 * 256;
   const std::size_t scratch_at = (nan_at + static_cast<std::size_t>(nf) * sizeof(unsigned) + 255) / 256 * 256;
   device_buffer<unsigned char> work(scratch_at + plan.bytes(), stream, ctx.resource());
+  mark(when.allocate, stream);
   unsigned char* w = work.data();
   copy_bytes(w, memory_kind::device, image.bytes().data(), memory_kind::host, image.bytes().size(),
              stream, ctx.copies(), ctx.rules(), CBG_COPY_SITE("quantizer settings, subset, log table"));

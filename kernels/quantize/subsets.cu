@@ -8,7 +8,6 @@
 // Every NaN is the canonical positive quiet NaN (to_feature_float), so it sorts last either way.
 #include <algorithm>
 
-#include <cub/block/block_reduce.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_segmented_radix_sort.cuh>
 
@@ -16,6 +15,7 @@
 #include "kernels/quantize/stages.hpp"
 
 #include "cbg/core/cuda_check.hpp"
+#include "cbg/core/error.hpp"
 #include "cbg/quantize/quantize_math.hpp"
 
 namespace cbg::quantize::detail {
@@ -23,6 +23,7 @@ namespace cbg::quantize::detail {
 namespace {
 
 constexpr int gather_block = 256;
+constexpr int gather_rows = 64;  // subset rows per tile
 constexpr int unpack_block = 256;
 constexpr std::size_t scratch_alignment = 256;
 
@@ -56,30 +57,47 @@ struct segmented_key {
   __device__ static type make(std::int64_t, float v) { return v; }
 };
 
-// keys[f * m + i] = key of feature f at subset row i; counts the NaNs. Grid: (row tiles, features).
+// keys[f * m + i] = key of feature f at subset row i; counts the NaNs. A block moves a tile of
+// 32 features x gather_rows subset rows through shared memory: it reads the tile with lanes along
+// the features (a row-major row's 32 values are adjacent) and writes it with lanes along the rows
+// (each feature's keys are adjacent). Grid: (row tiles, feature tiles).
 template <class Key>
 __global__ __launch_bounds__(gather_block) void gather_kernel(
     const column_view* columns, std::int64_t features, const std::uint32_t* subset,
     std::uint32_t m, const std::int32_t* border_count, typename Key::type* keys,
     unsigned int* nan_counts) {
-  using reduce = cub::BlockReduce<unsigned int, gather_block>;
-  __shared__ typename reduce::TempStorage temp;
-  for (std::int64_t f = blockIdx.y; f < features; f += gridDim.y) {
-    const column_view c = columns[f];
-    const bool active = border_count[f] != 0;
-    unsigned int nans = 0;
-    for (std::uint32_t i = blockIdx.x * gather_block + threadIdx.x; i < m;
-         i += gridDim.x * gather_block) {
-      float v = 0.0f;
-      if (active) {
-        v = to_feature_float(c.value(subset != nullptr ? subset[i] : i));
-        nans += is_nan(v) ? 1u : 0u;
-      }
-      keys[static_cast<std::size_t>(f) * m + i] = Key::make(f, v);
+  constexpr int warps = gather_block / 32;
+  __shared__ typename Key::type tile[32][gather_rows + 1];  // +1: no bank conflicts on the turn
+  __shared__ unsigned int nans[warps][32];
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned warp = threadIdx.x / 32;
+  const std::int64_t f0 = static_cast<std::int64_t>(blockIdx.y) * 32;
+  const std::uint32_t i0 = blockIdx.x * gather_rows;
+  const std::int64_t f = f0 + lane;
+  const bool active = f < features && border_count[f] != 0;
+  const column_view c = f < features ? columns[f] : column_view{};
+  unsigned int my_nans = 0;
+  for (unsigned r = warp; r < gather_rows; r += warps) {
+    const std::uint32_t i = i0 + r;
+    float v = 0.0f;
+    if (active && i < m) {
+      v = to_feature_float(c.value(subset != nullptr ? subset[i] : i));
+      my_nans += is_nan(v) ? 1u : 0u;
     }
-    const unsigned int block_nans = reduce(temp).Sum(nans);
-    if (threadIdx.x == 0 && block_nans != 0) atomicAdd(&nan_counts[f], block_nans);
-    __syncthreads();  // temp is reused by the next feature
+    tile[lane][r] = Key::make(f, v);
+  }
+  nans[warp][lane] = my_nans;
+  __syncthreads();
+  if (warp == 0 && active) {
+    unsigned int total = 0;
+    for (int w = 0; w < warps; ++w) total += nans[w][lane];
+    if (total != 0) atomicAdd(&nan_counts[f], total);
+  }
+  for (unsigned j = warp; j < 32; j += warps) {
+    if (f0 + j >= features) break;
+    for (unsigned r = lane; r < gather_rows && i0 + r < m; r += 32) {
+      keys[static_cast<std::size_t>(f0 + j) * m + i0 + r] = tile[j][r];
+    }
   }
 }
 
@@ -128,9 +146,10 @@ void gather_subsets(const subset_plan& plan, void* scratch, const column_view* c
                     const std::uint32_t* subset, const std::int32_t* border_count,
                     unsigned int* nan_counts, cudaStream_t stream) {
   if (count_of(plan) == 0) return;
-  const auto gx = static_cast<unsigned>(
-      std::min<std::uint32_t>((plan.m + gather_block - 1) / gather_block, 1024u));
-  const auto gy = static_cast<unsigned>(std::min<std::int64_t>(plan.features, 65535));
+  const auto gx = static_cast<unsigned>((plan.m + gather_rows - 1) / gather_rows);
+  const std::int64_t feature_tiles = (plan.features + 31) / 32;
+  CBG_EXPECTS(feature_tiles <= 65535, status::unsupported, "too many features for the subset gather");
+  const auto gy = static_cast<unsigned>(feature_tiles);
   if (plan.method == sort_method::device_wide) {
     gather_kernel<device_wide_key><<<dim3(gx, gy), gather_block, 0, stream>>>(
         columns, plan.features, subset, plan.m, border_count,

@@ -56,13 +56,36 @@ std::uint64_t catboost_rng64::next() noexcept {
 }
 
 std::uint64_t catboost_rng64::uniform(std::uint64_t bound) noexcept {
+  return uniform(bound, rejection_limit(bound));
+}
+
+std::uint64_t catboost_rng64::rejection_limit(std::uint64_t bound) noexcept {
   const std::uint64_t rand_max = ~std::uint64_t{0};
-  const std::uint64_t limit = rand_max - rand_max % bound;
+  return rand_max - rand_max % bound;
+}
+
+std::uint64_t catboost_rng64::uniform(std::uint64_t bound, std::uint64_t limit) noexcept {
   std::uint64_t r;
   while ((r = next()) >= limit) {
   }
   return r % bound;
 }
+
+namespace {
+
+// The set bits of a bitmap over [0, n), ascending.
+std::vector<std::uint32_t> set_bits(const std::vector<std::uint64_t>& bitmap, std::size_t count) {
+  std::vector<std::uint32_t> out;
+  out.reserve(count);
+  for (std::size_t w = 0; w < bitmap.size(); ++w) {
+    for (std::uint64_t word = bitmap[w]; word != 0; word &= word - 1) {
+      out.push_back(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(word))));
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 std::vector<std::uint32_t> border_subset(std::uint64_t rows, std::uint32_t max_subset,
                                          std::uint64_t seed) {
@@ -73,19 +96,19 @@ std::vector<std::uint32_t> border_subset(std::uint64_t rows, std::uint32_t max_s
   const std::uint64_t n = rows;
   const std::uint64_t k = max_subset;
   catboost_rng64 rng(seed);
-  std::vector<std::uint32_t> out;
+  // Both branches collect the chosen indices in a bitmap over the rows (n / 8 bytes), which reads
+  // out sorted: only the set matters.
+  std::vector<std::uint64_t> chosen((n + 63) / 64, 0);
   if (k > 1 && static_cast<double>(k) > static_cast<double>(n) / std::log2(static_cast<double>(k))) {
     std::vector<std::uint32_t> all(n);
     std::iota(all.begin(), all.end(), 0u);
     for (std::uint64_t i = 0; i < k; ++i) std::swap(all[i], all[i + rng.uniform(n - i)]);
-    all.resize(k);
-    out = std::move(all);
+    for (std::uint64_t i = 0; i < k; ++i) chosen[all[i] / 64] |= std::uint64_t{1} << (all[i] % 64);
   } else {
-    // CatBoost inserts into a hash set until it holds k indices; a bitmap over the rows is the
-    // same set, costs n / 8 bytes, and reads out already sorted.
-    std::vector<std::uint64_t> chosen((n + 63) / 64, 0);
+    // CatBoost inserts into a hash set until it holds k indices.
+    const std::uint64_t limit = catboost_rng64::rejection_limit(n);
     for (std::uint64_t count = 0; count < k;) {
-      const std::uint64_t r = rng.uniform(n);
+      const std::uint64_t r = rng.uniform(n, limit);
       std::uint64_t& word = chosen[r / 64];
       const std::uint64_t bit = std::uint64_t{1} << (r % 64);
       if ((word & bit) == 0) {
@@ -93,16 +116,8 @@ std::vector<std::uint32_t> border_subset(std::uint64_t rows, std::uint32_t max_s
         ++count;
       }
     }
-    out.reserve(k);
-    for (std::size_t w = 0; w < chosen.size(); ++w) {
-      for (std::uint64_t word = chosen[w]; word != 0; word &= word - 1) {
-        out.push_back(static_cast<std::uint32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(word))));
-      }
-    }
-    return out;
   }
-  std::sort(out.begin(), out.end());
-  return out;
+  return set_bits(chosen, k);
 }
 
 }  // namespace cbg::quantize

@@ -97,7 +97,9 @@ host_quantized quantize_host(const pool& p, const options& o);
 // timeline, host gaps included). Null events are skipped.
 struct stage_marks {
   cudaEvent_t start = nullptr;     // entry
-  cudaEvent_t setup = nullptr;     // host work (subset, log table, settings), uploads, allocations
+  cudaEvent_t prepare = nullptr;   // host work: border subset, log table, settings
+  cudaEvent_t allocate = nullptr;  // outputs and scratch allocated
+  cudaEvent_t setup = nullptr;     // uploaded, zeroed
   cudaEvent_t gather = nullptr;    // border subsets gathered
   cudaEvent_t sort = nullptr;      // subsets sorted
   cudaEvent_t borders = nullptr;   // border search done

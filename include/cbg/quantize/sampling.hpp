@@ -20,6 +20,9 @@ class catboost_rng64 {
   std::uint64_t next() noexcept;
   // Uniform on [0, bound) by rejection of the top partial range, as util/random/common_ops.h.
   std::uint64_t uniform(std::uint64_t bound) noexcept;
+  // The same with the rejection limit computed once for many draws of one bound.
+  static std::uint64_t rejection_limit(std::uint64_t bound) noexcept;
+  std::uint64_t uniform(std::uint64_t bound, std::uint64_t limit) noexcept;
 
  private:
   struct lcg32 {
