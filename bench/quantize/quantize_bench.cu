@@ -21,6 +21,7 @@
 
 #include "cbg/data/pool.hpp"
 #include "cbg/quantize/quantizer.hpp"
+#include "cbg/quantize/sampling.hpp"
 #include "cbg/tensor/dlpack.hpp"
 
 namespace {
@@ -105,12 +106,12 @@ double median(std::vector<double> v) {
 
 // Median wall time of quantize_device and the median of each stage on the GPU timeline
 // (stage_marks; "finish" is the wall time after binarize: the status read and the frees).
-constexpr int stages = 8;
+constexpr int stages = 9;
 struct quantize_times {
   double wall = 0;
   double stage[stages] = {};
 };
-constexpr const char* stage_names[stages] = {"prepare", "allocate", "upload", "gather",
+constexpr const char* stage_names[stages] = {"subset", "prepare", "allocate", "upload", "gather",
                                              "sort", "borders", "binarize", "finish"};
 
 quantize_times time_quantize(const cbg::pool& p, const cbg::context& ctx, int reps,
@@ -121,13 +122,14 @@ quantize_times time_quantize(const cbg::pool& p, const cbg::context& ctx, int re
   for (cudaEvent_t& e : ev) BENCH_CHECK(cudaEventCreate(&e));
   cbg::quantize::stage_marks marks;
   marks.start = ev[0];
-  marks.prepare = ev[1];
-  marks.allocate = ev[2];
-  marks.setup = ev[3];
-  marks.gather = ev[4];
-  marks.sort = ev[5];
-  marks.borders = ev[6];
-  marks.binarize = ev[7];
+  marks.subset = ev[1];
+  marks.prepare = ev[2];
+  marks.allocate = ev[3];
+  marks.setup = ev[4];
+  marks.gather = ev[5];
+  marks.sort = ev[6];
+  marks.borders = ev[7];
+  marks.binarize = ev[8];
   (void)cbg::quantize::quantize_device(p, o, &marks);  // warm-up (allocator pool, module load)
   std::vector<double> wall;
   std::vector<std::vector<double>> stage(stages);
@@ -189,6 +191,67 @@ class keeping_pool final : public cbg::device_memory_resource {
   cudaMemPool_t pool_ = nullptr;
 };
 
+// CUB's segmented radix sort with other tunings than its own (6-bit digits, 192 threads x 39 keys
+// on sm_90): fewer passes with wider digits, other block shapes.
+template <int Threads, int Items, int Bits, cbg::cub::RadixRankAlgorithm Rank>
+struct segmented_tuning {
+  struct Policy900 : cbg::cub::ChainedPolicy<900, Policy900, Policy900> {
+    using SegmentedPolicy = cbg::cub::AgentRadixSortDownsweepPolicy<
+        Threads, Items, float, cbg::cub::BLOCK_LOAD_TRANSPOSE, cbg::cub::LOAD_DEFAULT, Rank,
+        cbg::cub::BLOCK_SCAN_WARP_SCANS, Bits>;
+    using AltSegmentedPolicy = cbg::cub::AgentRadixSortDownsweepPolicy<
+        Threads, Items, float, cbg::cub::BLOCK_LOAD_TRANSPOSE, cbg::cub::LOAD_DEFAULT, Rank,
+        cbg::cub::BLOCK_SCAN_WARP_SCANS, Bits - 1>;
+  };
+  using MaxPolicy = Policy900;
+};
+
+template <class Tuning>
+double time_tuned_segmented(const float* x, float* y, float* z, std::int64_t nf, std::int64_t m,
+                            const int* offsets, cudaStream_t s) {
+  namespace cub = cbg::cub;
+  using dispatch = cub::DispatchSegmentedRadixSort<cub::SortOrder::Ascending, float, cub::NullType,
+                                                   const int*, const int*, int, Tuning>;
+  const int n = static_cast<int>(nf * m);
+  std::size_t bytes = 0;
+  cub::DoubleBuffer<float> keys(y, z);
+  cub::DoubleBuffer<cub::NullType> values;
+  BENCH_CHECK(dispatch::Dispatch(nullptr, bytes, keys, values, n, static_cast<int>(nf), offsets,
+                                 offsets + 1, 0, 32, true, s));
+  void* temp = nullptr;
+  BENCH_CHECK(cudaMalloc(&temp, std::max<std::size_t>(bytes, 1)));
+  cudaEvent_t a, b;
+  BENCH_CHECK(cudaEventCreate(&a));
+  BENCH_CHECK(cudaEventCreate(&b));
+  std::vector<double> t;
+  bool ok = true;
+  for (int r = 0; r < 6; ++r) {
+    BENCH_CHECK(cudaMemcpyAsync(y, x, static_cast<std::size_t>(n) * 4, cudaMemcpyDeviceToDevice, s));
+    cub::DoubleBuffer<float> k(y, z);
+    BENCH_CHECK(cudaEventRecord(a, s));
+    BENCH_CHECK(dispatch::Dispatch(temp, bytes, k, values, n, static_cast<int>(nf), offsets,
+                                   offsets + 1, 0, 32, true, s));
+    BENCH_CHECK(cudaEventRecord(b, s));
+    BENCH_CHECK(cudaEventSynchronize(b));
+    if (r > 0) t.push_back(ms_between(a, b));
+    if (r == 5) {  // check the last run: the first segments ascending (NaNs last)
+      const std::int64_t checked = std::min<std::int64_t>(nf, 8);
+      std::vector<float> h(static_cast<std::size_t>(checked * m));
+      BENCH_CHECK(cudaMemcpy(h.data(), k.Current(), h.size() * 4, cudaMemcpyDeviceToHost));
+      for (std::int64_t f = 0; f < checked && ok; ++f) {
+        for (std::int64_t i = f * m + 1; i < (f + 1) * m; ++i) {
+          const float p = h[static_cast<std::size_t>(i - 1)], c = h[static_cast<std::size_t>(i)];
+          if (!(p <= c) && !(c != c)) { ok = false; break; }
+        }
+      }
+    }
+  }
+  BENCH_CHECK(cudaFree(temp));
+  BENCH_CHECK(cudaEventDestroy(a));
+  BENCH_CHECK(cudaEventDestroy(b));
+  return ok ? median(t) : -1.0;
+}
+
 // The candidates for sorting nf segments of m floats (the border subsets): median ms of 5 runs.
 void time_sort_candidates(std::int64_t nf, std::int64_t m, cudaStream_t s) {
   namespace cub = cbg::cub;
@@ -239,6 +302,16 @@ void time_sort_candidates(std::int64_t nf, std::int64_t m, cudaStream_t s) {
   std::printf("  sort %lld segments of %lld floats (median ms): DeviceSegmentedRadixSort %.3f; "
               "DeviceRadixSort of 64-bit (feature, value) keys, %d bits %.3f; DeviceSegmentedSort %.3f\n",
               static_cast<long long>(nf), static_cast<long long>(m), seg_radix, end_bit, composite, seg_sort);
+  namespace tune = cbg::cub;
+  float* z = reinterpret_cast<float*>(cx);
+  const double a8 = time_tuned_segmented<segmented_tuning<128, 32, 8, tune::RADIX_RANK_MATCH>>(x, y, z, nf, m, offsets, s);
+  const double b7 = time_tuned_segmented<segmented_tuning<256, 16, 7, tune::RADIX_RANK_MATCH>>(x, y, z, nf, m, offsets, s);
+  const double c7 = time_tuned_segmented<segmented_tuning<160, 24, 7, tune::RADIX_RANK_MEMOIZE>>(x, y, z, nf, m, offsets, s);
+  const double d6 = time_tuned_segmented<segmented_tuning<256, 24, 6, tune::RADIX_RANK_MEMOIZE>>(x, y, z, nf, m, offsets, s);
+  const double e6 = time_tuned_segmented<segmented_tuning<192, 39, 6, tune::RADIX_RANK_MEMOIZE>>(x, y, z, nf, m, offsets, s);
+  std::printf("  segmented radix sort tunings (threads x keys, digit bits, rank; median ms, -1: unsorted): "
+              "128x32 8b match %.3f; 256x16 7b match %.3f; 160x24 7b memoize %.3f; 256x24 6b memoize %.3f; "
+              "192x39 6b memoize (CUB's) %.3f\n", a8, b7, c7, d6, e6);
   BENCH_CHECK(cudaEventDestroy(a));
   BENCH_CHECK(cudaEventDestroy(b));
   for (void* ptr : {static_cast<void*>(x), static_cast<void*>(y), static_cast<void*>(cx),
@@ -350,6 +423,16 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
       }
       BENCH_CHECK(cudaFreeHost(h));
+      {
+        std::vector<double> host;
+        for (int r = 0; r < 5; ++r) {
+          const auto t0 = std::chrono::steady_clock::now();
+          const auto subset = cbg::quantize::border_subset(static_cast<std::uint64_t>(rows), 200000, 0);
+          const auto t1 = std::chrono::steady_clock::now();
+          host.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        }
+        std::printf("  host: border subset of %lld rows %.3f ms\n", static_cast<long long>(rows), median(host));
+      }
       time_sort_candidates(cols, std::min<std::int64_t>(rows, cbg::quantize::default_max_subset_size), s);
       std::fflush(stdout);
     }

@@ -36,6 +36,7 @@ void mark(cudaEvent_t e, cudaStream_t stream) {
 // A byte image built on the host, uploaded in one copy; parts at 256-byte aligned offsets.
 class upload_image {
  public:
+  explicit upload_image(std::size_t capacity) { bytes_.reserve(capacity); }
   template <class T>
   std::size_t add(const T* data, std::size_t count) {
     const std::size_t at = (bytes_.size() + 255) / 256 * 256;
@@ -87,6 +88,7 @@ device_quantized quantize_device(const pool& p, const options& o, const stage_ma
       border_subset(static_cast<std::uint64_t>(q.rows), o.max_subset_size, ctx.seed());
   const std::uint32_t m = subset.empty() ? static_cast<std::uint32_t>(q.rows)
                                          : static_cast<std::uint32_t>(subset.size());
+  mark(when.subset, stream);
   const std::size_t total = static_cast<std::size_t>(nf) * m;
   CBG_EXPECTS(total < (1ULL << 31), status::unsupported,
               "the border subsets hold " + std::to_string(total) + " values; at most 2^31 - 1 are supported");
@@ -105,7 +107,9 @@ device_quantized quantize_device(const pool& p, const options& o, const stage_ma
     for (std::int64_t f = 0; f <= nf; ++f) offsets[static_cast<std::size_t>(f)] = static_cast<int>(f * m);
   }
   const std::shared_ptr<const std::vector<double>> logs = greedy_log_table(m);
-  upload_image image;
+  upload_image image(16 * 256 + sizeof(column_view) * static_cast<std::size_t>(nf) +
+                     6 * static_cast<std::size_t>(nf) + offsets.size() * sizeof(int) +
+                     subset.size() * sizeof(std::uint32_t) + (static_cast<std::size_t>(m) + 1) * sizeof(double));
   const std::size_t columns_at = image.add(p.features());
   const std::size_t count_at = image.add(settings.border_count);
   const std::size_t mode_at = image.add(settings.mode);

@@ -97,7 +97,8 @@ host_quantized quantize_host(const pool& p, const options& o);
 // timeline, host gaps included). Null events are skipped.
 struct stage_marks {
   cudaEvent_t start = nullptr;     // entry
-  cudaEvent_t prepare = nullptr;   // host work: border subset, log table, settings
+  cudaEvent_t subset = nullptr;    // host work: the border subset drawn
+  cudaEvent_t prepare = nullptr;   // host work: log table, settings, upload image
   cudaEvent_t allocate = nullptr;  // outputs and scratch allocated
   cudaEvent_t setup = nullptr;     // uploaded, zeroed
   cudaEvent_t gather = nullptr;    // border subsets gathered
