@@ -59,23 +59,13 @@ T* at(unsigned char* base, std::size_t offset) {
   return reinterpret_cast<T*>(base + offset);
 }
 
-}  // namespace
-
-device_quantized quantize_device(const pool& p, const options& o, const stage_marks* marks) {
-  const stage_marks none{};
-  const stage_marks& when = marks != nullptr ? *marks : none;
+// One pass of the quantizer; returns the status word (no_error, a Forbidden feature, or
+// subset_short when the GPU's subset draws fell short and the subset must come from the host).
+int run(const pool& p, const options& o, const feature_settings& settings, const stage_marks& when,
+        bool draw_on_gpu, device_quantized& q) {
   const context& ctx = *p.ctx();
-  CBG_EXPECTS(!ctx.is_cpu(), status::no_device, "quantize_device needs a GPU context");
-  for (const column_view& c : p.features()) {
-    CBG_EXPECTS(c.memory != memory_kind::host, status::device,
-                "quantize_device cannot read pageable host memory; use quantize_host");
-  }
-  const feature_settings settings = resolve_settings(p, o);
-  scoped_device guard(ctx.device());
   const cudaStream_t stream = ctx.stream();
   mark(when.start, stream);
-
-  device_quantized q;
   q.rows = p.num_rows();
   q.features = p.num_features();
   q.padded_rows = padded_rows_of(q.rows);
@@ -83,11 +73,17 @@ device_quantized quantize_device(const pool& p, const options& o, const stage_ma
   const std::int64_t nf = q.features;
   const std::int64_t groups = groups_of(nf);
 
-  // Host side: the border subset, the log table, the settings, in one image.
+  // Host side: the border subset (or its plan on the GPU), the log table, the settings, in one image.
+  const auto rows = static_cast<std::uint64_t>(q.rows);
+  const bool sampled = rows > o.max_subset_size;
+  CBG_EXPECTS(!sampled || rows <= 0xffffffffULL, status::unsupported,
+              std::to_string(rows) + " rows: the quantizer indexes rows with 32 bits");
+  const std::uint32_t m = sampled ? o.max_subset_size : static_cast<std::uint32_t>(rows);
+  detail::draw_plan draws;
+  if (draw_on_gpu && sampled && !subset_by_shuffle(rows, m)) draws = detail::plan_subset_draws(rows, m);
+  const bool gpu_draws = draws.draws != 0 && draws.usable();
   const std::vector<std::uint32_t> subset =
-      border_subset(static_cast<std::uint64_t>(q.rows), o.max_subset_size, ctx.seed());
-  const std::uint32_t m = subset.empty() ? static_cast<std::uint32_t>(q.rows)
-                                         : static_cast<std::uint32_t>(subset.size());
+      sampled && !gpu_draws ? border_subset(rows, o.max_subset_size, ctx.seed()) : std::vector<std::uint32_t>{};
   mark(when.subset, stream);
   const std::size_t total = static_cast<std::size_t>(nf) * m;
   CBG_EXPECTS(total < (1ULL << 31), status::unsupported,
@@ -121,16 +117,20 @@ device_quantized quantize_device(const pool& p, const options& o, const stage_ma
   const detail::subset_plan plan = detail::plan_subsets(method, nf, m);
   mark(when.prepare, stream);
 
-  // Device side: the outputs; the image, the NaN counts and the sort scratch in one allocation.
+  // Device side: the outputs; then one allocation for the image, the NaN counts, the subset drawn
+  // on the GPU, and the scratch that the draws and then the sort use.
   q.borders = device_buffer<float>(static_cast<std::size_t>(nf * border_stride), stream, ctx.resource());
   q.border_count = device_buffer<std::int32_t>(static_cast<std::size_t>(nf), stream, ctx.resource());
   q.mode = device_buffer<std::uint8_t>(static_cast<std::size_t>(nf), stream, ctx.resource());
   q.index = device_buffer<std::uint32_t>(static_cast<std::size_t>(groups * q.padded_rows), stream,
                                          ctx.resource());
-  if (nf == 0) return q;
-  const std::size_t nan_at = (image.bytes().size() + 255) / 256 * 256;
-  const std::size_t scratch_at = (nan_at + static_cast<std::size_t>(nf) * sizeof(unsigned) + 255) / 256 * 256;
-  device_buffer<unsigned char> work(scratch_at + plan.bytes(), stream, ctx.resource());
+  if (nf == 0) return no_error;
+  const auto align = [](std::size_t b) { return (b + 255) / 256 * 256; };
+  const std::size_t nan_at = align(image.bytes().size());
+  const std::size_t drawn_at = align(nan_at + static_cast<std::size_t>(nf) * sizeof(unsigned));
+  const std::size_t scratch_at = align(drawn_at + (gpu_draws ? std::size_t{m} * sizeof(std::uint32_t) : 0));
+  device_buffer<unsigned char> work(scratch_at + std::max(plan.bytes(), gpu_draws ? draws.bytes() : 0),
+                                    stream, ctx.resource());
   mark(when.allocate, stream);
   unsigned char* w = work.data();
   copy_bytes(w, memory_kind::device, image.bytes().data(), memory_kind::host, image.bytes().size(),
@@ -140,32 +140,60 @@ device_quantized quantize_device(const pool& p, const options& o, const stage_ma
   CBG_CUDA_TRY(cudaMemsetAsync(q.borders.data(), 0, q.borders.size_bytes(), stream));
   const auto* columns = at<const column_view>(w, columns_at);
   const auto* requested_count = at<const std::int32_t>(w, count_at);
-  int* error_feature = at<int>(w, error_at);
+  int* status_word = at<int>(w, error_at);
   mark(when.setup, stream);
 
   // 1-2. The border subsets, sorted.
   void* scratch = w + scratch_at;
-  detail::gather_subsets(plan, scratch, columns, subset.empty() ? nullptr : at<const std::uint32_t>(w, subset_at),
-                         requested_count, nan_counts, stream);
+  const std::uint32_t* subset_rows = nullptr;
+  if (gpu_draws) {
+    auto* drawn = at<std::uint32_t>(w, drawn_at);
+    detail::draw_subset(draws, scratch, catboost_rng64(ctx.seed()).streams(), rows, m, drawn, status_word, stream);
+    subset_rows = drawn;
+  } else if (sampled) {
+    subset_rows = at<const std::uint32_t>(w, subset_at);
+  }
+  detail::gather_subsets(plan, scratch, columns, subset_rows, requested_count, nan_counts, stream);
   mark(when.gather, stream);
   const float* sorted = detail::sort_subsets(plan, scratch, at<const int>(w, offsets_at), stream);
   mark(when.sort, stream);
   // 3. GreedyLogSum per feature.
   detail::search_borders(sorted, m, nf, requested_count, at<const std::uint8_t>(w, mode_at), nan_counts,
                          at<const double>(w, logs_at), q.borders.data(), q.border_count.data(),
-                         q.mode.data(), error_feature, stream);
+                         q.mode.data(), status_word, stream);
   mark(when.borders, stream);
   // 4. Every value to its bin.
   detail::binarize(columns, at<const std::uint8_t>(w, float4_at), nf, q.rows, q.padded_rows,
                    q.borders.data(), q.border_count.data(), q.mode.data(), q.index.data(), stream);
   mark(when.binarize, stream);
 
-  int error_host = no_error;
-  copy_bytes(&error_host, memory_kind::host, error_feature, memory_kind::device, sizeof(int),
-             stream, ctx.copies(), ctx.rules(), CBG_COPY_SITE("quantizer error flag"));
+  int status_host = no_error;
+  copy_bytes(&status_host, memory_kind::host, status_word, memory_kind::device, sizeof(int),
+             stream, ctx.copies(), ctx.rules(), CBG_COPY_SITE("quantizer status"));
   CBG_CUDA_TRY(cudaStreamSynchronize(stream));
-  CBG_EXPECTS(error_host == no_error, status::bad_data,
-              "feature " + std::to_string(error_host) + " has NaN values and its nan_mode is Forbidden");
+  return status_host;
+}
+
+}  // namespace
+
+device_quantized quantize_device(const pool& p, const options& o, const stage_marks* marks) {
+  const stage_marks none{};
+  const context& ctx = *p.ctx();
+  CBG_EXPECTS(!ctx.is_cpu(), status::no_device, "quantize_device needs a GPU context");
+  for (const column_view& c : p.features()) {
+    CBG_EXPECTS(c.memory != memory_kind::host, status::device,
+                "quantize_device cannot read pageable host memory; use quantize_host");
+  }
+  const feature_settings settings = resolve_settings(p, o);
+  scoped_device guard(ctx.device());
+  device_quantized q;
+  int status_word = run(p, o, settings, marks != nullptr ? *marks : none, /*draw_on_gpu=*/true, q);
+  if (status_word == detail::subset_short) {
+    q = device_quantized{};
+    status_word = run(p, o, settings, marks != nullptr ? *marks : none, /*draw_on_gpu=*/false, q);
+  }
+  CBG_EXPECTS(status_word == no_error, status::bad_data,
+              "feature " + std::to_string(status_word) + " has NaN values and its nan_mode is Forbidden");
   return q;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The stages of the GPU quantizer (kernels/quantize/quantize.cu runs them in order on one stream):
+//   draws.cu    the border subset, when CatBoost draws it by rejection into a set
 //   subsets.cu  gather every feature's border subset as sort keys, sort them per feature
 //   search.cu   GreedyLogSum per feature (one warp each), then the NaN border
 //   binarize.cu every value to its bin, into the packed index (layout: quantizer.hpp)
@@ -13,8 +14,31 @@
 
 #include "cbg/data/column_view.hpp"
 #include "cbg/quantize/quantizer.hpp"
+#include "cbg/quantize/sampling.hpp"
 
 namespace cbg::quantize::detail {
+
+// The status value that asks for the border subset to be drawn on the host (draws.cu), below
+// every feature index that the border search reports.
+inline constexpr int subset_short = -1;
+
+// The border subset drawn on the GPU when CatBoost draws by rejection into a set (not
+// subset_by_shuffle): subset[0..k) ascending, the same set as border_subset. Scratch: bytes().
+struct draw_plan {
+  std::uint32_t draws = 0;    // generated; they hold k distinct rows but for a vanishing chance
+  int draw_bits = 0;          // bits of a draw's number in a sort key
+  int key_bits = 0;           // row and draw number; over 63: not usable, draw on the host
+  std::size_t words = 0;      // of the row bitmap
+  std::size_t temp_bytes = 0; // CUB
+  [[nodiscard]] bool usable() const noexcept { return key_bits <= 63; }
+  [[nodiscard]] std::size_t bytes() const noexcept;
+};
+// draws == 0: the default margin (tests pass fewer to see the short case).
+draw_plan plan_subset_draws(std::uint64_t rows, std::uint32_t k, std::uint32_t draws = 0);
+// atomicMin(status, subset_short) when the draws hold fewer than k distinct rows.
+void draw_subset(const draw_plan& plan, void* scratch, const rng64_streams& rng,
+                 std::uint64_t rows, std::uint32_t k, std::uint32_t* subset, int* status,
+                 cudaStream_t stream);
 
 // Scratch of the subset sort: two key buffers (CUB double buffer) and CUB's temporary storage.
 struct subset_plan {

@@ -20,6 +20,7 @@
 #include "cbg/quantize/bin_search.hpp"
 #include "cbg/quantize/quantizer.hpp"
 #include "cbg/quantize/sampling.hpp"
+#include "kernels/quantize/stages.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
 
@@ -291,6 +292,7 @@ TEST_CASE("GPU quantizer equals the host reference bit for bit", "[gpu][quantize
     std::uint64_t seed;
     int border_count;
     q::nan_mode mode;
+    std::uint32_t max_subset = q::default_max_subset_size;
   };
   const std::vector<shape> shapes = {
       {1, 8, false, 0, 128, q::nan_mode::min},
@@ -301,6 +303,8 @@ TEST_CASE("GPU quantizer equals the host reference bit for bit", "[gpu][quantize
       {260000, 9, true, 42, 255, q::nan_mode::max},
       {3000, 80, true, 7, 128, q::nan_mode::min},      // many features: float4 rows
       {70000, 67, false, 1, 32, q::nan_mode::max},
+      {50000, 12, true, 9, 128, q::nan_mode::min, 2000},    // subset by rejection: drawn on the GPU
+      {120000, 8, false, 4, 64, q::nan_mode::max, 5000},
   };
   for (const shape& s : shapes) {
     CAPTURE(s.rows, s.features, s.row_major, s.seed, s.border_count);
@@ -329,11 +333,63 @@ TEST_CASE("GPU quantizer equals the host reference bit for bit", "[gpu][quantize
     q::options o;
     o.border_count = s.border_count;
     o.mode = s.mode;
+    o.max_subset_size = s.max_subset;
     const q::host_quantized h = q::quantize_host(hp, o);
     for (const q::sort_method method : {q::sort_method::device_wide, q::sort_method::segmented}) {
       CAPTURE(static_cast<int>(method));
       o.sort = method;
       check_equal(h, q::quantize_device(dp, o), *gctx);
+    }
+  }
+}
+
+TEST_CASE("GPU subset draws equal the host's border subset", "[gpu][quantize]") {
+  CBG_REQUIRE_GPU();
+  auto ctx = make_context(0);
+  struct draw_case {
+    std::uint64_t rows;
+    std::uint32_t k;
+    std::uint64_t seed;
+    std::uint32_t draws;  // 0: the default margin; else so few that some repeats leave it short
+  };
+  const std::vector<draw_case> cases = {
+      {3600000, 200000, 0, 0},  // the case checked against catboost above
+      {10500000, 200000, 0, 0}, {1000000, 50000, 5, 0}, {5000, 10, 3, 0},
+      {400, 64, 1, 64},         {400, 64, 2, 70},        {400, 64, 3, 200},
+  };
+  const int no_status = 0x7fffffff;
+  for (const draw_case& c : cases) {
+    CAPTURE(c.rows, c.k, c.seed, c.draws);
+    REQUIRE(!q::subset_by_shuffle(c.rows, c.k));
+    const auto plan = q::detail::plan_subset_draws(c.rows, c.k, c.draws);
+    REQUIRE(plan.usable());
+    cbg::device_buffer<unsigned char> scratch(plan.bytes(), ctx->stream(), ctx->resource());
+    cbg::device_buffer<std::uint32_t> out(c.k, ctx->stream(), ctx->resource());
+    cbg::device_buffer<int> status = to_device(std::vector<int>{no_status}, *ctx);
+    q::detail::draw_subset(plan, scratch.data(), q::catboost_rng64(c.seed).streams(), c.rows, c.k,
+                           out.data(), status.data(), ctx->stream());
+    ctx->sync();
+    int got_status = 0;
+    std::vector<std::uint32_t> got(c.k);
+    CBG_CUDA_TRY(cudaMemcpy(&got_status, status.data(), sizeof(int), cudaMemcpyDeviceToHost));
+    CBG_CUDA_TRY(cudaMemcpy(got.data(), out.data(), out.size_bytes(), cudaMemcpyDeviceToHost));
+    // The distinct rows among the draws made (a rejected draw gives none).
+    q::catboost_rng64 rng(c.seed);
+    const std::uint64_t limit = q::catboost_rng64::rejection_limit(c.rows);
+    std::vector<bool> seen(c.rows);
+    std::uint64_t distinct = 0;
+    for (std::uint32_t d = 0; d < plan.draws; ++d) {
+      const std::uint64_t r = rng.next();
+      if (r < limit && !seen[r % c.rows]) {
+        seen[r % c.rows] = true;
+        ++distinct;
+      }
+    }
+    if (distinct >= c.k) {
+      CHECK(got_status == no_status);
+      CHECK(got == q::border_subset(c.rows, c.k, c.seed));
+    } else {
+      CHECK(got_status == q::detail::subset_short);
     }
   }
 }
