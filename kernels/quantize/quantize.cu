@@ -80,7 +80,7 @@ int run(const pool& p, const options& o, const feature_settings& settings, const
               std::to_string(rows) + " rows: the quantizer indexes rows with 32 bits");
   const std::uint32_t m = sampled ? o.max_subset_size : static_cast<std::uint32_t>(rows);
   detail::draw_plan draws;
-  if (draw_on_gpu && sampled && !subset_by_shuffle(rows, m)) draws = detail::plan_subset_draws(rows, m);
+  if (draw_on_gpu && sampled) draws = detail::plan_subset_draws(rows, m);
   const bool gpu_draws = draws.draws != 0 && draws.usable();
   const std::vector<std::uint32_t> subset =
       sampled && !gpu_draws ? border_subset(rows, o.max_subset_size, ctx.seed()) : std::vector<std::uint32_t>{};
@@ -117,14 +117,15 @@ int run(const pool& p, const options& o, const feature_settings& settings, const
   const detail::subset_plan plan = detail::plan_subsets(method, nf, m);
   mark(when.prepare, stream);
 
-  // Device side: the outputs; then one allocation for the image, the NaN counts, the subset drawn
-  // on the GPU, and the scratch that the draws and then the sort use.
+  // Device side: the small outputs; then one allocation for the image, the NaN counts, the subset
+  // drawn on the GPU, and the scratch that the draws and then the sort use.
   q.borders = device_buffer<float>(static_cast<std::size_t>(nf * border_stride), stream, ctx.resource());
   q.border_count = device_buffer<std::int32_t>(static_cast<std::size_t>(nf), stream, ctx.resource());
   q.mode = device_buffer<std::uint8_t>(static_cast<std::size_t>(nf), stream, ctx.resource());
-  q.index = device_buffer<std::uint32_t>(static_cast<std::size_t>(groups * q.padded_rows), stream,
-                                         ctx.resource());
-  if (nf == 0) return no_error;
+  if (nf == 0) {
+    q.index = device_buffer<std::uint32_t>(0, stream, ctx.resource());
+    return no_error;
+  }
   const auto align = [](std::size_t b) { return (b + 255) / 256 * 256; };
   const std::size_t nan_at = align(image.bytes().size());
   const std::size_t drawn_at = align(nan_at + static_cast<std::size_t>(nf) * sizeof(unsigned));
@@ -162,7 +163,11 @@ int run(const pool& p, const options& o, const feature_settings& settings, const
                          at<const double>(w, logs_at), q.borders.data(), q.border_count.data(),
                          q.mode.data(), status_word, stream);
   mark(when.borders, stream);
-  // 4. Every value to its bin.
+  // 4. Every value to its bin. The index is allocated only now: mapping its memory (about a
+  // millisecond per GB with a pool that returns memory at each synchronisation) overlaps the
+  // stages above, which are queued.
+  q.index = device_buffer<std::uint32_t>(static_cast<std::size_t>(groups * q.padded_rows), stream,
+                                         ctx.resource());
   detail::binarize(columns, at<const std::uint8_t>(w, float4_at), nf, q.rows, q.padded_rows,
                    q.borders.data(), q.border_count.data(), q.mode.data(), q.index.data(), stream);
   mark(when.binarize, stream);

@@ -22,10 +22,11 @@ namespace cbg::quantize::detail {
 // every feature index that the border search reports.
 inline constexpr int subset_short = -1;
 
-// The border subset drawn on the GPU when CatBoost draws by rejection into a set (not
-// subset_by_shuffle): subset[0..k) ascending, the same set as border_subset. Scratch: bytes().
+// The border subset drawn on the GPU: subset[0..k) ascending, the same set as border_subset
+// (both of CatBoost's ways). Scratch: bytes().
 struct draw_plan {
-  std::uint32_t draws = 0;    // generated; they hold k distinct rows but for a vanishing chance
+  bool shuffle = false;       // partial Fisher-Yates (k draws), else rejection into a set
+  std::uint32_t draws = 0;    // rejection: they hold k distinct rows but for a vanishing chance
   int draw_bits = 0;          // bits of a draw's number in a sort key
   int key_bits = 0;           // row and draw number; over 63: not usable, draw on the host
   std::size_t words = 0;      // of the row bitmap
@@ -33,9 +34,10 @@ struct draw_plan {
   [[nodiscard]] bool usable() const noexcept { return key_bits <= 63; }
   [[nodiscard]] std::size_t bytes() const noexcept;
 };
-// draws == 0: the default margin (tests pass fewer to see the short case).
+// draws == 0: the default margin (tests pass fewer to see the short case; rejection only).
 draw_plan plan_subset_draws(std::uint64_t rows, std::uint32_t k, std::uint32_t draws = 0);
-// atomicMin(status, subset_short) when the draws hold fewer than k distinct rows.
+// atomicMin(status, subset_short) when the draws hold fewer than k distinct rows, or a shuffle
+// draw would have been rejected.
 void draw_subset(const draw_plan& plan, void* scratch, const rng64_streams& rng,
                  std::uint64_t rows, std::uint32_t k, std::uint32_t* subset, int* status,
                  cudaStream_t stream);

@@ -353,16 +353,19 @@ TEST_CASE("GPU subset draws equal the host's border subset", "[gpu][quantize]") 
     std::uint32_t draws;  // 0: the default margin; else so few that some repeats leave it short
   };
   const std::vector<draw_case> cases = {
-      {3600000, 200000, 0, 0},  // the case checked against catboost above
-      {10500000, 200000, 0, 0}, {1000000, 50000, 5, 0}, {5000, 10, 3, 0},
-      {400, 64, 1, 64},         {400, 64, 2, 70},        {400, 64, 3, 200},
+      // rejection into a set; the first is checked against catboost above
+      {3600000, 200000, 0, 0}, {10500000, 200000, 0, 0}, {1000000, 50000, 5, 0}, {5000, 10, 3, 0},
+      {400, 64, 1, 64},        {400, 64, 2, 70},         {400, 64, 3, 200},
+      // partial Fisher-Yates; the first two are checked against catboost above
+      {300000, 200000, 0, 0},  {250000, 200000, 7, 0},   {400000, 200000, 0, 0},
+      {1000, 200, 3, 0},       {3, 2, 1, 0},             {70, 69, 11, 0},
   };
   const int no_status = 0x7fffffff;
   for (const draw_case& c : cases) {
     CAPTURE(c.rows, c.k, c.seed, c.draws);
-    REQUIRE(!q::subset_by_shuffle(c.rows, c.k));
     const auto plan = q::detail::plan_subset_draws(c.rows, c.k, c.draws);
     REQUIRE(plan.usable());
+    REQUIRE(plan.shuffle == q::subset_by_shuffle(c.rows, c.k));
     cbg::device_buffer<unsigned char> scratch(plan.bytes(), ctx->stream(), ctx->resource());
     cbg::device_buffer<std::uint32_t> out(c.k, ctx->stream(), ctx->resource());
     cbg::device_buffer<int> status = to_device(std::vector<int>{no_status}, *ctx);
@@ -377,8 +380,8 @@ TEST_CASE("GPU subset draws equal the host's border subset", "[gpu][quantize]") 
     q::catboost_rng64 rng(c.seed);
     const std::uint64_t limit = q::catboost_rng64::rejection_limit(c.rows);
     std::vector<bool> seen(c.rows);
-    std::uint64_t distinct = 0;
-    for (std::uint32_t d = 0; d < plan.draws; ++d) {
+    std::uint64_t distinct = plan.shuffle ? c.k : 0;
+    for (std::uint32_t d = 0; d < plan.draws && !plan.shuffle; ++d) {
       const std::uint64_t r = rng.next();
       if (r < limit && !seen[r % c.rows]) {
         seen[r % c.rows] = true;
