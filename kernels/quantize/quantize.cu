@@ -24,7 +24,7 @@ namespace {
 
 // The device-wide sort's passes grow with log2(features) and CUB's segmented sort puts one block
 // on each feature: up to this many features the device-wide sort is the faster (bench run of
-// cbgpu-quantize-bench, H100, 2026-11-22: bench/RESULTS.md).
+// cbgpu-quantize-bench, H100, 2026-11-21: bench/RESULTS.md).
 constexpr std::int64_t device_wide_sort_max_features = 64;
 
 constexpr int no_error = 0x7fffffff;

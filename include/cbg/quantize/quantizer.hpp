@@ -97,19 +97,20 @@ host_quantized quantize_host(const pool& p, const options& o);
 // timeline, host gaps included). Null events are skipped.
 struct stage_marks {
   cudaEvent_t start = nullptr;     // entry
-  cudaEvent_t subset = nullptr;    // host work: the border subset drawn
+  cudaEvent_t subset = nullptr;    // host work: the border subset planned (drawn, on the fallback)
   cudaEvent_t prepare = nullptr;   // host work: log table, settings, upload image
-  cudaEvent_t allocate = nullptr;  // outputs and scratch allocated
+  cudaEvent_t allocate = nullptr;  // small outputs and the scratch allocated
   cudaEvent_t setup = nullptr;     // uploaded, zeroed
-  cudaEvent_t gather = nullptr;    // border subsets gathered
+  cudaEvent_t gather = nullptr;    // border subset drawn (on the GPU), subsets gathered
   cudaEvent_t sort = nullptr;      // subsets sorted
   cudaEvent_t borders = nullptr;   // border search done
-  cudaEvent_t binarize = nullptr;  // bin index written
+  cudaEvent_t binarize = nullptr;  // bin index allocated and written
 };
 
 // GPU: the columns must be readable by the context's device (device, managed or pinned memory).
-// Copies to the device only the column descriptors, the subset indices and the log table; copies
-// back only a 4-byte error flag (no feature data). Blocks until done.
+// The border subset is drawn on the device (the same set as border_subset). Copies to the device
+// only the settings, the column descriptors and the log table; copies back only a 4-byte status
+// (no feature data). Blocks until done.
 device_quantized quantize_device(const pool& p, const options& o, const stage_marks* marks = nullptr);
 
 // The log table of the GreedyLogSum score: std::log(k + 1e-8) for k = 0..n at least. Entries do
