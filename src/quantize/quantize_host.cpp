@@ -3,6 +3,7 @@
 // quantize_math.hpp.
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -12,10 +13,16 @@
 
 namespace cbg::quantize {
 
-std::vector<double> greedy_log_table(std::uint32_t n) {
-  std::vector<double> t(static_cast<std::size_t>(n) + 1);
-  for (std::uint32_t k = 0; k <= n; ++k) t[k] = std::log(static_cast<double>(k) + 1e-8);
-  return t;
+std::shared_ptr<const std::vector<double>> greedy_log_table(std::uint32_t n) {
+  static std::mutex mutex;
+  static std::shared_ptr<const std::vector<double>> table;
+  const std::scoped_lock lock(mutex);
+  if (table == nullptr || table->size() <= n) {
+    auto t = std::make_shared<std::vector<double>>(static_cast<std::size_t>(n) + 1);
+    for (std::uint32_t k = 0; k <= n; ++k) (*t)[k] = std::log(static_cast<double>(k) + 1e-8);
+    table = std::move(t);
+  }
+  return table;
 }
 
 feature_settings resolve_settings(const pool& p, const options& o) {
@@ -74,7 +81,7 @@ host_quantized quantize_host(const pool& p, const options& o) {
       border_subset(static_cast<std::uint64_t>(q.rows), o.max_subset_size, p.ctx()->seed());
   const std::uint32_t m =
       subset.empty() ? static_cast<std::uint32_t>(q.rows) : static_cast<std::uint32_t>(subset.size());
-  const std::vector<double> logs = greedy_log_table(m);
+  const std::shared_ptr<const std::vector<double>> logs = greedy_log_table(m);
   std::vector<float> sample(m);
   std::vector<greedy_bin> heap(greedy_heap_capacity);
   std::vector<std::uint32_t> starts(border_stride);
@@ -95,7 +102,7 @@ host_quantized quantize_host(const pool& p, const options& o) {
     float* out = q.borders.data() + f * border_stride;
     int count = greedy_log_sum_borders(sample.data(), valid,
                                        search_border_budget(settings.border_count[f], has_nan),
-                                       logs.data(), heap.data(), starts.data(), out);
+                                       logs->data(), heap.data(), starts.data(), out);
     const nan_mode mode = effective_nan_mode(requested, has_nan);
     count = add_nan_border(out, count, mode);
     q.border_count[f] = count;

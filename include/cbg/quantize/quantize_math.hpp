@@ -103,14 +103,13 @@ CBG_HOST_DEVICE inline double greedy_log_sum_score(const double* log_table, std:
   return (log_table[pos - s] + log_table[e - pos]) - log_table[e - s];
 }
 
-// The bin [s, e) over `sorted` with its best cut: the two edges of the run of the median value;
-// an exact tie goes to the left edge.
-CBG_HOST_DEVICE inline greedy_bin make_greedy_bin(const float* sorted, const double* log_table,
-                                                  std::uint32_t s, std::uint32_t e) noexcept {
-  const std::uint32_t mid = s + (e - s) / 2;
-  const float v = sorted[mid];
-  const std::uint32_t lb = lower_bound_f(sorted, s, mid, v);
-  const std::uint32_t ub = upper_bound_f(sorted, mid, e, v);
+// The bin [s, e) with its best cut, given the two edges of the run of its median value:
+// lb = std::lower_bound(sorted + s, sorted + mid, v), ub = std::upper_bound(sorted + mid,
+// sorted + e, v) with mid = s + (e - s) / 2 and v = sorted[mid]. An exact tie goes to lb.
+// (The GPU finds lb and ub with a warp-wide search, the host with binary searches.)
+CBG_HOST_DEVICE inline greedy_bin choose_greedy_cut(const double* log_table, std::uint32_t s,
+                                                    std::uint32_t e, std::uint32_t lb,
+                                                    std::uint32_t ub) noexcept {
   const double score_l = greedy_log_sum_score(log_table, s, e, lb);
   const double score_u = greedy_log_sum_score(log_table, s, e, ub);
   greedy_bin b;
@@ -125,6 +124,15 @@ CBG_HOST_DEVICE inline greedy_bin make_greedy_bin(const float* sorted, const dou
     b.score = score_u;
   }
   return b;
+}
+
+// The bin [s, e) over `sorted` with its best cut: the two edges of the run of the median value.
+CBG_HOST_DEVICE inline greedy_bin make_greedy_bin(const float* sorted, const double* log_table,
+                                                  std::uint32_t s, std::uint32_t e) noexcept {
+  const std::uint32_t mid = s + (e - s) / 2;
+  const float v = sorted[mid];
+  return choose_greedy_cut(log_table, s, e, lower_bound_f(sorted, s, mid, v),
+                           upper_bound_f(sorted, mid, e, v));
 }
 
 CBG_HOST_DEVICE inline bool can_split(const greedy_bin& b) noexcept {
@@ -195,6 +203,24 @@ CBG_HOST_DEVICE inline greedy_bin pop(greedy_bin* h, std::uint32_t& size) noexce
 
 }  // namespace heap
 
+// The border before sorted position s > 0 (a bin start): the midpoint, -0.0 made +0.0.
+CBG_HOST_DEVICE inline float greedy_border_at(const float* sorted, std::uint32_t s) noexcept {
+  float b = greedy_border_between(sorted[s - 1], sorted[s]);
+  if (b == 0.0f) b = 0.0f;  // -0.0 -> +0.0
+  return b;
+}
+
+// Drops, in place, each border equal to the one kept before it (the input is non-decreasing);
+// returns the number kept.
+CBG_HOST_DEVICE inline int unique_borders(float* b, int n) noexcept {
+  int count = 0;
+  for (int i = 0; i < n; ++i) {
+    if (count > 0 && b[count - 1] == b[i]) continue;
+    b[count++] = b[i];
+  }
+  return count;
+}
+
 // Sorts a few integers ascending in place (insertion sort; n <= 256).
 CBG_HOST_DEVICE inline void sort_small(std::uint32_t* a, std::uint32_t n) noexcept {
   for (std::uint32_t i = 1; i < n; ++i) {
@@ -231,14 +257,9 @@ CBG_HOST_DEVICE inline int greedy_log_sum_borders(const float* sorted, std::uint
     if (heap_scratch[i].start != 0) start_scratch[starts++] = heap_scratch[i].start;
   }
   sort_small(start_scratch, starts);
-  int count = 0;
-  for (std::uint32_t i = 0; i < starts; ++i) {
-    const std::uint32_t s = start_scratch[i];
-    float b = greedy_border_between(sorted[s - 1], sorted[s]);
-    if (b == 0.0f) b = 0.0f;  // -0.0 -> +0.0
-    if (count > 0 && out[count - 1] == b) continue;
-    out[count++] = b;
-  }
+  for (std::uint32_t i = 0; i < starts; ++i) out[i] = greedy_border_at(sorted, start_scratch[i]);
+  const int count = unique_borders(out, static_cast<int>(starts));
+  for (int i = count; i < static_cast<int>(starts); ++i) out[i] = 0.0f;  // the unused slots stay 0
   return count;
 }
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "cbg/data/pool.hpp"
@@ -31,12 +32,18 @@ struct feature_override {
   int mode = -1;         // -1: the common setting, else a nan_mode value
 };
 
+// How the GPU sorts the border subsets (the result is the same): one device-wide radix sort of
+// (feature, value) keys, which fills the GPU when there are few features, or CUB's segmented
+// sort, one block per feature, when there are many. Tests and benchmarks force one.
+enum class sort_method : std::uint8_t { automatic, device_wide, segmented };
+
 struct options {
   int border_count = default_border_count;  // 1..255
   nan_mode mode = nan_mode::min;
   border_type type = border_type::greedy_log_sum;
   std::uint32_t max_subset_size = default_max_subset_size;
   std::vector<feature_override> overrides;
+  sort_method sort = sort_method::automatic;  // GPU only
 };
 
 // Per-feature settings after overrides (validated). Categorical features get border_count 0.
@@ -85,12 +92,29 @@ struct device_quantized {
 // in the border subset of a Forbidden feature.
 host_quantized quantize_host(const pool& p, const options& o);
 
-// GPU: the columns must be readable by the context's device (device, managed or pinned memory).
-// Copies to the device only the column descriptors, the subset indices and the log table; copies
-// back only a 4-byte error flag (no feature data). Blocks until done.
-device_quantized quantize_device(const pool& p, const options& o);
+// Stage marks for benchmarks: events that quantize_device records on the context's stream as each
+// stage is enqueued (cudaEventElapsedTime between neighbours gives the stage times on the GPU
+// timeline, host gaps included). Null events are skipped.
+struct stage_marks {
+  cudaEvent_t start = nullptr;     // entry
+  cudaEvent_t subset = nullptr;    // host work: the border subset planned (drawn, on the fallback)
+  cudaEvent_t prepare = nullptr;   // host work: log table, settings, upload image
+  cudaEvent_t allocate = nullptr;  // small outputs and the scratch allocated
+  cudaEvent_t setup = nullptr;     // uploaded, zeroed
+  cudaEvent_t gather = nullptr;    // border subset drawn (on the GPU), subsets gathered
+  cudaEvent_t sort = nullptr;      // subsets sorted
+  cudaEvent_t borders = nullptr;   // border search done
+  cudaEvent_t binarize = nullptr;  // bin index allocated and written
+};
 
-// The log table of the GreedyLogSum score: std::log(k + 1e-8) for k = 0..n.
-std::vector<double> greedy_log_table(std::uint32_t n);
+// GPU: the columns must be readable by the context's device (device, managed or pinned memory).
+// The border subset is drawn on the device (the same set as border_subset). Copies to the device
+// only the settings, the column descriptors and the log table; copies back only a 4-byte status
+// (no feature data). Blocks until done.
+device_quantized quantize_device(const pool& p, const options& o, const stage_marks* marks = nullptr);
+
+// The log table of the GreedyLogSum score: std::log(k + 1e-8) for k = 0..n at least. Entries do
+// not depend on n, so one table serves the process: computed once, grown when a larger n comes.
+std::shared_ptr<const std::vector<double>> greedy_log_table(std::uint32_t n);
 
 }  // namespace cbg::quantize

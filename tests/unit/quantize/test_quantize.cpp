@@ -4,8 +4,10 @@
 // data. Parity with CatBoost itself is tested in tests/python/test_quantize_catboost.py.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -15,8 +17,10 @@
 #include "cbg/core/error.hpp"
 #include "cbg/data/pool.hpp"
 #include "cbg/memory/device_buffer.hpp"
+#include "cbg/quantize/bin_search.hpp"
 #include "cbg/quantize/quantizer.hpp"
 #include "cbg/quantize/sampling.hpp"
+#include "kernels/quantize/stages.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
 
@@ -77,28 +81,28 @@ std::vector<float> corpus(std::int64_t rows, int features, std::uint32_t seed) {
 TEST_CASE("greedy borders: the median-run cut, ties to the left, float midpoints", "[quantize]") {
   std::vector<float> v(10);
   std::iota(v.begin(), v.end(), 0.0f);
-  const std::vector<double> logs = q::greedy_log_table(10);
+  const auto logs = q::greedy_log_table(10);
   std::vector<q::greedy_bin> heap(q::greedy_heap_capacity);
   std::vector<std::uint32_t> starts(q::border_stride);
   std::vector<float> out(q::border_stride);
   // n = 10: mid 5, candidates 5 (5|5) and 6 (6|4); 5 wins, border 0.5*4 + 0.5*5.
-  REQUIRE(q::greedy_log_sum_borders(v.data(), 10, 1, logs.data(), heap.data(), starts.data(),
+  REQUIRE(q::greedy_log_sum_borders(v.data(), 10, 1, logs->data(), heap.data(), starts.data(),
                                     out.data()) == 1);
   CHECK(out[0] == 4.5f);
   // Every distinct value gets separated when the budget allows: 9 borders.
-  REQUIRE(q::greedy_log_sum_borders(v.data(), 10, 254, logs.data(), heap.data(), starts.data(),
+  REQUIRE(q::greedy_log_sum_borders(v.data(), 10, 254, logs->data(), heap.data(), starts.data(),
                                     out.data()) == 9);
   for (int i = 0; i < 9; ++i) CHECK(out[static_cast<std::size_t>(i)] == 0.5f + static_cast<float>(i));
   // A constant gives no border; so does an empty feature.
   std::vector<float> c(100, 3.0f);
-  CHECK(q::greedy_log_sum_borders(c.data(), 100, 128, logs.data(), heap.data(), starts.data(),
+  CHECK(q::greedy_log_sum_borders(c.data(), 100, 128, logs->data(), heap.data(), starts.data(),
                                   out.data()) == 0);
-  CHECK(q::greedy_log_sum_borders(c.data(), 0, 128, logs.data(), heap.data(), starts.data(),
+  CHECK(q::greedy_log_sum_borders(c.data(), 0, 128, logs->data(), heap.data(), starts.data(),
                                   out.data()) == 0);
   // -0.0 borders become +0.0.
   std::vector<float> pm = {-std::numeric_limits<float>::denorm_min(), -0.0f};
-  const std::vector<double> logs2 = q::greedy_log_table(2);
-  REQUIRE(q::greedy_log_sum_borders(pm.data(), 2, 4, logs2.data(), heap.data(), starts.data(),
+  const auto logs2 = q::greedy_log_table(2);
+  REQUIRE(q::greedy_log_sum_borders(pm.data(), 2, 4, logs2->data(), heap.data(), starts.data(),
                                     out.data()) == 1);
   CHECK(bits(out[0]) == 0u);
 }
@@ -122,6 +126,40 @@ TEST_CASE("bins: borders strictly below the value; NaN by mode; NaN borders at t
   CHECK(c[2] == 2.0f);
   CHECK(q::search_border_budget(128, true) == 127);
   CHECK(q::effective_nan_mode(q::nan_mode::max, false) == q::nan_mode::forbidden);
+}
+
+TEST_CASE("bins from the border tree equal bins from the sorted borders", "[quantize]") {
+  std::mt19937_64 rng(11);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float special[] = {-inf, inf, 0.0f, -0.0f, std::numeric_limits<float>::denorm_min(),
+                           -std::numeric_limits<float>::max(), std::numeric_limits<float>::max(),
+                           1.0f, -1.0f};
+  std::uniform_int_distribution<int> pick(0, 99);
+  std::normal_distribution<float> normal;
+  const auto draw = [&] {
+    const int c = pick(rng);
+    if (c < 10) return special[static_cast<std::size_t>(c) % std::size(special)];
+    if (c < 20) return std::round(normal(rng) * 4.0f);
+    return normal(rng);
+  };
+  std::vector<float> tree(q::tree_slots);
+  for (int trial = 0; trial < 400; ++trial) {
+    const int wanted = trial % 256;
+    std::vector<float> b;
+    for (int i = 0; i < wanted; ++i) b.push_back(draw());
+    std::sort(b.begin(), b.end());
+    for (float& x : b) x = x == 0.0f ? 0.0f : x;  // borders hold +0.0 only
+    b.erase(std::unique(b.begin(), b.end()), b.end());
+    const int count = static_cast<int>(b.size());
+    for (int i = 0; i < q::tree_slots; ++i) tree[static_cast<std::size_t>(i)] = q::tree_slot_value(b.data(), count, i);
+    for (int i = 0; i < 200; ++i) {
+      float v = i < count ? b[static_cast<std::size_t>(i)] : draw();  // every border itself too
+      if (i % 50 == 49) v = std::numeric_limits<float>::quiet_NaN();
+      for (const q::nan_mode mode : {q::nan_mode::min, q::nan_mode::max, q::nan_mode::forbidden}) {
+        REQUIRE(q::bin_of_tree(v, tree.data(), count, mode) == q::bin_of(v, b.data(), count, mode));
+      }
+    }
+  }
 }
 
 TEST_CASE("the border subset follows CatBoost's generator (values checked against catboost)",
@@ -254,6 +292,7 @@ TEST_CASE("GPU quantizer equals the host reference bit for bit", "[gpu][quantize
     std::uint64_t seed;
     int border_count;
     q::nan_mode mode;
+    std::uint32_t max_subset = q::default_max_subset_size;
   };
   const std::vector<shape> shapes = {
       {1, 8, false, 0, 128, q::nan_mode::min},
@@ -262,6 +301,10 @@ TEST_CASE("GPU quantizer equals the host reference bit for bit", "[gpu][quantize
       {5000, 16, true, 3, 128, q::nan_mode::max},
       {250000, 8, false, 0, 128, q::nan_mode::min},   // sampled subset (Fisher-Yates branch)
       {260000, 9, true, 42, 255, q::nan_mode::max},
+      {3000, 80, true, 7, 128, q::nan_mode::min},      // many features: float4 rows
+      {70000, 67, false, 1, 32, q::nan_mode::max},
+      {50000, 12, true, 9, 128, q::nan_mode::min, 2000},    // subset by rejection: drawn on the GPU
+      {120000, 8, false, 4, 64, q::nan_mode::max, 5000},
   };
   for (const shape& s : shapes) {
     CAPTURE(s.rows, s.features, s.row_major, s.seed, s.border_count);
@@ -290,9 +333,67 @@ TEST_CASE("GPU quantizer equals the host reference bit for bit", "[gpu][quantize
     q::options o;
     o.border_count = s.border_count;
     o.mode = s.mode;
+    o.max_subset_size = s.max_subset;
     const q::host_quantized h = q::quantize_host(hp, o);
-    const q::device_quantized d = q::quantize_device(dp, o);
-    check_equal(h, d, *gctx);
+    for (const q::sort_method method : {q::sort_method::device_wide, q::sort_method::segmented}) {
+      CAPTURE(static_cast<int>(method));
+      o.sort = method;
+      check_equal(h, q::quantize_device(dp, o), *gctx);
+    }
+  }
+}
+
+TEST_CASE("GPU subset draws equal the host's border subset", "[gpu][quantize]") {
+  CBG_REQUIRE_GPU();
+  auto ctx = make_context(0);
+  struct draw_case {
+    std::uint64_t rows;
+    std::uint32_t k;
+    std::uint64_t seed;
+    std::uint32_t draws;  // 0: the default margin; else so few that some repeats leave it short
+  };
+  const std::vector<draw_case> cases = {
+      // rejection into a set; the first is checked against catboost above
+      {3600000, 200000, 0, 0}, {10500000, 200000, 0, 0}, {1000000, 50000, 5, 0}, {5000, 10, 3, 0},
+      {400, 64, 1, 64},        {400, 64, 2, 70},         {400, 64, 3, 200},
+      // partial Fisher-Yates; the first two are checked against catboost above
+      {300000, 200000, 0, 0},  {250000, 200000, 7, 0},   {400000, 200000, 0, 0},
+      {1000, 200, 3, 0},       {3, 2, 1, 0},             {70, 69, 11, 0},
+  };
+  const int no_status = 0x7fffffff;
+  for (const draw_case& c : cases) {
+    CAPTURE(c.rows, c.k, c.seed, c.draws);
+    const auto plan = q::detail::plan_subset_draws(c.rows, c.k, c.draws);
+    REQUIRE(plan.usable());
+    REQUIRE(plan.shuffle == q::subset_by_shuffle(c.rows, c.k));
+    cbg::device_buffer<unsigned char> scratch(plan.bytes(), ctx->stream(), ctx->resource());
+    cbg::device_buffer<std::uint32_t> out(c.k, ctx->stream(), ctx->resource());
+    cbg::device_buffer<int> status = to_device(std::vector<int>{no_status}, *ctx);
+    q::detail::draw_subset(plan, scratch.data(), q::catboost_rng64(c.seed).streams(), c.rows, c.k,
+                           out.data(), status.data(), ctx->stream());
+    ctx->sync();
+    int got_status = 0;
+    std::vector<std::uint32_t> got(c.k);
+    CBG_CUDA_TRY(cudaMemcpy(&got_status, status.data(), sizeof(int), cudaMemcpyDeviceToHost));
+    CBG_CUDA_TRY(cudaMemcpy(got.data(), out.data(), out.size_bytes(), cudaMemcpyDeviceToHost));
+    // The distinct rows among the draws made (a rejected draw gives none).
+    q::catboost_rng64 rng(c.seed);
+    const std::uint64_t limit = q::catboost_rng64::rejection_limit(c.rows);
+    std::vector<bool> seen(c.rows);
+    std::uint64_t distinct = plan.shuffle ? c.k : 0;
+    for (std::uint32_t d = 0; d < plan.draws && !plan.shuffle; ++d) {
+      const std::uint64_t r = rng.next();
+      if (r < limit && !seen[r % c.rows]) {
+        seen[r % c.rows] = true;
+        ++distinct;
+      }
+    }
+    if (distinct >= c.k) {
+      CHECK(got_status == no_status);
+      CHECK(got == q::border_subset(c.rows, c.k, c.seed));
+    } else {
+      CHECK(got_status == q::detail::subset_short);
+    }
   }
 }
 
