@@ -13,8 +13,7 @@ namespace {
 using namespace cbg::capi;
 
 void fill_defaults(cbg_context_desc_t& d) {
-  std::memset(&d, 0, sizeof(d));
-  d.struct_size = sizeof(d);
+  init_desc(d);
   d.device = CBG_DEVICE_AUTO;
   d.log_level = CBG_LOG_TRACE;
 }

@@ -12,6 +12,13 @@
 
 namespace cbg::capi {
 
+// Zeroes a caller's descriptor and sets its struct_size: the common part of every *_desc_init.
+template <class Desc>
+void init_desc(Desc& d) {
+  std::memset(static_cast<void*>(&d), 0, sizeof(Desc));
+  d.struct_size = sizeof(Desc);
+}
+
 // Copies the caller's descriptor into `out` (which holds the defaults for fields the caller's
 // version lacks). `oldest_size` is the struct's size in the first release that had it.
 template <class Desc>

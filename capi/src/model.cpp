@@ -200,8 +200,7 @@ CBG_API cbg_status cbg_model_prediction_columns(const cbg_model_t* model, int32_
 CBG_API cbg_status cbg_model_predict_host_desc_init(cbg_model_predict_host_desc_t* desc) {
   return guarded(__func__, [&] {
     require(desc, "desc");
-    std::memset(desc, 0, sizeof(*desc));
-    desc->struct_size = sizeof(*desc);
+    init_desc(*desc);
     desc->prediction_type = CBG_PREDICTION_RAW_FORMULA_VAL;
   });
 }

@@ -47,8 +47,7 @@ extern "C" {
 CBG_API cbg_status cbg_pool_desc_init(cbg_pool_desc_t* desc) {
   return guarded(__func__, [&] {
     require(desc, "desc");
-    std::memset(desc, 0, sizeof(*desc));
-    desc->struct_size = sizeof(*desc);
+    init_desc(*desc);
   });
 }
 

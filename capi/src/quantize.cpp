@@ -51,8 +51,7 @@ extern "C" {
 CBG_API cbg_status cbg_quantize_desc_init(cbg_quantize_desc_t* desc) {
   return guarded(__func__, [&] {
     require(desc, "desc");
-    std::memset(desc, 0, sizeof(*desc));
-    desc->struct_size = sizeof(*desc);
+    init_desc(*desc);
     desc->border_count = cbg::quantize::default_border_count;
     desc->nan_mode = CBG_NAN_MODE_MIN;
     desc->border_type = CBG_BORDER_GREEDY_LOG_SUM;
