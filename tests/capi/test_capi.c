@@ -645,6 +645,44 @@ static void test_models(void) {
   CHECK_STATUS(cbg_model_info((const cbg_model_t*)&info, &info), CBG_ERR_INVALID_HANDLE);
 }
 
+/* cbg_get_api: the table holds the very functions the library exports. */
+static void test_api_table(void) {
+  const void* raw = NULL;
+  const cbg_api_v1_t* t;
+  cbg_context_t* ctx = NULL;
+  int32_t device = 0;
+  CHECK_STATUS(cbg_get_api(CBG_API_VERSION_1, NULL), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_get_api(CBG_API_VERSION_1 + 1u, &raw), CBG_ERR_UNSUPPORTED);
+  CHECK(raw == NULL);
+  CHECK(strstr(cbg_last_error(), "version") != NULL);
+  CHECK_STATUS(cbg_get_api(0u, &raw), CBG_ERR_UNSUPPORTED);
+  CHECK_STATUS(cbg_get_api(CBG_API_VERSION_1, &raw), CBG_OK);
+  t = (const cbg_api_v1_t*)raw;
+  CHECK(t != NULL);
+  if (t == NULL) return;
+  CHECK(t->struct_size == sizeof(cbg_api_v1_t));
+  CHECK(t->api_version == CBG_API_VERSION_1);
+  CHECK(t->library_version == cbg_version_number());
+  CHECK(t->status_string == cbg_status_string);
+  CHECK(t->context_create == cbg_context_create);
+  CHECK(t->model_leaf_indexes_host == cbg_model_leaf_indexes_host);
+  /* The same table every time, and usable. */
+  {
+    const void* again = NULL;
+    CHECK_STATUS(cbg_get_api(CBG_API_VERSION_1, &again), CBG_OK);
+    CHECK(again == raw);
+  }
+  {
+    cbg_context_desc_t cd;
+    CHECK_STATUS(t->context_desc_init(&cd), CBG_OK);
+    cd.device = CBG_DEVICE_CPU;
+    CHECK_STATUS(t->context_create(&cd, &ctx), CBG_OK);
+    CHECK_STATUS(t->context_device(ctx, &device), CBG_OK);
+    CHECK(device == CBG_DEVICE_CPU);
+    CHECK_STATUS(t->context_free(ctx), CBG_OK);
+  }
+}
+
 int main(int argc, char** argv) {
   int gpu = argc > 1 && strcmp(argv[1], "--gpu") == 0;
   if (gpu) {
@@ -662,6 +700,7 @@ int main(int argc, char** argv) {
     test_pool();
     test_tensor_copy();
     test_models();
+    test_api_table();
   }
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

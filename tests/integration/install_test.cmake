@@ -69,6 +69,12 @@ endif()
 run(out "${CMAKE_COMMAND}" --build "${WORK_DIR}/examples")
 run(out "${WORK_DIR}/examples/pool_from_host")
 message(STATUS "pool_from_host:\n${out}")
+run(out "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH "${WORK_DIR}/examples/dlopen_client"
+    "${PREFIX}/${LIBDIR}/libcbgpu.so")
+if(NOT out MATCHES "feature 1: 2 borders")
+  message(FATAL_ERROR "dlopen_client printed unexpected borders:\n${out}")
+endif()
+message(STATUS "dlopen_client:\n${out}")
 
 # 4. pkg-config, where installed: the flags must point into the prefix.
 find_program(PKG_CONFIG NAMES pkg-config pkgconf)

@@ -681,6 +681,85 @@ CBG_API cbg_status cbg_model_leaf_indexes_host(const cbg_model_t* model,
                                                const cbg_model_predict_host_desc_t* desc,
                                                uint32_t* out, size_t out_size);
 
+/* ------------------------------------------------------------------------------------------------
+ * The function table, for dlopen users
+ * ---------------------------------------------------------------------------------------------- */
+
+/** Version of the table that cbg_get_api() fills (see cbg_api_v1_t). @since 0.1 */
+#define CBG_API_VERSION_1 1u
+
+/**
+ * @brief Every function of the C ABI as a pointer, so that a program that loads libcbgpu.so with
+ *        `dlopen` needs a single `dlsym("cbg_get_api")`. Member `x` is the function `cbg_x`,
+ *        documented above; the table holds no other state.
+ *
+ * Growth rule: later library versions only ever append members. A caller built against a newer
+ * header checks `struct_size` before using a member that an older library may lack:
+ * `t->struct_size >= offsetof(cbg_api_v1_t, member) + sizeof(t->member)`.
+ * @since 0.1
+ */
+typedef struct cbg_api_v1_t {
+  size_t struct_size;    /**< sizeof the library's table (>= what this header declares if as new). */
+  uint32_t api_version;  /**< CBG_API_VERSION_1. */
+  uint32_t library_version; /**< cbg_version_number() of the library that filled the table. */
+  const char* (*status_string)(cbg_status);
+  const char* (*last_error)(void);
+  uint32_t (*version_number)(void);
+  const char* (*version_string)(void);
+  cbg_status (*build_info)(const char**);
+  cbg_status (*device_count)(int32_t*);
+  cbg_status (*set_log_callback)(cbg_log_fn, void*, int32_t);
+  cbg_status (*context_desc_init)(cbg_context_desc_t*);
+  cbg_status (*context_create)(const cbg_context_desc_t*, cbg_context_t**);
+  cbg_status (*context_free)(cbg_context_t*);
+  cbg_status (*context_device)(const cbg_context_t*, int32_t*);
+  cbg_status (*context_set_stream)(cbg_context_t*, cbg_stream_t);
+  cbg_status (*context_get_stream)(const cbg_context_t*, cbg_stream_t*);
+  cbg_status (*context_sync)(cbg_context_t*);
+  cbg_status (*copy_stats)(const cbg_context_t*, cbg_copy_stats_t*);
+  cbg_status (*copy_stats_reset)(cbg_context_t*);
+  cbg_status (*pool_desc_init)(cbg_pool_desc_t*);
+  cbg_status (*pool_from_dlpack)(cbg_context_t*, const cbg_pool_desc_t*, cbg_pool_t**);
+  cbg_status (*pool_free)(cbg_pool_t*);
+  cbg_status (*pool_info)(const cbg_pool_t*, cbg_pool_info_t*);
+  cbg_status (*pool_feature_name)(const cbg_pool_t*, int64_t, const char**);
+  cbg_status (*pool_is_categorical)(const cbg_pool_t*, int64_t, int32_t*);
+  cbg_status (*tensor_copy)(cbg_context_t*, const cbg_tensor_ref_t*, const cbg_tensor_ref_t*);
+  cbg_status (*quantize_desc_init)(cbg_quantize_desc_t*);
+  cbg_status (*quantize_pool)(cbg_pool_t*, const cbg_quantize_desc_t*, cbg_quantized_t**);
+  cbg_status (*quantized_free)(cbg_quantized_t*);
+  cbg_status (*quantized_borders)(const cbg_quantized_t*, int64_t, float*, int32_t, int32_t*, int32_t*);
+  cbg_status (*quantized_feature_bins)(const cbg_quantized_t*, int64_t, uint8_t*, size_t);
+  cbg_status (*model_load_file)(const char*, int32_t, cbg_model_t**);
+  cbg_status (*model_load_buffer)(const void*, size_t, int32_t, cbg_model_t**);
+  cbg_status (*model_save_file)(const cbg_model_t*, const char*, int32_t);
+  cbg_status (*model_save_buffer)(cbg_model_t*, int32_t, const void**, size_t*);
+  cbg_status (*model_free)(cbg_model_t*);
+  cbg_status (*model_info)(const cbg_model_t*, cbg_model_info_t*);
+  cbg_status (*model_feature_name)(const cbg_model_t*, int64_t, const char**);
+  cbg_status (*model_cat_feature_index)(const cbg_model_t*, int64_t, int64_t*);
+  cbg_status (*model_float_feature_index)(const cbg_model_t*, int64_t, int64_t*);
+  cbg_status (*model_class_name)(const cbg_model_t*, int64_t, const char**);
+  cbg_status (*model_info_value)(const cbg_model_t*, const char*, const char**);
+  cbg_status (*cat_hash_string)(const char*, size_t, uint32_t*);
+  cbg_status (*cat_hash_int64)(int64_t, uint32_t*);
+  cbg_status (*model_prediction_columns)(const cbg_model_t*, int32_t, int64_t*);
+  cbg_status (*model_predict_host_desc_init)(cbg_model_predict_host_desc_t*);
+  cbg_status (*model_predict_host)(const cbg_model_t*, const cbg_model_predict_host_desc_t*, double*, size_t);
+  cbg_status (*model_leaf_indexes_host)(const cbg_model_t*, const cbg_model_predict_host_desc_t*, uint32_t*, size_t);
+} cbg_api_v1_t;
+
+/**
+ * @brief The library's function table of version `version`.
+ * @param version  #CBG_API_VERSION_1 (the only version so far).
+ * @param[out] table  receives a pointer to a static, immutable table (a `const cbg_api_v1_t*` for
+ *                    version 1); valid while the library stays loaded. Never free it.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_UNSUPPORTED (unknown version: the library is
+ *         older or newer than the caller expects).
+ * Thread-safe; touches no GPU. @since 0.1
+ */
+CBG_API cbg_status cbg_get_api(uint32_t version, const void** table);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
