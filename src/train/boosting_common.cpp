@@ -129,12 +129,12 @@ double quantile_of_sorted(const std::vector<float>& target, const std::vector<fl
   const float wmax = *std::max_element(weight.begin(), weight.end());
   const fixed_scale s = fixed_scale_for(wmax, static_cast<std::int64_t>(weight.size()));
   std::int64_t total = 0;
-  for (float w : weight) total += to_fixed(w, s);
-  const double goal = alpha * from_fixed(total, s);
+  for (float w : weight) total += to_fixed64(w, s);
+  const double goal = alpha * from_fixed64(total, s);
   std::int64_t cum = 0;
   for (std::size_t i = 0; i < target.size(); ++i) {
-    cum += to_fixed(weight[i], s);
-    if (from_fixed(cum, s) >= goal) return target[i];
+    cum += to_fixed64(weight[i], s);
+    if (from_fixed64(cum, s) >= goal) return target[i];
   }
   return target.back();
 }

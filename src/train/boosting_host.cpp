@@ -156,7 +156,7 @@ class host_backend final : public boosting_backend {
               auto& s = out.sums[static_cast<std::size_t>(leaf) * channels + c];
               s = static_cast<std::int64_t>(static_cast<std::uint64_t>(s) +
                                             static_cast<std::uint64_t>(
-                                                to_fixed(ch[c], (*req.scales)[static_cast<std::size_t>(c)])));
+                                                to_fixed64(ch[c], (*req.scales)[static_cast<std::size_t>(c)])));
             }
           }
         },

@@ -66,7 +66,7 @@ leaf_system decode_sums(const std::vector<std::int64_t>& sums, const std::vector
   leaf_system s;
   for (int leaf = 0; leaf < leaves; ++leaf) {
     for (int c = 0; c < channels; ++c) {
-      const double v = from_fixed(sums[static_cast<std::size_t>(leaf * channels + c)],
+      const double v = from_fixed64(sums[static_cast<std::size_t>(leaf * channels + c)],
                                   scales[static_cast<std::size_t>(c)]);
       if (c < dims) s.g.push_back(v);
       else if (c < dims + hess_channels) s.h.push_back(v);
@@ -374,7 +374,6 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   const bool maximize = higher_is_better(r.eval_metric.spec.kind);
 
   const int hess_channels = r.method == leaf_method::newton ? hessian_size(loss) : 0;
-  const int channels = dims + hess_channels + 1;
   const double l2 = r.l2_leaf_reg > 0 ? r.l2_leaf_reg : 1e-20;
   tree_search_params search_params;
   search_params.depth = p.depth;

@@ -32,7 +32,7 @@ CBG_HOST_DEVICE inline double double_from_bits(std::uint64_t u) noexcept {
   return v;
 }
 // 2^k as a double for -1022 <= k <= 1023 (exact).
-CBG_HOST_DEVICE inline double pow2(int k) noexcept {
+CBG_HOST_DEVICE inline double exact_pow2(int k) noexcept {
   return double_from_bits(static_cast<std::uint64_t>(k + 1023) << 52);
 }
 CBG_HOST_DEVICE inline double det_inf() noexcept { return double_from_bits(0x7ff0000000000000ull); }
@@ -71,9 +71,9 @@ CBG_HOST_DEVICE inline double det_exp(double x) noexcept {
   p = p * r + 1.0;
   p = p * r + 1.0;
   // Scale by 2^k in at most two exact steps (the second rounds only for subnormal results).
-  if (k > 1023) return p * pow2(1023) * pow2(k - 1023);
-  if (k < -1021) return p * pow2(k + 600) * pow2(-600);
-  return p * pow2(k);
+  if (k > 1023) return p * exact_pow2(1023) * exact_pow2(k - 1023);
+  if (k < -1021) return p * exact_pow2(k + 600) * exact_pow2(-600);
+  return p * exact_pow2(k);
 }
 
 // log(m) for m in [sqrt(1/2), sqrt(2)]: 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.1716.

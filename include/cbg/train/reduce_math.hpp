@@ -41,13 +41,13 @@ CBG_HOST_DEVICE inline fixed_scale fixed_scale_for(double max_abs, std::int64_t 
   int k = 60 - b - (exponent + 1);
   if (k > 1000) k = 1000;
   if (k < -1000) k = -1000;
-  s.to_fixed = pow2(k);
-  s.from_fixed = pow2(-k);
+  s.to_fixed = exact_pow2(k);
+  s.from_fixed = exact_pow2(-k);
   return s;
 }
 
 // v * 2^k rounded to the nearest integer, ties to even (as __double2ll_rn).
-CBG_HOST_DEVICE inline std::int64_t to_fixed(double v, const fixed_scale& s) noexcept {
+CBG_HOST_DEVICE inline std::int64_t to_fixed64(double v, const fixed_scale& s) noexcept {
 #if defined(__CUDA_ARCH__)
   return __double2ll_rn(v * s.to_fixed);
 #else
@@ -55,7 +55,7 @@ CBG_HOST_DEVICE inline std::int64_t to_fixed(double v, const fixed_scale& s) noe
 #endif
 }
 
-CBG_HOST_DEVICE inline double from_fixed(std::int64_t sum, const fixed_scale& s) noexcept {
+CBG_HOST_DEVICE inline double from_fixed64(std::int64_t sum, const fixed_scale& s) noexcept {
   return static_cast<double>(sum) * s.from_fixed;
 }
 
@@ -83,40 +83,64 @@ inline constexpr std::int64_t sum_tile = std::int64_t{sum_lanes} * sum_rows_per_
 }
 
 // The host side of the order above for C channels at once: value(row, out) writes C doubles.
-// Returns the C sums in `out` (zeros for n == 0).
+// Writes the C sums to `out` (zeros for n == 0).
 template <int C, class ValueFn>
 void ordered_sum_host(std::int64_t n, ValueFn&& value, double* out) {
-  std::vector<double> partial(static_cast<std::size_t>(sum_tiles_of(n) * C), 0.0);
-  double lane[sum_lanes][C];
+  const std::int64_t tiles = sum_tiles_of(n);
+  std::vector<double> partial(static_cast<std::size_t>(tiles * C), 0.0);
+  std::vector<double> lane(static_cast<std::size_t>(sum_lanes * C));
   double v[C];
-  for (std::int64_t t = 0; t < sum_tiles_of(n); ++t) {
+  for (std::int64_t t = 0; t < tiles; ++t) {
     for (int l = 0; l < sum_lanes; ++l) {
-      for (int c = 0; c < C; ++c) lane[l][c] = 0.0;
+      double* acc = lane.data() + l * C;
+      for (int c = 0; c < C; ++c) acc[c] = 0.0;
       for (int j = 0; j < sum_rows_per_lane; ++j) {
         const std::int64_t r = t * sum_tile + std::int64_t{j} * sum_lanes + l;
         if (r >= n) break;
         value(r, v);
-        for (int c = 0; c < C; ++c) lane[l][c] += v[c];
+        for (int c = 0; c < C; ++c) acc[c] += v[c];
       }
     }
     for (int s = sum_lanes / 2; s > 0; s /= 2) {
       for (int l = 0; l < s; ++l) {
-        for (int c = 0; c < C; ++c) lane[l][c] += lane[l + s][c];
+        for (int c = 0; c < C; ++c) lane[static_cast<std::size_t>(l * C + c)] += lane[static_cast<std::size_t>((l + s) * C + c)];
       }
     }
-    for (int c = 0; c < C; ++c) partial[static_cast<std::size_t>(t * C + c)] = lane[0][c];
+    for (int c = 0; c < C; ++c) partial[static_cast<std::size_t>(t * C + c)] = lane[static_cast<std::size_t>(c)];
   }
-  const std::int64_t tiles = sum_tiles_of(n);
   if (tiles <= 1) {
     for (int c = 0; c < C; ++c) out[c] = tiles == 1 ? partial[static_cast<std::size_t>(c)] : 0.0;
     return;
   }
-  ordered_sum_host<C>(
-      tiles,
-      [&](std::int64_t r, double* o) {
-        for (int c = 0; c < C; ++c) o[c] = partial[static_cast<std::size_t>(r * C + c)];
-      },
-      out);
+  // The tile sums, summed in the same order (one lambda type: no recursive instantiation).
+  std::vector<double> level = std::move(partial);
+  std::int64_t count = tiles;
+  while (true) {
+    const std::vector<double>& in = level;
+    std::vector<double> next(static_cast<std::size_t>(sum_tiles_of(count) * C), 0.0);
+    const std::int64_t next_tiles = sum_tiles_of(count);
+    for (std::int64_t t = 0; t < next_tiles; ++t) {
+      for (int l = 0; l < sum_lanes; ++l) {
+        double* acc = lane.data() + l * C;
+        for (int c = 0; c < C; ++c) acc[c] = 0.0;
+        for (int j = 0; j < sum_rows_per_lane; ++j) {
+          const std::int64_t r = t * sum_tile + std::int64_t{j} * sum_lanes + l;
+          if (r >= count) break;
+          for (int c = 0; c < C; ++c) acc[c] += in[static_cast<std::size_t>(r * C + c)];
+        }
+      }
+      for (int s = sum_lanes / 2; s > 0; s /= 2) {
+        for (int l = 0; l < s; ++l) {
+          for (int c = 0; c < C; ++c) lane[static_cast<std::size_t>(l * C + c)] += lane[static_cast<std::size_t>((l + s) * C + c)];
+        }
+      }
+      for (int c = 0; c < C; ++c) next[static_cast<std::size_t>(t * C + c)] = lane[static_cast<std::size_t>(c)];
+    }
+    level = std::move(next);
+    count = next_tiles;
+    if (count == 1) break;
+  }
+  for (int c = 0; c < C; ++c) out[c] = level[static_cast<std::size_t>(c)];
 }
 
 }  // namespace cbg::train
