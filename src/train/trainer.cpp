@@ -589,8 +589,12 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   }
   mi.class_names = class_names;
   mi.params_json = catboost_params_json(r, class_names);
+  // CatBoost's "training" info (it reads these keys when it loads a model): per-iteration learn
+  // metrics, per-iteration lists (one per eval set) of eval metrics, and the best values.
   nlohmann::json history{{"learn_metrics_history", nlohmann::json::array()},
-                         {"test_metrics_history", nlohmann::json::array()}};
+                         {"test_metrics_history", nlohmann::json::array()},
+                         {"learn_best_error", nlohmann::json::object()},
+                         {"test_best_error", nlohmann::json::array()}};
   for (std::size_t it = 0; it < keep; ++it) {
     nlohmann::json lh = nlohmann::json::object(), th = nlohmann::json::object();
     for (const auto& t : metrics) {
@@ -598,11 +602,25 @@ model::model train(const pool& learn, const std::string& params_json, const trai
       if (has_eval) th[t.m.name] = t.eval[it];
     }
     history["learn_metrics_history"].push_back(lh);
-    if (has_eval) history["test_metrics_history"].push_back(th);
+    if (has_eval) history["test_metrics_history"].push_back(nlohmann::json::array({th}));
   }
-  if (has_eval) {
+  for (const auto& t : metrics) {
+    const bool up = higher_is_better(t.m.spec.kind);
+    const auto best_of = [&](const std::vector<double>& v) {
+      double best = std::nan("");
+      for (std::size_t it = 0; it < keep; ++it) {
+        if (!std::isnan(v[it]) && (std::isnan(best) || (up ? v[it] > best : v[it] < best))) best = v[it];
+      }
+      return best;
+    };
+    if (t.on_learn && !std::isnan(best_of(t.learn))) history["learn_best_error"][t.m.name] = best_of(t.learn);
+  }
+  if (has_eval && keep > 0) {
+    nlohmann::json tb = nlohmann::json::object();
+    const std::size_t at = static_cast<std::size_t>(best_iteration) < keep ? static_cast<std::size_t>(best_iteration) : keep - 1;
+    for (const auto& t : metrics) tb[t.m.name] = t.eval[at];
+    history["test_best_error"].push_back(tb);
     history["best_iteration"] = best_iteration;
-    history["test_best_error"] = {{r.eval_metric.name, best_value}};
   }
   mi.training_json = nlohmann::json{{"metrics", history}}.dump();
   return build_model(mi);
