@@ -95,12 +95,10 @@ std::vector<float> read_targets(const pool& p, const target_rule& r, const char*
   return t;
 }
 
-int baseline_mode(const pool& p, const loss_spec& l) {
+void check_baseline(const pool& p, const loss_spec& l) {
   const std::int64_t k = pool::dims_of(p.baseline());
-  if (k == l.dims) return 0;
-  if (l.kind == loss_kind::multiclass && k == l.dims + 1) return 1;
-  CBG_FAIL(status::bad_data, fmt::format("the baseline has {} columns; {} trains {} dimensions", k,
-                                         loss_name(l.kind), l.dims));
+  CBG_EXPECTS(k == l.dims, status::bad_data,
+              fmt::format("the baseline has {} columns; {} trains {} dimensions", k, loss_name(l.kind), l.dims));
 }
 
 std::vector<double> start_approx(const pool& p, const loss_spec& l, const std::vector<double>& bias) {
@@ -111,14 +109,10 @@ std::vector<double> start_approx(const pool& p, const loss_spec& l, const std::v
   }
   if (!p.baseline()) return a;
   require_host(*p.baseline(), "the baseline");
-  const int mode = baseline_mode(p, l);
+  check_baseline(p, l);
   for (int k = 0; k < l.dims; ++k) {
     const column_view c = column_of(*p.baseline(), k);
-    const column_view last = column_of(*p.baseline(), l.dims);
-    for (std::int64_t r = 0; r < n; ++r) {
-      const double v = mode == 1 ? c.value(r) - last.value(r) : c.value(r);
-      a[static_cast<std::size_t>(k * n + r)] += v;
-    }
+    for (std::int64_t r = 0; r < n; ++r) a[static_cast<std::size_t>(k * n + r)] += c.value(r);
   }
   return a;
 }

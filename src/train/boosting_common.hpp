@@ -27,9 +27,8 @@ std::vector<float> read_targets(const pool& p, const target_rule& r, const char*
                                        std::int64_t row, double label);
 // [dims][rows] start approxes: the pool's baseline (if any) plus bias.
 std::vector<double> start_approx(const pool& p, const loss_spec& l, const std::vector<double>& bias);
-// How the baseline's columns map to the trained dimensions: 0 = as is, 1 = MultiClass with K
-// columns (each minus the last). Throws bad_data when they do not fit.
-int baseline_mode(const pool& p, const loss_spec& l);
+// Throws bad_data unless the baseline has one column per trained dimension.
+void check_baseline(const pool& p, const loss_spec& l);
 
 // The weighted alpha-quantile of targets sorted ascending (weights in the same order): the first
 // target whose cumulative weight (fixed point) reaches alpha times the total.

@@ -13,10 +13,6 @@
 
 namespace cbg::train {
 
-int model_dimension(const loss_spec& l) noexcept {
-  return l.kind == loss_kind::multiclass ? l.dims + 1 : l.dims;
-}
-
 model::model build_model(const model_inputs& in) {
   const auto& trees = *in.trees;
   const auto& borders = *in.borders;
@@ -24,7 +20,7 @@ model::model build_model(const model_inputs& in) {
   const std::size_t nf = borders.size();
   model::model m;
   const int trained = in.loss.dims;
-  const int dims = model_dimension(in.loss);
+  const int dims = trained;
   m.approx_dimension = dims;
 
   // Used borders per feature, and the binary feature index of each (feature, bin).

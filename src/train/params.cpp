@@ -528,7 +528,7 @@ resolved_params resolve_params(const train_params& p, const data_facts& f) {
   switch (p.loss.kind) {
     case loss_kind::multiclass:
       CBG_EXPECTS(f.classes >= 2, status::bad_data, "MultiClass needs at least 2 classes in the label");
-      r.loss.dims = f.classes - 1;
+      r.loss.dims = f.classes;
       break;
     case loss_kind::multiclass_one_vs_all:
       CBG_EXPECTS(f.classes >= 2, status::bad_data,
@@ -542,7 +542,7 @@ resolved_params resolve_params(const train_params& p, const data_facts& f) {
       r.loss.dims = 1;
   }
   CBG_EXPECTS(r.loss.dims <= max_dims, status::unsupported,
-              fmt::format("{} classes: at most {} are supported", f.classes, max_dims + 1));
+              fmt::format("{} classes: at most {} are supported", f.classes, max_dims));
   if (p.newton_score) {
     CBG_EXPECTS(r.loss.dims == 1, status::not_implemented,
                 "parameter 'score_function': the Newton score functions are implemented for "

@@ -737,7 +737,7 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  * Data: float features only (categorical features: #CBG_ERR_NOT_IMPLEMENTED for now); one label
  * column: Logloss takes 0/1 (or any value with `target_border`), CrossEntropy values in [0, 1],
  * MultiClass / MultiClassOneVsAll class indices 0..K-1 (K = max + 1), regression any finite
- * value; optional weights; an optional baseline (approx dimensions columns; MultiClass also K)
+ * value; optional weights; an optional baseline (one column per approx dimension: K for MultiClass)
  * starts the approxes and is not part of the model.
  *
  * @param pool         the learn pool (borrowed for the call).

@@ -7,9 +7,10 @@
 // (sum(hess) + l2). Approxes are doubles; targets are prepared before training (Logloss: 0 or 1;
 // CrossEntropy: a probability; MultiClass and MultiClassOneVsAll: the class index).
 //
-// MultiClass trains K - 1 dimensions: the last class's approx is fixed at 0 (CatBoost's GPU
-// MultiClass); the model stores K values per leaf, the last one 0. Its Hessian is full (the
-// upper triangle, row by row); every other loss has a diagonal one.
+// MultiClass trains K dimensions, softmax over all of them, as CatBoost's CPU mode does (its GPU
+// mode fixes the last class at 0 and trains K - 1; with all K the split scores see every class's
+// gradient, and held-out quality matches the catboost package's). Its Hessian is full (the upper
+// triangle, row by row); every other loss has a diagonal one.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +33,7 @@ enum class loss_kind : std::uint8_t {
 };
 
 // Largest number of trained approx dimensions (MultiClass: classes - 1).
-inline constexpr int max_dims = 16;
+inline constexpr int max_dims = 16;  // MultiClass: classes
 inline constexpr double half_log_2pi = 0.91893853320467274178;
 
 struct loss_spec {
@@ -54,11 +55,11 @@ CBG_HOST_DEVICE constexpr int triangle_index(int dims, int i, int j) noexcept {
   return i * dims - i * (i - 1) / 2 + (j - i);
 }
 
-// Softmax probabilities over [a_0, ..., a_{d-1}, 0] (d = l.dims), for the first d classes.
+// Softmax probabilities over [a_0, ..., a_{d-1}].
 CBG_HOST_DEVICE inline void multiclass_probabilities(int d, const double* a, double* p) noexcept {
-  double top = 0.0;  // the fixed last class
-  for (int k = 0; k < d; ++k) top = a[k] > top ? a[k] : top;
-  double total = det_exp(-top);
+  double top = a[0];
+  for (int k = 1; k < d; ++k) top = a[k] > top ? a[k] : top;
+  double total = 0.0;
   for (int k = 0; k < d; ++k) {
     p[k] = det_exp(a[k] - top);
     total += p[k];
@@ -146,13 +147,11 @@ CBG_HOST_DEVICE inline double point_loss(const loss_spec& l, const double* a, fl
     case loss_kind::cross_entropy:
       return det_softplus(a[0]) - y * a[0];
     case loss_kind::multiclass: {
-      double top = 0.0;
-      for (int k = 0; k < l.dims; ++k) top = a[k] > top ? a[k] : top;
-      double total = det_exp(-top);
+      double top = a[0];
+      for (int k = 1; k < l.dims; ++k) top = a[k] > top ? a[k] : top;
+      double total = 0.0;
       for (int k = 0; k < l.dims; ++k) total += det_exp(a[k] - top);
-      const int cls = static_cast<int>(target);
-      const double ay = cls < l.dims ? a[cls] : 0.0;
-      return top + det_log(total) - ay;
+      return top + det_log(total) - a[static_cast<int>(target)];
     }
     case loss_kind::multiclass_one_vs_all: {
       const int cls = static_cast<int>(target);

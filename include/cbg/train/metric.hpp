@@ -45,7 +45,7 @@ CBG_HOST_DEVICE constexpr bool higher_is_better(metric_kind k) noexcept {
 }
 
 // Predicted class of a row: binary losses (one dimension) compare the approx with 0; MultiClass
-// takes the argmax over [a, 0]; MultiClassOneVsAll over a.
+// and MultiClassOneVsAll take the argmax (the first on ties).
 CBG_HOST_DEVICE inline int predicted_class(const loss_spec& l, const double* a) noexcept {
   if (l.dims == 1 && l.kind != loss_kind::multiclass_one_vs_all) return a[0] > 0 ? 1 : 0;
   int best = 0;
@@ -56,7 +56,6 @@ CBG_HOST_DEVICE inline int predicted_class(const loss_spec& l, const double* a) 
       best = k;
     }
   }
-  if (l.kind == loss_kind::multiclass && 0.0 > top) best = l.dims;  // the fixed last class
   return best;
 }
 

@@ -35,7 +35,4 @@ struct model_inputs {
 
 model::model build_model(const model_inputs& in);
 
-// The model's approx dimension for a loss (MultiClass: its K - 1 trained dims plus the fixed 0).
-int model_dimension(const loss_spec& l) noexcept;
-
 }  // namespace cbg::train

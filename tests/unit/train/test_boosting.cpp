@@ -320,7 +320,7 @@ TEST_CASE("parameters: the data-dependent defaults of CatBoost's GPU mode", "[tr
   CHECK(r.use_best_model);
   f.classes = 4;
   r = tr::resolve_params(tr::parse_params(R"({"loss_function": "MultiClass"})"), f);
-  CHECK(r.loss.dims == 3);
+  CHECK(r.loss.dims == 4);
   f.has_baseline = true;
   r = tr::resolve_params(tr::parse_params(R"({"loss_function": "RMSE"})"), f);
   CHECK_FALSE(r.boost_from_average);
