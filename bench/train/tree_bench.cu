@@ -204,10 +204,12 @@ int main(int argc, char** argv) {
                 static_cast<long long>(s.rows), static_cast<long long>(s.features), depth, borders, bw, later / 1e9,
                 level0 / 1e9, floor_ms);
 
+    // Geometries: blocks per SM (fast histogram kernel), and the simple kernel (key -2).
     std::map<int, double> per_geometry;
     tr::tree_structure structure;
-    for (int blocks : {2, 1, 3, 4}) {
-      tr::detail::set_histogram_blocks_per_sm(*ws, dq, blocks);
+    for (int blocks : {2, 1, 3, 4, -2}) {
+      tr::detail::set_fast_histograms(*ws, dq, blocks > 0);
+      tr::detail::set_histogram_blocks_per_sm(*ws, dq, blocks > 0 ? blocks : -blocks);
       std::vector<double> times;
       cudaEvent_t a, b;
       BENCH_CHECK(cudaEventCreate(&a));
@@ -225,7 +227,8 @@ int main(int argc, char** argv) {
       BENCH_CHECK(cudaEventDestroy(b));
       per_geometry[blocks] = median(times);
       const auto& plans = tr::detail::histogram_plans(*ws);
-      std::printf("  blocks/SM %d: %.3f ms per tree (median of %d), %.1f%% of floor speed; hist grids:", blocks,
+      std::printf("  %s blocks/SM %d: %.3f ms per tree (median of %d), %.1f%% of floor speed; hist grids:",
+                  blocks > 0 ? "fast" : "simple", blocks > 0 ? blocks : -blocks,
                   median(times), trees, 100.0 * floor_ms / median(times));
       for (const auto& pl : plans) {
         std::printf(" [fpb %d slots %d units %d chunks %d blocks %d smem %zu]", pl.features_per_block,
@@ -237,7 +240,8 @@ int main(int argc, char** argv) {
     for (const auto& [k, v] : per_geometry) {
       if (v < per_geometry[best_blocks]) best_blocks = k;
     }
-    tr::detail::set_histogram_blocks_per_sm(*ws, dq, best_blocks);
+    tr::detail::set_fast_histograms(*ws, dq, best_blocks > 0);
+    tr::detail::set_histogram_blocks_per_sm(*ws, dq, best_blocks > 0 ? best_blocks : -best_blocks);
     // One profiled tree: each stage's time on the GPU timeline.
     tr::detail::set_search_profiling(*ws, true);
     std::map<std::string, double> by_kind;

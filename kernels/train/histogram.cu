@@ -10,6 +10,11 @@
 // adds the 2^32 it lost (or gained) to the 64-bit global cell right away; at the end of a range the
 // counters minus the bias go to the global cells with 64-bit integer atomics. Every sum is exact, so
 // the order of the adds does not matter: the histograms are deterministic.
+//
+// Two kernels: histogram_fast (one dimension: the four features of a group, counters bin-major so
+// random bins spread over the banks, a row's eight atomics issued back to back with the wrap checks
+// after them, and at levels >= 1 each warp packs its rows of computed children into a staging area
+// so that all lanes work) and histogram_simple (any number of dimensions and features per block).
 #include <algorithm>
 
 #include "kernels/train/stages.hpp"
@@ -50,7 +55,7 @@ __device__ __forceinline__ void add_counter(unsigned* cell, int x, long long* gl
 
 // CT: the channel count when it is 2 (one dimension), else 0 (any; read at run time).
 template <int CT>
-__global__ void __launch_bounds__(histogram_threads) histogram_kernel(const hist_args a) {
+__global__ void __launch_bounds__(histogram_threads) histogram_simple(const hist_args a) {
   extern __shared__ unsigned counters[];
   __shared__ double scales[max_channels];
   __shared__ std::int32_t bins_of[4];
@@ -174,6 +179,161 @@ __global__ void __launch_bounds__(histogram_threads) histogram_kernel(const hist
   }
 }
 
+// ---- histogram_fast ----------------------------------------------------------------------------------
+constexpr int stage_rows = 4 * 32;  // a warp's rows per round: 4 per lane
+constexpr std::size_t stage_bytes = static_cast<std::size_t>(histogram_threads / 32) * stage_rows * sizeof(uint4);
+
+__device__ __forceinline__ std::size_t fast_counter_words(const histogram_plan& p, int bin_stride) {
+  return (static_cast<std::size_t>(p.slots_per_pass) * 8 * bin_stride + 3) / 4 * 4;  // 16-byte aligned
+}
+
+__global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const hist_args a) {
+  extern __shared__ unsigned counters[];  // [slot][feature of 4][der, weight][bin]; then staging
+  __shared__ double scales[2];
+  __shared__ std::int32_t bins_of[4];
+  __shared__ std::int64_t offset_of[4];
+  if (a.v.state->stopped != 0) return;
+  const histogram_plan& p = a.plan;
+  const int bs = a.v.bin_stride;
+  const int chunks = static_cast<int>((a.n_slots + p.slots_per_pass - 1) / p.slots_per_pass);
+  const std::int64_t cells = static_cast<std::int64_t>(p.slots_per_pass) * 8 * bs;
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const unsigned below = (1u << lane) - 1u;
+  uint4* stage = reinterpret_cast<uint4*>(counters + fast_counter_words(p, bs)) + (threadIdx.x >> 5) * stage_rows;
+
+  const std::int64_t item_rows = p.row_chunk;
+  const std::int64_t total = static_cast<std::int64_t>(p.row_chunks) * p.units * item_rows;
+  const std::int64_t w_begin = total * blockIdx.x / gridDim.x;
+  const std::int64_t w_end = total * (blockIdx.x + 1) / gridDim.x;
+  if (threadIdx.x < 2) scales[threadIdx.x] = pow2(fixed_exponent(__uint_as_float(a.v.max_bits[threadIdx.x])));
+  const int level = a.level;
+  for (std::int64_t w = w_begin; w < w_end;) {
+    const std::int64_t item = w / item_rows;
+    const std::int64_t item_end = min(w_end, (item + 1) * item_rows);
+    const int rc = static_cast<int>(item / p.units);
+    const int unit = static_cast<int>(item % p.units);
+    const std::int64_t r_begin = static_cast<std::int64_t>(rc) * item_rows + (w - item * item_rows);
+    const std::int64_t r_end = min(a.v.rows, static_cast<std::int64_t>(rc) * item_rows + (item_end - item * item_rows));
+    w = item_end;
+    if (r_begin >= r_end) continue;
+    const int chunk = unit % chunks;
+    const int group = unit / chunks;
+    const std::uint32_t s0 = static_cast<std::uint32_t>(chunk) * p.slots_per_pass;
+    const std::uint32_t s_count = min(static_cast<std::uint32_t>(p.slots_per_pass), a.n_slots - s0);
+    __syncthreads();  // the previous range's flush is done
+    if (threadIdx.x < 4) {
+      const std::int64_t f = 4 * static_cast<std::int64_t>(group) + threadIdx.x;
+      const bool in = f < a.v.features;
+      bins_of[threadIdx.x] = in ? a.v.bins[f] : 0;
+      offset_of[threadIdx.x] = in ? a.v.offset[f] : 0;
+    }
+    for (std::int64_t i = threadIdx.x; i < cells; i += blockDim.x) counters[i] = bias;
+    __syncthreads();
+    const bool live[4] = {bins_of[0] != 0, bins_of[1] != 0, bins_of[2] != 0, bins_of[3] != 0};
+
+    // One row's eight adds (4 features x der, weight), then the rare wraps.
+    const auto accumulate = [&](std::uint32_t word, int xd, int xw, std::uint32_t ls) {
+      unsigned old[8];
+      int xs[8];
+#pragma unroll
+      for (int jj = 0; jj < 4; ++jj) {
+        const std::uint32_t bin = (word >> (8 * jj)) & 0xffu;
+        unsigned* cell = counters + (static_cast<std::int64_t>(ls) * 8 + 2 * jj) * bs + bin;
+        xs[2 * jj] = live[jj] ? xd : 0;
+        xs[2 * jj + 1] = live[jj] ? xw : 0;
+        old[2 * jj] = atomicAdd(cell, static_cast<unsigned>(xs[2 * jj]));
+        old[2 * jj + 1] = atomicAdd(cell + bs, static_cast<unsigned>(xs[2 * jj + 1]));
+      }
+      unsigned wrapped = 0;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const unsigned now = old[i] + static_cast<unsigned>(xs[i]);
+        if ((xs[i] > 0 && now < old[i]) || (xs[i] < 0 && now > old[i])) wrapped |= 1u << i;
+      }
+      if (wrapped != 0) {
+        for (int i = 0; i < 8; ++i) {
+          if ((wrapped >> i & 1u) == 0) continue;
+          const int jj = i / 2;
+          const std::uint32_t bin = (word >> (8 * jj)) & 0xffu;
+          const long long adjust = xs[i] > 0 ? (1ll << 32) : -(1ll << 32);
+          atomicAdd(reinterpret_cast<unsigned long long*>(a.v.hist + global_cell(a, a.slot_base + s0 + ls, i & 1,
+                                                                                  offset_of[jj] + bin)),
+                    static_cast<unsigned long long>(adjust));
+        }
+      }
+    };
+
+    const std::uint32_t* words = a.v.index + static_cast<std::int64_t>(group) * a.v.padded_rows;
+    constexpr int unroll = 4;
+    // Warp-uniform loop: the warp's first row decides, so every lane takes part in the ballots.
+    for (std::int64_t base = r_begin + (threadIdx.x & ~31u); base < r_end; base += unroll * blockDim.x) {
+      std::uint32_t word[unroll];
+      std::uint32_t slot[unroll];
+      float dv[unroll];
+      float wv[unroll];
+#pragma unroll
+      for (int k = 0; k < unroll; ++k) {
+        const std::int64_t r = base + lane + static_cast<std::int64_t>(k) * blockDim.x;
+        slot[k] = ~0u;
+        if (r < r_end) {
+          slot[k] = level > 0 ? a.v.leaf[r] : 0u;
+          word[k] = words[r];
+          dv[k] = a.v.der[r];
+          wv[k] = a.v.weight[r];
+        }
+      }
+      if (level == 0) {
+#pragma unroll
+        for (int k = 0; k < unroll; ++k) {
+          if (slot[k] != ~0u) accumulate(word[k], to_fixed(dv[k], scales[0]), to_fixed(wv[k], scales[1]), 0u);
+        }
+        continue;
+      }
+      // Rows of computed children only, packed into the warp's staging area.
+      int n = 0;
+#pragma unroll
+      for (int k = 0; k < unroll; ++k) {
+        bool valid = false;
+        std::uint32_t ls = 0;
+        if (slot[k] != ~0u) {
+          const std::uint32_t leaf = slot[k];
+          const std::uint32_t q = leaf & (a.half - 1);
+          const std::uint32_t bit = (leaf >> (level - 1)) & 1u;
+          valid = bit == a.v.compute_bit[q] && q >= s0 && q < s0 + s_count;
+          ls = q - s0;
+        }
+        const unsigned ballot = __ballot_sync(0xffffffffu, valid);
+        if (valid) {
+          stage[n + __popc(ballot & below)] =
+              make_uint4(word[k], static_cast<unsigned>(to_fixed(dv[k], scales[0])),
+                         static_cast<unsigned>(to_fixed(wv[k], scales[1])), ls);
+        }
+        n += __popc(ballot);
+      }
+      __syncwarp();
+      for (int i = lane; i < n; i += 32) {
+        const uint4 e = stage[i];
+        accumulate(e.x, static_cast<int>(e.y), static_cast<int>(e.z), e.w);
+      }
+      __syncwarp();
+    }
+    __syncthreads();
+    for (std::int64_t i = threadIdx.x; i < cells; i += blockDim.x) {
+      const long long sum = static_cast<long long>(counters[i]) - static_cast<long long>(bias);
+      if (sum == 0) continue;
+      const int bin = static_cast<int>(i % bs);
+      const std::int64_t rest = i / bs;
+      const int c = static_cast<int>(rest & 1);
+      const int jj = static_cast<int>((rest >> 1) & 3);
+      const auto ls = static_cast<std::uint32_t>(rest >> 3);
+      if (bin >= bins_of[jj]) continue;
+      atomicAdd(reinterpret_cast<unsigned long long*>(a.v.hist + global_cell(a, a.slot_base + s0 + ls, c, offset_of[jj] + bin)),
+                static_cast<unsigned long long>(sum));
+    }
+  }
+}
+
+
 int sm_count(int device) {
   int n = 0;
   CBG_CUDA_TRY(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
@@ -188,28 +348,35 @@ int max_shared(int device) {
 
 }  // namespace
 
-histogram_plan plan_histogram(const search_view& v, int level, int device, int blocks_per_sm) {
+histogram_plan plan_histogram(const search_view& v, int level, int device, int blocks_per_sm, bool fast) {
   histogram_plan p;
+  p.fast = fast && v.channels == 2;
   const std::int64_t groups = (v.features + 3) / 4;
   const std::uint32_t n_slots = level == 0 ? 1u : (1u << (level - 1));
   const std::size_t per_slot_feature = static_cast<std::size_t>(v.bin_stride) * v.channels * sizeof(unsigned);
-  // Less the kernel's static shared memory (scales, per-feature bins and offsets).
-  const std::size_t budget = static_cast<std::size_t>(max_shared(device)) - max_channels * sizeof(double) - 1024;
+  // Less the kernel's static shared memory (scales, per-feature bins and offsets) and, for the fast
+  // kernel, the warps' staging areas.
+  const std::size_t budget = static_cast<std::size_t>(max_shared(device)) - max_channels * sizeof(double) - 1024 -
+                             (p.fast ? stage_bytes + 16 : 0);
   // Fewest passes over the rows: all four features of a group per block when that fits.
   p.features_per_block = 4;
-  while (p.features_per_block > 1 && per_slot_feature * p.features_per_block > budget) p.features_per_block /= 2;
+  while (!p.fast && p.features_per_block > 1 && per_slot_feature * p.features_per_block > budget) {
+    p.features_per_block /= 2;
+  }
   const std::size_t per_slot = per_slot_feature * p.features_per_block;
   CBG_EXPECTS(per_slot <= budget, status::unsupported,
               "tree search: one feature's histogram does not fit the GPU's shared memory (too many dimensions)");
   p.slots_per_pass = static_cast<int>(std::min<std::size_t>(n_slots, budget / per_slot));
   const int chunks = static_cast<int>((n_slots + p.slots_per_pass - 1) / p.slots_per_pass);
   p.units = static_cast<int>(groups * (4 / p.features_per_block) * chunks);
-  p.shared_bytes = per_slot * p.slots_per_pass;
+  p.shared_bytes = p.fast ? (per_slot * p.slots_per_pass + 15) / 16 * 16 + stage_bytes : per_slot * p.slots_per_pass;
 
   const int sms = sm_count(device);
   int resident = 0;
-  const auto kernel = v.channels == 2 ? histogram_kernel<2> : histogram_kernel<0>;
-  CBG_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(budget)));
+  const auto kernel = p.fast ? histogram_fast : v.channels == 2 ? histogram_simple<2> : histogram_simple<0>;
+  // The same limit for every plan (the largest any takes), so plans of other workspaces never clash.
+  const std::size_t limit = static_cast<std::size_t>(max_shared(device)) - max_channels * sizeof(double) - 1024;
+  CBG_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
   CBG_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, histogram_threads,
                                                              p.shared_bytes));
   resident = std::max(1, std::min(resident, blocks_per_sm));
@@ -231,10 +398,12 @@ void build_histograms(const search_view& v, const histogram_plan& plan, int leve
     a.slot_base = a.half;
     a.n_slots = a.half;
   }
-  if (v.channels == 2) {
-    histogram_kernel<2><<<plan.blocks, histogram_threads, plan.shared_bytes, stream>>>(a);
+  if (plan.fast) {
+    histogram_fast<<<plan.blocks, histogram_threads, plan.shared_bytes, stream>>>(a);
+  } else if (v.channels == 2) {
+    histogram_simple<2><<<plan.blocks, histogram_threads, plan.shared_bytes, stream>>>(a);
   } else {
-    histogram_kernel<0><<<plan.blocks, histogram_threads, plan.shared_bytes, stream>>>(a);
+    histogram_simple<0><<<plan.blocks, histogram_threads, plan.shared_bytes, stream>>>(a);
   }
   CBG_CHECK_CUDA(stream);
 }

@@ -18,8 +18,10 @@ struct search_stats {
 
 // Records an event after every stage of the following searches (adds host work; benchmarks only).
 void set_search_profiling(device_search_workspace& w, bool on);
-// Histogram blocks resident per SM that the plans aim at (default 4; the occupancy bounds it).
+// Histogram blocks resident per SM that the plans aim at (default 2; the occupancy bounds it).
 void set_histogram_blocks_per_sm(device_search_workspace& w, const quantize::device_quantized& q, int blocks);
+// histogram_fast where it applies (one dimension; the default), else histogram_simple everywhere.
+void set_fast_histograms(device_search_workspace& w, const quantize::device_quantized& q, bool on);
 const search_stats& last_search_stats(const device_search_workspace& w);
 const std::vector<histogram_plan>& histogram_plans(const device_search_workspace& w);  // per level
 

@@ -39,7 +39,7 @@ __global__ void scales_kernel(search_view v) {
 // ---- scores ----------------------------------------------------------------------------------------
 constexpr int score_threads = 256;
 constexpr int score_warps = score_threads / 32;
-constexpr int lane_bins = 8;  // 32 lanes x 8 = 256 bins at most
+// LB: bins per lane; 32 x LB covers the largest feature (instances for 64, 128, 160 and 256 bins).
 
 struct score_args {
   search_view v;
@@ -50,6 +50,7 @@ struct score_args {
 };
 
 // Inclusive prefix sums of the lane's bins (registers) over the warp; returns the warp's total.
+template <int lane_bins>
 __device__ __forceinline__ long long warp_prefix(long long (&x)[lane_bins], int lane) {
   long long run = 0;
 #pragma unroll
@@ -72,6 +73,7 @@ __device__ __forceinline__ long long warp_prefix(long long (&x)[lane_bins], int 
 // One warp: the children of parent q (level 0: leaf 0 alone), channel by channel: rebuilds them from
 // the parent and the computed child (written back for the next level unless this is the last), and
 // adds their terms for every border of the lane's bins into the shared part arrays of `pos`.
+template <int lane_bins>
 __device__ void score_parent(const score_args& a, std::int64_t f, int nb, std::uint32_t q, int pos,
                              double* part_num, double* part_den, int lane) {
   const search_view& v = a.v;
@@ -160,7 +162,8 @@ __device__ void score_parent(const score_args& a, std::int64_t f, int nb, std::u
 }
 
 // One block per feature: every border's score over all leaves, then the feature's best border.
-__global__ void __launch_bounds__(score_threads) score_kernel(const score_args a) {
+template <int lane_bins>
+__global__ void __launch_bounds__(score_threads, lane_bins <= 5 ? 2 : 1) score_kernel(const score_args a) {
   extern __shared__ double parts[];
   __shared__ double best_score[score_threads];
   __shared__ int best_bin[score_threads];
@@ -183,7 +186,7 @@ __global__ void __launch_bounds__(score_threads) score_kernel(const score_args a
   double den = cosine_den0;
   for (std::uint32_t q0 = 0; q0 < parents; q0 += score_warps) {
     const std::uint32_t q = q0 + warp;
-    if (q < parents) score_parent(a, f, nb, q, warp, part_num, part_den, lane);
+    if (q < parents) score_parent<lane_bins>(a, f, nb, q, warp, part_num, part_den, lane);
     __syncthreads();
     if (t < nb - 1) {
       const int n = static_cast<int>(min(static_cast<std::uint32_t>(score_warps), parents - q0));
@@ -323,8 +326,12 @@ std::size_t score_shared_bytes(const search_view& v) {
 }
 
 void prepare_split_kernels(const search_view& v) {
-  CBG_CUDA_TRY(cudaFuncSetAttribute(score_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(score_shared_bytes(v))));
+  const int limit = static_cast<int>(2 * static_cast<std::size_t>(score_warps) * 2 * 256 * sizeof(double));
+  CBG_CUDA_TRY(cudaFuncSetAttribute(score_kernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
+  CBG_CUDA_TRY(cudaFuncSetAttribute(score_kernel<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
+  CBG_CUDA_TRY(cudaFuncSetAttribute(score_kernel<5>, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
+  CBG_CUDA_TRY(cudaFuncSetAttribute(score_kernel<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
+  (void)v;
 }
 
 void score_splits(const search_view& v, int level, bool last_level, score_function fn, double lambda,
@@ -332,7 +339,16 @@ void score_splits(const search_view& v, int level, bool last_level, score_functi
   if (v.features == 0) return;
   const score_args a{v, level, last_level, fn, lambda};
   const std::size_t shared = score_shared_bytes(v);
-  score_kernel<<<static_cast<unsigned>(v.features), score_threads, shared, stream>>>(a);
+  const auto grid = static_cast<unsigned>(v.features);
+  if (v.bin_stride <= 64) {
+    score_kernel<2><<<grid, score_threads, shared, stream>>>(a);
+  } else if (v.bin_stride <= 128) {
+    score_kernel<4><<<grid, score_threads, shared, stream>>>(a);
+  } else if (v.bin_stride <= 160) {
+    score_kernel<5><<<grid, score_threads, shared, stream>>>(a);
+  } else {
+    score_kernel<8><<<grid, score_threads, shared, stream>>>(a);
+  }
   CBG_CHECK_CUDA(stream);
 }
 

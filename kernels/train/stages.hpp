@@ -68,6 +68,7 @@ struct search_view {
 
 // How one level's histogram kernel splits the work (chosen on the host; see plan_histogram).
 struct histogram_plan {
+  bool fast = false;           // histogram_fast (one dimension), else histogram_simple
   int features_per_block = 4;  // of a group: 4, 2 or 1
   int slots_per_pass = 1;      // computed children per block pass
   int units = 0;               // (group, feature subset, slot chunk)
@@ -77,7 +78,7 @@ struct histogram_plan {
   std::size_t shared_bytes = 0;
 };
 inline constexpr int histogram_threads = 512;
-histogram_plan plan_histogram(const search_view& v, int level, int device, int blocks_per_sm);
+histogram_plan plan_histogram(const search_view& v, int level, int device, int blocks_per_sm, bool fast);
 
 // Once per workspace: kernel attributes (shared memory above the default).
 void prepare_split_kernels(const search_view& v);

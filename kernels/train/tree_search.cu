@@ -35,7 +35,8 @@ class device_search_workspace {
   device_buffer<detail::feature_best> best;
   device_buffer<double> noise;
   std::vector<detail::histogram_plan> plans;  // per level
-  int blocks_per_sm = 4;
+  int blocks_per_sm = 2;
+  bool fast_histograms = true;
   // Profiling (benchmarks): an event after every stage of the last search.
   bool profiling = false;
   std::vector<std::string> stage_names;
@@ -73,7 +74,7 @@ class device_search_workspace {
   void plan(const quantize::device_quantized& q) {
     plans.clear();
     const detail::search_view v = view(q);
-    for (int d = 0; d < depth; ++d) plans.push_back(detail::plan_histogram(v, d, device, blocks_per_sm));
+    for (int d = 0; d < depth; ++d) plans.push_back(detail::plan_histogram(v, d, device, blocks_per_sm, fast_histograms));
   }
 };
 
@@ -227,6 +228,12 @@ void set_search_profiling(device_search_workspace& w, bool on) { w.profiling = o
 
 void set_histogram_blocks_per_sm(device_search_workspace& w, const quantize::device_quantized& q, int blocks) {
   w.blocks_per_sm = std::max(1, blocks);
+  scoped_device guard(w.device);
+  w.plan(q);
+}
+
+void set_fast_histograms(device_search_workspace& w, const quantize::device_quantized& q, bool on) {
+  w.fast_histograms = on;
   scoped_device guard(w.device);
   w.plan(q);
 }

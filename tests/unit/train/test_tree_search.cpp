@@ -445,11 +445,15 @@ TEST_CASE("GPU search equals the host reference split for split and row for row"
     const tr::tree_structure host = host_search(c, p, host_leaves, noise);
     device_case d = upload_case(*ctx, c);
     auto ws = tr::make_device_search_workspace(*ctx, d.q, s.dims, p);
-    std::vector<std::uint32_t> gpu_leaves;
-    const tr::tree_structure gpu = device_search(*ctx, c, d, *ws, p, gpu_leaves, noise);
-    CAPTURE(host.splits.size(), gpu.splits.size());
-    CHECK(gpu == host);
-    CHECK(gpu_leaves == host_leaves);
+    for (const bool fast : {true, false}) {  // both histogram kernels (one dimension)
+      CAPTURE(fast);
+      tr::detail::set_fast_histograms(*ws, d.q, fast);
+      std::vector<std::uint32_t> gpu_leaves;
+      const tr::tree_structure gpu = device_search(*ctx, c, d, *ws, p, gpu_leaves, noise);
+      CAPTURE(host.splits.size(), gpu.splits.size());
+      CHECK(gpu == host);
+      CHECK(gpu_leaves == host_leaves);
+    }
     CHECK(host.splits.size() >= std::min<std::size_t>(static_cast<std::size_t>(s.depth), 3));
   }
 }
@@ -466,18 +470,22 @@ TEST_CASE("GPU search: repeated runs and other launch geometries give the same t
   std::vector<std::uint32_t> first_leaves;
   const tr::tree_structure first = device_search(*ctx, c, d, *ws, p, first_leaves, noise);
   REQUIRE(first.splits.size() == 8);
-  for (int blocks : {4, 1, 2, 4}) {
-    CAPTURE(blocks);
-    tr::detail::set_histogram_blocks_per_sm(*ws, d.q, blocks);
-    std::vector<std::uint32_t> leaves;
-    CHECK(device_search(*ctx, c, d, *ws, p, leaves, noise) == first);
-    CHECK(leaves == first_leaves);
+  for (const bool fast : {true, false}) {
+    tr::detail::set_fast_histograms(*ws, d.q, fast);
+    for (int blocks : {4, 1, 2, 3}) {
+      CAPTURE(fast, blocks);
+      tr::detail::set_histogram_blocks_per_sm(*ws, d.q, blocks);
+      std::vector<std::uint32_t> leaves;
+      CHECK(device_search(*ctx, c, d, *ws, p, leaves, noise) == first);
+      CHECK(leaves == first_leaves);
+    }
   }
   // A shallower tree on the same workspace is the deeper one's prefix.
   tr::tree_search_params shallow = p;
   shallow.depth = 3;
   std::vector<std::uint32_t> leaves;
-  const tr::tree_structure t3 = device_search(*ctx, c, d, *ws, shallow, leaves, noise);
+  const tr::tree_structure t3 =
+      device_search(*ctx, c, d, *ws, shallow, leaves, std::vector<double>(noise.begin(), noise.begin() + 3 * 40));
   CHECK(t3.splits == std::vector<tr::split>(first.splits.begin(), first.splits.begin() + 3));
 }
 
