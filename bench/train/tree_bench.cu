@@ -24,22 +24,20 @@
 
 namespace {
 
-#define BENCH_CHECK(call)                                                              \
-  do {                                                                                 \
-    const cudaError_t e_ = (call);                                                     \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
+// Exits with the CUDA error's text (a benchmark has nothing to recover).
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+#define BENCH_CHECK(call) check((call), #call)
 
-__device__ std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
+// A 64-bit hash of i (xorshift-multiply rounds) for reproducible random data.
+__device__ std::uint64_t hash64(std::uint64_t i) {
+  i = (i ^ (i >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  i = (i ^ (i >> 27)) * 0x94d049bb133111ebULL;
+  return i ^ (i >> 31);
 }
 
 // Random bins 0..borders of every feature into the packed index (zero padding rows and bytes).
@@ -53,7 +51,7 @@ __global__ void fill_index(std::uint32_t* index, std::int64_t rows, std::int64_t
     const std::int64_t r = i % padded;
     std::uint32_t w = 0;
     if (r < rows) {
-      const std::uint64_t h = mix64(static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL + 99);
+      const std::uint64_t h = hash64(static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL + 99);
       for (int j = 0; j < 4 && 4 * g + j < features; ++j) {
         w |= static_cast<std::uint32_t>(((h >> (16 * j)) & 0xffffu) % static_cast<unsigned>(borders + 1)) << (8 * j);
       }
@@ -67,7 +65,7 @@ __global__ void fill_targets(const std::uint32_t* index, std::int64_t rows, std:
                              float* der, float* weight) {
   for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < rows;
        r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::uint64_t h = mix64(static_cast<std::uint64_t>(r) + 12345);
+    const std::uint64_t h = hash64(static_cast<std::uint64_t>(r) + 12345);
     const float u1 = (static_cast<float>(h >> 40) + 0.5f) * (1.0f / 16777216.0f);
     const float u2 = (static_cast<float>((h >> 16) & 0xffffff) + 0.5f) * (1.0f / 16777216.0f);
     const std::uint32_t w0 = index[r];

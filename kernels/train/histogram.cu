@@ -53,6 +53,34 @@ __device__ __forceinline__ void add_counter(unsigned* cell, int x, long long* gl
   }
 }
 
+// The block's equal share [begin, end) of the work space (row chunk, unit, row).
+struct work_share {
+  std::int64_t begin;
+  std::int64_t end;
+};
+__device__ __forceinline__ work_share block_share(const histogram_plan& p) {
+  const std::int64_t total = static_cast<std::int64_t>(p.row_chunks) * p.units * p.row_chunk;
+  return {total * blockIdx.x / gridDim.x, total * (blockIdx.x + 1) / gridDim.x};
+}
+
+// The rows of one unit that the share holds from work position w on (possibly none, past the last
+// row); moves w past them.
+struct row_range {
+  std::int64_t begin;
+  std::int64_t end;
+  int unit;
+};
+__device__ __forceinline__ row_range next_range(const histogram_plan& p, std::int64_t rows, std::int64_t& w,
+                                                std::int64_t share_end) {
+  const std::int64_t item = w / p.row_chunk;
+  const std::int64_t item_end = min(share_end, (item + 1) * p.row_chunk);
+  const std::int64_t first_row = (item / p.units) * p.row_chunk;
+  const row_range r{first_row + (w - item * p.row_chunk), min(rows, first_row + (item_end - item * p.row_chunk)),
+                    static_cast<int>(item % p.units)};
+  w = item_end;
+  return r;
+}
+
 // CT: the channel count when it is 2 (one dimension), else 0 (any; read at run time).
 template <int CT>
 __global__ void __launch_bounds__(histogram_threads) histogram_simple(const hist_args a) {
@@ -68,22 +96,16 @@ __global__ void __launch_bounds__(histogram_threads) histogram_simple(const hist
   const int chunks = static_cast<int>((a.n_slots + p.slots_per_pass - 1) / p.slots_per_pass);
   const std::int64_t cells = static_cast<std::int64_t>(p.slots_per_pass) * fpb * a.v.bin_stride * channels;
 
-  const std::int64_t item_rows = p.row_chunk;
-  const std::int64_t total = static_cast<std::int64_t>(p.row_chunks) * p.units * item_rows;
-  const std::int64_t w_begin = total * blockIdx.x / gridDim.x;
-  const std::int64_t w_end = total * (blockIdx.x + 1) / gridDim.x;
   for (int c = threadIdx.x; c < channels; c += blockDim.x) {
     scales[c] = pow2(fixed_exponent(__uint_as_float(a.v.max_bits[c])));
   }
-  for (std::int64_t w = w_begin; w < w_end;) {
-    const std::int64_t item = w / item_rows;
-    const std::int64_t item_end = min(w_end, (item + 1) * item_rows);
-    const int rc = static_cast<int>(item / p.units);
-    const int unit = static_cast<int>(item % p.units);
-    const std::int64_t r_begin = static_cast<std::int64_t>(rc) * item_rows + (w - item * item_rows);
-    const std::int64_t r_end = min(a.v.rows, static_cast<std::int64_t>(rc) * item_rows + (item_end - item * item_rows));
-    w = item_end;
-    if (r_begin >= r_end) continue;
+  const work_share share = block_share(p);
+  for (std::int64_t w = share.begin; w < share.end;) {
+    const row_range range = next_range(p, a.v.rows, w, share.end);
+    if (range.begin >= range.end) continue;
+    const std::int64_t r_begin = range.begin;
+    const std::int64_t r_end = range.end;
+    const int unit = range.unit;
     const int chunk = unit % chunks;
     const int subset = (unit / chunks) % subsets;
     const int group = unit / (chunks * subsets);
@@ -201,21 +223,15 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
   const unsigned below = (1u << lane) - 1u;
   uint4* stage = reinterpret_cast<uint4*>(counters + fast_counter_words(p, bs)) + (threadIdx.x >> 5) * stage_rows;
 
-  const std::int64_t item_rows = p.row_chunk;
-  const std::int64_t total = static_cast<std::int64_t>(p.row_chunks) * p.units * item_rows;
-  const std::int64_t w_begin = total * blockIdx.x / gridDim.x;
-  const std::int64_t w_end = total * (blockIdx.x + 1) / gridDim.x;
   if (threadIdx.x < 2) scales[threadIdx.x] = pow2(fixed_exponent(__uint_as_float(a.v.max_bits[threadIdx.x])));
   const int level = a.level;
-  for (std::int64_t w = w_begin; w < w_end;) {
-    const std::int64_t item = w / item_rows;
-    const std::int64_t item_end = min(w_end, (item + 1) * item_rows);
-    const int rc = static_cast<int>(item / p.units);
-    const int unit = static_cast<int>(item % p.units);
-    const std::int64_t r_begin = static_cast<std::int64_t>(rc) * item_rows + (w - item * item_rows);
-    const std::int64_t r_end = min(a.v.rows, static_cast<std::int64_t>(rc) * item_rows + (item_end - item * item_rows));
-    w = item_end;
-    if (r_begin >= r_end) continue;
+  const work_share share = block_share(p);
+  for (std::int64_t w = share.begin; w < share.end;) {
+    const row_range range = next_range(p, a.v.rows, w, share.end);
+    if (range.begin >= range.end) continue;
+    const std::int64_t r_begin = range.begin;
+    const std::int64_t r_end = range.end;
+    const int unit = range.unit;
     const int chunk = unit % chunks;
     const int group = unit / chunks;
     const std::uint32_t s0 = static_cast<std::uint32_t>(chunk) * p.slots_per_pass;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The stages of the GPU tree search (kernels/train/tree_search.cu runs them on one stream):
-//   scales.cu     per-channel max |value| (the fixed-point scales), NaN/infinity check
 //   histogram.cu  one level's histograms of the computed children (fixed-point sums)
-//   split.cu      siblings by subtraction, every candidate's score, best per feature; the best
+//   split.cu      per-channel max |value| (the fixed-point scales) and the NaN/infinity check;
+//                 siblings by subtraction, every candidate's score, best per feature; the best
 //                 split of the level and which child of each leaf the next level computes; the
 //                 leaf index update
 // Launchers only enqueue on `stream`; none synchronises. Every kernel after the first reads the

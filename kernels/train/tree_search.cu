@@ -35,8 +35,10 @@ class device_search_workspace {
   device_buffer<detail::feature_best> best;
   device_buffer<double> noise;
   std::vector<detail::histogram_plan> plans;  // per level
+  // Histogram blocks per SM the plans aim at: 2, 3 and 4 time the same (registers cap it at 2), 1 is
+  // 20-25 % slower (cbgpu-tree-bench, H100, 2026-11-21: bench/RESULTS.md).
   int blocks_per_sm = 2;
-  bool fast_histograms = true;
+  bool fast_histograms = true;  // histogram_fast for one dimension: 4.2x histogram_simple (same run)
   // Profiling (benchmarks): an event after every stage of the last search.
   bool profiling = false;
   std::vector<std::string> stage_names;
