@@ -22,6 +22,10 @@ void validate_search(const quantize::host_quantized* q_host, const quantize::dev
 // "der (dimension j) holds a NaN or infinity" / "weight holds ...", for channel c of dims + 1.
 std::string non_finite_message(int channel, int dims);
 
+// The structure of splits[0..count) (built here: nvcc's front end rejects copying `split` into a
+// vector with GCC 12's library).
+tree_structure structure_of(const split* splits, int count);
+
 // Histogram columns: feature f owns bins offset[f] .. offset[f] + bins[f], bins = border_count + 1
 // (0 for a feature without borders: never split on, no column).
 struct bin_layout {

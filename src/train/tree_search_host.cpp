@@ -47,6 +47,12 @@ std::string non_finite_message(int channel, int dims) {
                         : std::string("tree search: weight holds a NaN or infinity");
 }
 
+tree_structure structure_of(const split* splits, int count) {
+  tree_structure t;
+  t.splits.assign(splits, splits + count);
+  return t;
+}
+
 }  // namespace detail
 
 namespace {
@@ -163,7 +169,8 @@ tree_structure search_tree_host(const host_search_input& in, const tree_search_p
       for (std::int64_t b = 0; b < borders; ++b) {
         double num = 0.0;
         double den = cosine_den0;
-        for (std::int64_t p = 0; p < leaves; ++p) {
+        for (std::int64_t i = 0; i < leaves; ++i) {
+          const std::int64_t p = visit_leaf(d, static_cast<std::uint32_t>(i));
           num += part_num[static_cast<std::size_t>(p * borders + b)];
           den += part_den[static_cast<std::size_t>(p * borders + b)];
         }

@@ -12,7 +12,8 @@
 //    left child (bin <= b) or the right child (bin > b). Each leaf contributes
 //        part(p) = sum over dims j of [ add_child(left_j) then add_child(right_j) ]
 //    to two accumulators (num, den) that start at 0, and the candidate's score is
-//        num = sum_p part_num(p), den = cosine_den0 + sum_p part_den(p)   (p ascending)
+//        num = sum_i part_num(visit_leaf(d, i)), den = cosine_den0 + sum_i part_den(...)
+//    (i ascending: parent by parent, each parent's two children in turn)
 //        cosine: -num / sqrt(den)          l2: num
 //    (CatBoost's GPU score calcers, in double). Lower wins; score noise is added per (level,
 //    feature) for Cosine. The expressions below are evaluated in exactly this order on both sides;
@@ -62,6 +63,13 @@ CBG_HOST_DEVICE inline std::int32_t to_fixed(float v, double scale) noexcept {
 
 CBG_HOST_DEVICE inline double from_fixed(long long sum, double inv_scale) noexcept {
   return static_cast<double>(sum) * inv_scale;
+}
+
+// The i-th leaf (0 <= i < 2^level) in the order a candidate's score adds up the leaves of level
+// `level`: parent q = i / 2 of the level before, then its child without bit level-1 (leaf q) and
+// the one with it (leaf q + 2^(level-1)): 0, h, 1, h + 1, ... The GPU scores leaves in pairs.
+CBG_HOST_DEVICE inline std::uint32_t visit_leaf(int level, std::uint32_t i) noexcept {
+  return level == 0 ? 0u : (i >> 1) + ((i & 1u) << (level - 1));
 }
 
 // The Cosine denominator's start (CatBoost: DenumSqr = 1e-10f, kept in double).

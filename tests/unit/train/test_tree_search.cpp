@@ -15,10 +15,12 @@
 
 #include "cbg/core/error.hpp"
 #include "cbg/memory/copy.hpp"
+#include "cbg/memory/device_buffer.hpp"
 #include "cbg/quantize/quantizer.hpp"
 #include "cbg/runtime/context.hpp"
 #include "cbg/train/score_math.hpp"
 #include "cbg/train/tree_search.hpp"
+#include "kernels/train/search_tuning.hpp"
 #include "support/catch.hpp"
 
 namespace tr = cbg::train;
@@ -280,4 +282,244 @@ TEST_CASE("host search: argument and data errors", "[train][tree]") {
   c.der[7] = 0.0f;
   c.weight[3] = std::numeric_limits<float>::infinity();
   CHECK(code(p) == cbg::status::bad_data);
+}
+
+// ---- GPU ---------------------------------------------------------------------------------------------
+namespace {
+
+std::shared_ptr<cbg::context> gpu_context(bool strict = false) {
+  cbg::context_options o;
+  o.device = 0;
+  o.strict_no_d2h = strict;
+  return cbg::context::create(o);
+}
+
+template <class T>
+cbg::device_buffer<T> to_device(const cbg::context& ctx, const std::vector<T>& v) {
+  cbg::device_buffer<T> d(std::max<std::size_t>(v.size(), 1), ctx.stream(), ctx.resource());
+  if (!v.empty()) {
+    cbg::copy_bytes(d.data(), cbg::memory_kind::device, v.data(), cbg::memory_kind::host, v.size() * sizeof(T),
+                    ctx.stream(), ctx.copies(), ctx.rules(), CBG_COPY_SITE("test upload"));
+  }
+  return d;
+}
+
+template <class T>
+std::vector<T> to_host(const cbg::context& ctx, const T* d, std::size_t n) {
+  std::vector<T> v(n);
+  if (n > 0) {
+    cbg::copy_bytes(v.data(), cbg::memory_kind::host, d, cbg::memory_kind::device, n * sizeof(T), ctx.stream(),
+                    ctx.copies(), ctx.rules(), CBG_COPY_SITE("test download"));
+  }
+  ctx.sync();
+  return v;
+}
+
+q::device_quantized upload(const cbg::context& ctx, const q::host_quantized& h) {
+  q::device_quantized d;
+  d.rows = h.rows;
+  d.features = h.features;
+  d.padded_rows = h.padded_rows;
+  d.device = ctx.device();
+  d.borders = to_device(ctx, h.borders);
+  d.border_count = to_device(ctx, h.border_count);
+  d.mode = to_device(ctx, h.mode);
+  d.index = to_device(ctx, h.index);
+  return d;
+}
+
+// Random bins (border counts cycling through `borders`), der with planted effects on a few features
+// plus noise in every dimension, exponential weights with a share of zeros (der 0 there).
+search_case random_case(std::int64_t rows, int features, const std::vector<std::int32_t>& borders, int dims,
+                        double zero_share, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::int32_t> counts(static_cast<std::size_t>(features));
+  std::vector<std::vector<std::uint8_t>> bins(static_cast<std::size_t>(features));
+  for (int f = 0; f < features; ++f) {
+    counts[static_cast<std::size_t>(f)] = borders[static_cast<std::size_t>(f) % borders.size()];
+    std::uniform_int_distribution<int> u(0, counts[static_cast<std::size_t>(f)]);
+    bins[static_cast<std::size_t>(f)].resize(static_cast<std::size_t>(rows));
+    for (auto& b : bins[static_cast<std::size_t>(f)]) b = static_cast<std::uint8_t>(u(rng));
+  }
+  search_case c;
+  c.q = make_quantized(rows, counts, bins);
+  c.dims = dims;
+  c.der.resize(static_cast<std::size_t>(rows * dims));
+  c.weight.resize(static_cast<std::size_t>(rows));
+  std::normal_distribution<float> normal;
+  std::exponential_distribution<float> expo(1.0f);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const bool zero = unit(rng) < zero_share;
+    c.weight[static_cast<std::size_t>(r)] = zero ? 0.0f : expo(rng);
+    for (int j = 0; j < dims; ++j) {
+      float v = normal(rng);
+      for (int f = j % 3; f < features; f += 5) {
+        const std::int32_t nb = counts[static_cast<std::size_t>(f)];
+        if (nb > 0) v += 0.3f * static_cast<float>(bins[static_cast<std::size_t>(f)][static_cast<std::size_t>(r)]) / nb;
+      }
+      c.der[static_cast<std::size_t>(j * rows + r)] = zero ? 0.0f : v * c.weight[static_cast<std::size_t>(r)];
+    }
+  }
+  return c;
+}
+
+struct device_case {
+  q::device_quantized q;
+  cbg::device_buffer<float> der;
+  cbg::device_buffer<float> weight;
+  cbg::device_buffer<std::uint32_t> leaves;
+};
+
+device_case upload_case(const cbg::context& ctx, const search_case& c) {
+  device_case d;
+  d.q = upload(ctx, c.q);
+  d.der = to_device(ctx, c.der);
+  d.weight = to_device(ctx, c.weight);
+  d.leaves = cbg::device_buffer<std::uint32_t>(static_cast<std::size_t>(std::max<std::int64_t>(c.q.rows, 1)),
+                                               ctx.stream(), ctx.resource());
+  return d;
+}
+
+tr::tree_structure device_search(const cbg::context& ctx, const search_case& c, device_case& d,
+                                 tr::device_search_workspace& ws, const tr::tree_search_params& p,
+                                 std::vector<std::uint32_t>& leaves, std::vector<double> noise = {}) {
+  tr::device_search_input in;
+  in.q = &d.q;
+  in.dims = c.dims;
+  in.der = d.der.data();
+  in.weight = d.weight.data();
+  in.noise = std::move(noise);
+  const tr::tree_structure t = tr::search_tree_device(ctx, in, p, ws, d.leaves.data());
+  leaves = to_host(ctx, d.leaves.data(), static_cast<std::size_t>(c.q.rows));
+  return t;
+}
+
+std::vector<double> make_noise(int depth, int features, double sigma, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> n(0.0, sigma);
+  std::vector<double> v(static_cast<std::size_t>(depth * features));
+  for (auto& x : v) x = n(rng);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("GPU search equals the host reference split for split and row for row", "[gpu][train][tree]") {
+  CBG_REQUIRE_GPU();
+  auto ctx = gpu_context();
+  struct shape {
+    std::int64_t rows;
+    int features;
+    std::vector<std::int32_t> borders;
+    int depth;
+    int dims;
+    tr::score_function fn;
+    double noise;  // sigma; 0: none
+    double zero_share;
+  };
+  const auto cos = tr::score_function::cosine;
+  const auto l2 = tr::score_function::l2;
+  const std::vector<shape> shapes = {
+      {1000, 6, {128}, 1, 1, cos, 0.0, 0.0},
+      {5003, 10, {1, 2, 5, 255, 0, 32}, 6, 1, l2, 0.0, 0.2},
+      {20011, 9, {255, 3, 128}, 8, 1, cos, 0.05, 0.1},
+      {777, 5, {7, 254, 1}, 3, 3, cos, 0.0, 0.0},
+      {3001, 7, {16, 255}, 5, 3, l2, 0.0, 0.3},
+      {40000, 3, {8, 3, 15}, 16, 1, cos, 0.0, 0.05},
+      {30001, 12, {32, 2, 255}, 12, 1, cos, 0.01, 0.1},
+      {9000, 13, {255}, 10, 3, cos, 0.02, 0.0},  // levels split into several slot passes
+      {100003, 28, {128}, 6, 1, cos, 0.01, 0.0},
+      {500, 6, {255, 100}, 2, 60, cos, 0.0, 0.1},  // 61 channels: two features per block
+      {33, 4, {4}, 4, 1, l2, 0.0, 0.5},
+  };
+  std::uint32_t seed = 100;
+  for (const shape& s : shapes) {
+    CAPTURE(s.rows, s.features, s.depth, s.dims, static_cast<int>(s.fn), s.noise);
+    const search_case c = random_case(s.rows, s.features, s.borders, s.dims, s.zero_share, ++seed);
+    tr::tree_search_params p;
+    p.depth = s.depth;
+    p.score = s.fn;
+    const std::vector<double> noise = s.noise > 0 ? make_noise(s.depth, s.features, s.noise, seed) : std::vector<double>{};
+    std::vector<std::uint32_t> host_leaves;
+    const tr::tree_structure host = host_search(c, p, host_leaves, noise);
+    device_case d = upload_case(*ctx, c);
+    auto ws = tr::make_device_search_workspace(*ctx, d.q, s.dims, p);
+    for (const bool fast : {true, false}) {  // both histogram kernels (one dimension)
+      CAPTURE(fast);
+      tr::detail::set_fast_histograms(*ws, d.q, fast);
+      std::vector<std::uint32_t> gpu_leaves;
+      const tr::tree_structure gpu = device_search(*ctx, c, d, *ws, p, gpu_leaves, noise);
+      CAPTURE(host.splits.size(), gpu.splits.size());
+      CHECK(gpu == host);
+      CHECK(gpu_leaves == host_leaves);
+    }
+    CHECK(host.splits.size() >= std::min<std::size_t>(static_cast<std::size_t>(s.depth), 3));
+  }
+}
+
+TEST_CASE("GPU search: repeated runs and other launch geometries give the same tree", "[gpu][train][tree]") {
+  CBG_REQUIRE_GPU();
+  auto ctx = gpu_context();
+  const search_case c = random_case(200003, 40, {128, 255, 9}, 1, 0.1, 7);
+  tr::tree_search_params p;
+  p.depth = 8;
+  device_case d = upload_case(*ctx, c);
+  auto ws = tr::make_device_search_workspace(*ctx, d.q, 1, p);
+  const std::vector<double> noise = make_noise(8, 40, 0.01, 3);
+  std::vector<std::uint32_t> first_leaves;
+  const tr::tree_structure first = device_search(*ctx, c, d, *ws, p, first_leaves, noise);
+  REQUIRE(first.splits.size() == 8);
+  for (const bool fast : {true, false}) {
+    tr::detail::set_fast_histograms(*ws, d.q, fast);
+    for (int blocks : {4, 1, 2, 3}) {
+      CAPTURE(fast, blocks);
+      tr::detail::set_histogram_blocks_per_sm(*ws, d.q, blocks);
+      std::vector<std::uint32_t> leaves;
+      CHECK(device_search(*ctx, c, d, *ws, p, leaves, noise) == first);
+      CHECK(leaves == first_leaves);
+    }
+  }
+  // A shallower tree on the same workspace is the deeper one's prefix.
+  tr::tree_search_params shallow = p;
+  shallow.depth = 3;
+  std::vector<std::uint32_t> leaves;
+  const tr::tree_structure t3 =
+      device_search(*ctx, c, d, *ws, shallow, leaves, std::vector<double>(noise.begin(), noise.begin() + 3 * 40));
+  CHECK(t3.splits == std::vector<tr::split>(first.splits.begin(), first.splits.begin() + 3));
+}
+
+TEST_CASE("GPU search: no dataset-sized copy to the host; bad data; workspace mismatch", "[gpu][train][tree]") {
+  CBG_REQUIRE_GPU();
+  auto ctx = gpu_context(/*strict=*/true);
+  search_case c = random_case(300000, 16, {128}, 1, 0.0, 9);
+  tr::tree_search_params p;
+  device_case d = upload_case(*ctx, c);
+  auto ws = tr::make_device_search_workspace(*ctx, d.q, 1, p);
+  ctx->copies().reset();
+  tr::device_search_input in;
+  in.q = &d.q;
+  in.der = d.der.data();
+  in.weight = d.weight.data();
+  const tr::tree_structure t = tr::search_tree_device(*ctx, in, p, *ws, d.leaves.data());
+  CHECK(t.splits.size() == 6);
+  const cbg::copy_totals totals = ctx->copies().totals();
+  CHECK(totals.calls_in(cbg::copy_direction::d2h) == 1);
+  CHECK(totals.bytes_in(cbg::copy_direction::d2h) < 256);
+  // NaN in der: bad_data after the search.
+  c.der[123] = std::numeric_limits<float>::quiet_NaN();
+  d.der = to_device(*ctx, c.der);
+  in.der = d.der.data();
+  try {
+    tr::search_tree_device(*ctx, in, p, *ws, d.leaves.data());
+    FAIL("no error");
+  } catch (const cbg::error& e) {
+    CHECK(e.code() == cbg::status::bad_data);
+  }
+  // A deeper tree or more dimensions than the workspace holds.
+  tr::tree_search_params deeper = p;
+  deeper.depth = 7;
+  CHECK_THROWS_AS(tr::search_tree_device(*ctx, in, deeper, *ws, d.leaves.data()), cbg::error);
+  in.dims = 2;
+  CHECK_THROWS_AS(tr::search_tree_device(*ctx, in, p, *ws, d.leaves.data()), cbg::error);
 }
