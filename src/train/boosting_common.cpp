@@ -21,16 +21,6 @@ void require_host(const tensor_view& t, const char* what) {
 
 }  // namespace
 
-std::vector<std::vector<float>> host_borders(const std::vector<float>& slots,
-                                             const std::vector<std::int32_t>& counts) {
-  std::vector<std::vector<float>> out(counts.size());
-  for (std::size_t f = 0; f < counts.size(); ++f) {
-    const float* b = slots.data() + f * quantize::border_stride;
-    out[f].assign(b, b + counts[f]);
-  }
-  return out;
-}
-
 label_facts host_label_facts(const pool& p) {
   CBG_EXPECTS(p.label().has_value(), status::bad_data, "the pool has no label");
   require_host(*p.label(), "the label");

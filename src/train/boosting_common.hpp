@@ -12,10 +12,6 @@
 
 namespace cbg::train {
 
-// Borders per feature from the quantizer's slots.
-std::vector<std::vector<float>> host_borders(const std::vector<float>& slots,
-                                             const std::vector<std::int32_t>& counts);
-
 // Label facts of a host pool.
 label_facts host_label_facts(const pool& p);
 // Sample weights of a host pool (1 where it has none).

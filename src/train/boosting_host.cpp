@@ -20,7 +20,6 @@ class host_backend final : public boosting_backend {
  public:
   explicit host_backend(const backend_inputs& in) : learn_(*in.learn), eval_(in.eval) {
     q_ = quantize::quantize_host(learn_, in.quantize);
-    borders_ = host_borders(q_.borders, q_.border_count);
     leaf_.assign(static_cast<std::size_t>(q_.rows), 0u);
     weight_ = read_weights(learn_);
     if (eval_ != nullptr) eval_weight_ = read_weights(*eval_);
@@ -31,7 +30,14 @@ class host_backend final : public boosting_backend {
     return eval_ == nullptr ? 0 : eval_->num_rows();
   }
   [[nodiscard]] int features() const override { return static_cast<int>(q_.features); }
-  [[nodiscard]] const std::vector<std::vector<float>>& borders() const override { return borders_; }
+  [[nodiscard]] std::vector<float> split_borders(const std::vector<split>& splits) override {
+    std::vector<float> out;
+    for (const split& s : splits) {
+      out.push_back(q_.borders[static_cast<std::size_t>(s.feature) * quantize::border_stride +
+                               static_cast<std::size_t>(s.bin)]);
+    }
+    return out;
+  }
   [[nodiscard]] const std::vector<std::uint8_t>& nan_modes() const override { return q_.mode; }
 
   label_facts labels(bool eval) override { return host_label_facts(eval ? *eval_ : learn_); }
@@ -228,7 +234,6 @@ class host_backend final : public boosting_backend {
   const pool& learn_;
   const pool* eval_;
   quantize::host_quantized q_;
-  std::vector<std::vector<float>> borders_;
   loss_spec loss_;
   std::vector<float> target_, eval_target_, weight_, eval_weight_;
   std::vector<double> approx_, eval_approx_;  // [dims][rows]

@@ -23,7 +23,8 @@ model::model build_model(const model_inputs& in) {
   const int dims = trained;
   m.approx_dimension = dims;
 
-  // Used borders per feature, and the binary feature index of each (feature, bin).
+  // Used borders per feature (ascending with the bin), and the binary feature index of each
+  // (feature, bin).
   std::vector<std::vector<std::int32_t>> used(nf);
   for (const built_tree& t : trees) {
     for (const split& s : t.splits) used[static_cast<std::size_t>(s.feature)].push_back(s.bin);
@@ -44,9 +45,10 @@ model::model build_model(const model_inputs& in) {
                              : mode == quantize::nan_mode::max ? model::nan_treatment::as_true
                                                                : model::nan_treatment::as_is;
     for (std::int32_t bin : u) {
-      CBG_EXPECTS(bin >= 0 && static_cast<std::size_t>(bin) < borders[f].size(), status::internal,
-                  fmt::format("split on feature {} bin {} outside its {} borders", f, bin, borders[f].size()));
-      ff.borders.push_back(borders[f][static_cast<std::size_t>(bin)]);
+      const auto b = borders[f].find(bin);
+      CBG_EXPECTS(b != borders[f].end(), status::internal,
+                  fmt::format("no border value for the split on feature {} bin {}", f, bin));
+      ff.borders.push_back(b->second);
       binary[{static_cast<std::int32_t>(f), bin}] = next++;
     }
     m.float_features.push_back(std::move(ff));

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -381,8 +382,8 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   search_params.score = p.score;
   const std::int64_t n = b->rows();
   const int features = b->features();
-  const auto& borders = b->borders();
   const auto& modes = b->nan_modes();
+  std::vector<std::map<std::int32_t, float>> borders(static_cast<std::size_t>(features));
 
   std::vector<built_tree> trees;
   std::vector<int> logged;
@@ -491,9 +492,12 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     for (std::size_t k = 0; k < point.size(); ++k) delta[k] = r.learning_rate * point[k];
 
     std::vector<value_split> vs;
-    for (const split& s : tree.splits) {
+    const std::vector<float> values = b->split_borders(tree.splits);
+    for (std::size_t k = 0; k < tree.splits.size(); ++k) {
+      const split& s = tree.splits[k];
       const auto f = static_cast<std::size_t>(s.feature);
-      vs.push_back({s.feature, borders[f][static_cast<std::size_t>(s.bin)],
+      borders[f][s.bin] = values[k];
+      vs.push_back({s.feature, values[k],
                     static_cast<std::uint8_t>(modes[f] == static_cast<std::uint8_t>(quantize::nan_mode::max))});
     }
     b->apply(vs, delta);

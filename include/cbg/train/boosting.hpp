@@ -94,8 +94,9 @@ class boosting_backend {
   [[nodiscard]] virtual std::int64_t rows() const = 0;
   [[nodiscard]] virtual std::int64_t eval_rows() const = 0;
   [[nodiscard]] virtual int features() const = 0;
-  // Borders of each feature as quantized (host copies; at most 255 floats per feature).
-  [[nodiscard]] virtual const std::vector<std::vector<float>>& borders() const = 0;
+  // The border value of each split (a few floats come back from the GPU per tree).
+  [[nodiscard]] virtual std::vector<float> split_borders(const std::vector<split>& splits) = 0;
+  // The effective quantize::nan_mode of each feature.
   [[nodiscard]] virtual const std::vector<std::uint8_t>& nan_modes() const = 0;
 
   // Facts about the labels of the learn (or eval) set; bad_data for a pool without labels.

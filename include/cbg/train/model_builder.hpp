@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,9 @@ struct built_tree {
 
 struct model_inputs {
   const std::vector<built_tree>* trees = nullptr;
-  const std::vector<std::vector<float>>* borders = nullptr;  // per feature, as quantized
-  const std::vector<std::uint8_t>* nan_modes = nullptr;      // effective quantize::nan_mode
+  // Per feature: bin -> border value, for every bin a split uses.
+  const std::vector<std::map<std::int32_t, float>>* borders = nullptr;
+  const std::vector<std::uint8_t>* nan_modes = nullptr;  // effective quantize::nan_mode
   std::vector<std::string> feature_names;                    // "" or a name per feature
   loss_spec loss;
   std::vector<double> bias;              // trained dims

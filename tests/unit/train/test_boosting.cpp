@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cbg/core/cuda_check.hpp"
 #include "cbg/core/error.hpp"
 #include "cbg/data/pool.hpp"
 #include "cbg/memory/device_buffer.hpp"
@@ -431,4 +432,123 @@ TEST_CASE("host training: labels that do not fit the loss are refused", "[train]
   // With target_border the same labels train.
   CHECK(tr::train(*f.pool, R"({"loss_function": "Logloss", "target_border": 0.5, "iterations": 3})", {})
             .tree_count() == 3);
+}
+
+// ---- the GPU boosting loop -----------------------------------------------------------------------------
+namespace {
+
+template <class T>
+cbg::device_buffer<T> upload(const std::vector<T>& host, const cbg::context& ctx) {
+  cbg::device_buffer<T> d(std::max<std::size_t>(host.size(), 1), ctx.stream(), ctx.resource());
+  CBG_CUDA_TRY(cudaMemcpyAsync(d.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, ctx.stream()));
+  ctx.sync();
+  return d;
+}
+
+// A pool over device copies of the dataset (the buffers live in the fixture).
+struct device_pool_fixture {
+  cbg::device_buffer<float> x, label, weight;
+  pool_fixture f;
+};
+
+device_pool_fixture device_pool(const std::shared_ptr<cbg::context>& ctx, dataset& d, bool with_weight = false) {
+  device_pool_fixture out;
+  out.x = upload(d.x, *ctx);
+  out.label = upload(d.label, *ctx);
+  const DLDevice cuda{kDLCUDA, ctx->device()};
+  out.f.x = std::make_unique<cbg::test::fake_tensor>(out.x.data(), cbg::test::dl_float(32),
+                                                     std::vector<std::int64_t>{d.rows, d.features},
+                                                     std::vector<std::int64_t>{1, d.rows}, cuda);
+  out.f.label = std::make_unique<cbg::test::fake_tensor>(out.label.data(), cbg::test::dl_float(32),
+                                                         std::vector<std::int64_t>{d.rows},
+                                                         std::vector<std::int64_t>{}, cuda);
+  cbg::pool_inputs in;
+  in.features = out.f.x->as_borrowed();
+  in.label = out.f.label->as_borrowed();
+  if (with_weight) {
+    out.weight = upload(d.weight, *ctx);
+    out.f.weight = std::make_unique<cbg::test::fake_tensor>(out.weight.data(), cbg::test::dl_float(32),
+                                                            std::vector<std::int64_t>{d.rows},
+                                                            std::vector<std::int64_t>{}, cuda);
+    in.weight = out.f.weight->as_borrowed();
+  }
+  out.f.pool = std::make_unique<cbg::pool>(cbg::pool::build(ctx, std::move(in)));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("GPU training equals the host reference tree for tree, byte for byte", "[gpu][train]") {
+  CBG_REQUIRE_GPU();
+  auto hctx = make_context(cbg::cpu_device);
+  auto gctx = make_context(0);
+  struct gpu_case {
+    const char* kind;
+    const char* params;
+  };
+  const std::vector<gpu_case> cases = {
+      {"regression", R"({"loss_function": "RMSE", "iterations": 25, "custom_metric": ["R2", "MAE"]})"},
+      {"binary", R"({"loss_function": "Logloss", "iterations": 25, "custom_metric": ["AUC", "F1", "Accuracy"],
+                     "leaf_estimation_iterations": 5})"},
+      {"binary", R"({"loss_function": "Logloss", "iterations": 15, "bootstrap_type": "Bernoulli",
+                     "score_function": "L2", "depth": 8})"},
+      {"multiclass", R"({"loss_function": "MultiClass", "iterations": 15, "depth": 4})"},
+      {"multiclass", R"({"loss_function": "MultiClassOneVsAll", "iterations": 10})"},
+      {"count", R"({"loss_function": "Poisson", "iterations": 15, "leaf_estimation_iterations": 4})"},
+      {"regression", R"({"loss_function": "Quantile:alpha=0.3", "iterations": 15})"},
+      {"regression", R"({"loss_function": "RMSEWithUncertainty", "iterations": 10})"},
+      {"regression", R"({"loss_function": "RMSE", "iterations": 10, "score_function": "NewtonCosine",
+                        "bagging_temperature": 3})"},
+  };
+  for (const gpu_case& c : cases) {
+    CAPTURE(c.params);
+    dataset d = make_data(20000, 7, c.kind, 21, /*weights=*/true);
+    dataset e = make_data(3000, 7, c.kind, 22);
+    pool_fixture hl = host_pool(hctx, d, true), he = host_pool(hctx, e);
+    device_pool_fixture gl = device_pool(gctx, d, true), ge = device_pool(gctx, e);
+    tr::train_options ho, go;
+    ho.eval = he.pool.get();
+    go.eval = ge.f.pool.get();
+    const cbg::model::model hm = tr::train(*hl.pool, c.params, ho);
+    const cbg::model::model gm = tr::train(*gl.f.pool, c.params, go);
+    REQUIRE(gm.tree_count() == hm.tree_count());
+    CHECK(gm.tree_splits == hm.tree_splits);
+    CHECK(gm.leaf_values == hm.leaf_values);
+    CHECK(*gm.info_value("training") == *hm.info_value("training"));
+    CHECK(cbm_bytes(gm) == cbm_bytes(hm));
+  }
+}
+
+TEST_CASE("GPU training is deterministic: two runs give the same model file", "[gpu][train]") {
+  CBG_REQUIRE_GPU();
+  auto gctx = make_context(0);
+  dataset d = make_data(300000, 12, "binary", 31);
+  device_pool_fixture g = device_pool(gctx, d);
+  const std::string params = R"({"loss_function": "Logloss", "iterations": 30, "verbose": false})";
+  const auto a = cbm_bytes(tr::train(*g.f.pool, params, {}));
+  const auto b = cbm_bytes(tr::train(*g.f.pool, params, {}));
+  CHECK(a == b);
+}
+
+TEST_CASE("GPU training from device tensors copies no dataset-sized data to the host", "[gpu][train]") {
+  CBG_REQUIRE_GPU();
+  auto sctx = make_context(0, /*strict=*/true);
+  const std::int64_t rows = 1000000;
+  dataset d = make_data(rows, 10, "regression", 41);
+  dataset e = make_data(200000, 10, "regression", 42);
+  device_pool_fixture g = device_pool(sctx, d, true), ge = device_pool(sctx, e);
+  sctx->copies().reset();
+  tr::train_options o;
+  o.eval = ge.f.pool.get();
+  const int iterations = 20;
+  const cbg::model::model m = tr::train(
+      *g.f.pool, fmt::format(R"({{"loss_function": "RMSE", "iterations": {}, "custom_metric": "R2"}})", iterations), o);
+  CHECK(m.tree_count() == static_cast<std::size_t>(iterations));
+  const cbg::copy_totals t = sctx->copies().totals();
+  const std::uint64_t d2h = t.bytes_in(cbg::copy_direction::d2h);
+  INFO("device-to-host: " << d2h << " bytes in " << t.calls_in(cbg::copy_direction::d2h) << " calls");
+  // Per iteration: a tree structure, its borders, leaf sums (64 leaves x 3 channels), a few
+  // scalars: a few KiB. One float per row would be 4 MB.
+  CHECK(d2h < 16 * 1024 * static_cast<std::uint64_t>(iterations));
+  CHECK(d2h < static_cast<std::uint64_t>(rows) / 10);
 }
