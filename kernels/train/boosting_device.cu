@@ -380,6 +380,23 @@ __global__ void quantile_kernel(const long long* cum, std::int64_t n, fixed_scal
   }
 }
 
+struct border_gather {
+  std::int64_t index[max_depth];
+  int count = 0;
+};
+
+__global__ void gather_borders_kernel(const float* borders, border_gather g, float* out) {
+  const int i = static_cast<int>(threadIdx.x);
+  if (i < g.count) out[i] = borders[g.index[i]];
+}
+
+// One device buffer holds everything a pass hands back, so that it comes back in one copy:
+// ordered sums (up to metric_terms doubles), channel maxima, then per-leaf fixed-point sums.
+constexpr std::size_t result_sums_at = 0;
+constexpr std::size_t result_max_at = metric_terms * sizeof(double);
+constexpr std::size_t result_leaf_at =
+    (result_max_at + max_channels * sizeof(unsigned) + 63) / 64 * 64;
+
 int grid_of(std::int64_t n, int threads = 256) {
   return static_cast<int>(std::clamp<std::int64_t>((n + threads - 1) / threads, 1, 8192));
 }
@@ -413,7 +430,7 @@ class device_backend final : public boosting_backend {
     if (eval_ != nullptr) eval_weight_ = read_weights(*eval_);
     scratch_a_ = buffer<double>(static_cast<std::size_t>(tiles_of(rows()) * metric_terms));
     scratch_b_ = buffer<double>(static_cast<std::size_t>(tiles_of(tiles_of(rows())) * metric_terms));
-    max_key_ = buffer<unsigned>(max_channels);
+    result_ = buffer<unsigned char>(result_leaf_at);
   }
 
   [[nodiscard]] std::int64_t rows() const override { return q_.rows; }
@@ -423,11 +440,16 @@ class device_backend final : public boosting_backend {
 
   [[nodiscard]] std::vector<float> split_borders(const std::vector<split>& splits) override {
     std::vector<float> out(splits.size());
+    if (splits.empty()) return out;
+    border_gather g;
+    g.count = static_cast<int>(splits.size());
     for (std::size_t k = 0; k < splits.size(); ++k) {
-      d2h(&out[k],
-          q_.borders.data() + static_cast<std::size_t>(splits[k].feature) * quantize::border_stride + splits[k].bin, 1,
-          "split border");
+      g.index[k] = static_cast<std::int64_t>(splits[k].feature) * quantize::border_stride + splits[k].bin;
     }
+    ensure(gathered_, static_cast<std::size_t>(max_depth));
+    gather_borders_kernel<<<1, max_depth, 0, stream()>>>(q_.borders.data(), g, gathered_.data());
+    CBG_CHECK_CUDA(stream());
+    d2h(out.data(), gathered_.data(), out.size(), "split borders");
     return out;
   }
 
@@ -457,13 +479,15 @@ class device_backend final : public boosting_backend {
   }
 
   void target_moments(double out[4]) override {
-    zero(max_key_.data(), 1);
+    zero(max_keys(), 1);
     const int tiles = tiles_of(rows());
-    moments_kernel<1><<<tiles, lanes, 0, stream()>>>(learn_view(), scratch_a_.data(), max_key_.data());
+    moments_kernel<1><<<tiles, lanes, 0, stream()>>>(learn_view(), scratch_a_.data(), max_keys());
     CBG_CHECK_CUDA(stream());
-    finish_sums<3>(tiles, out);
+    finish_sums<3>(tiles);
+    const std::vector<unsigned char> r = read_result(1, 0);
+    std::memcpy(out, r.data() + result_sums_at, 3 * sizeof(double));
     unsigned key = 0;
-    d2h(&key, max_key_.data(), 1, "max weight");
+    std::memcpy(&key, r.data() + result_max_at, sizeof(key));
     out[3] = float_of_key(key);
   }
 
@@ -517,25 +541,25 @@ class device_backend final : public boosting_backend {
 
   weak_result weak_target(const weak_request& req) override {
     const int channels = loss_.dims + req.hess_channels + 1;
-    zero(max_key_.data(), static_cast<std::size_t>(channels));
+    zero(max_keys(), static_cast<std::size_t>(channels));
     weak_args a;
     a.v = learn_view();
     a.loss = loss_;
     a.req = req;
     a.der = der_.data();
     a.weight = search_weight_.data();
-    a.max_key = max_key_.data();
+    a.max_key = max_keys();
     a.partial = scratch_a_.data();
     const int tiles = tiles_of(rows());
     if (loss_.dims == 1) weak_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
     else weak_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
     CBG_CHECK_CUDA(stream());
-    double sums[2];
-    finish_sums<2>(tiles, sums);
+    finish_sums<2>(tiles);
+    const std::vector<unsigned char> r = read_result(channels, 0);
     weak_result out;
-    out.sigma_sum = sums[0];
-    out.value = sums[1];
-    out.channel_max = read_max(channels);
+    std::memcpy(&out.sigma_sum, r.data() + result_sums_at, sizeof(double));
+    std::memcpy(&out.value, r.data() + result_sums_at + sizeof(double), sizeof(double));
+    out.channel_max = maxima_of(r, channels);
     return out;
   }
 
@@ -553,6 +577,9 @@ class device_backend final : public boosting_backend {
   point_result at_point(const point_request& req) override {
     const int channels = loss_.dims + req.hess_channels + 1;
     const int tiles = tiles_of(rows());
+    const std::size_t slots =
+        req.scales != nullptr ? static_cast<std::size_t>(req.leaves) * static_cast<std::size_t>(channels) : 0;
+    ensure(result_, result_leaf_at + slots * sizeof(unsigned long long));
     point_args a;
     a.v = learn_view();
     a.loss = loss_;
@@ -562,40 +589,32 @@ class device_backend final : public boosting_backend {
     a.want_value = req.want_value;
     a.want_max = req.want_max;
     a.partial = scratch_a_.data();
-    a.max_key = max_key_.data();
+    a.max_key = max_keys();
     if (req.point != nullptr && !req.point->empty()) {
       ensure(point_, req.point->size());
       h2d(point_.data(), req.point->data(), req.point->size(), "leaf point");
       a.point = point_.data();
     }
-    const std::size_t slots = static_cast<std::size_t>(req.leaves) * static_cast<std::size_t>(channels);
     if (req.scales != nullptr) {
-      ensure(sums_, slots);
-      zero(sums_.data(), slots);
+      zero(leaf_sums(), slots);
       ensure(scales_, static_cast<std::size_t>(channels));
       h2d(scales_.data(), req.scales->data(), static_cast<std::size_t>(channels), "fixed-point scales");
       a.scales = scales_.data();
-      a.sums = sums_.data();
+      a.sums = leaf_sums();
     }
-    if (req.want_max) zero(max_key_.data(), static_cast<std::size_t>(channels));
+    if (req.want_max) zero(max_keys(), static_cast<std::size_t>(channels));
     if (loss_.dims == 1) point_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
     else point_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
     CBG_CHECK_CUDA(stream());
+    if (req.want_value) finish_sums<1>(tiles);
+    // Everything in one copy (per-leaf sums are model-sized: pieces that strict mode admits).
+    const std::vector<unsigned char> r = read_result(req.want_max ? channels : 0, slots);
     point_result out;
-    if (req.want_value) {
-      double v[1];
-      finish_sums<1>(tiles, v);
-      out.value = v[0];
-    }
-    if (req.want_max) out.channel_max = read_max(channels);
-    if (req.scales != nullptr) {
-      // Per-leaf sums: model-sized, copied in pieces that strict mode admits.
+    if (req.want_value) std::memcpy(&out.value, r.data() + result_sums_at, sizeof(double));
+    if (req.want_max) out.channel_max = maxima_of(r, channels);
+    if (slots > 0) {
       out.sums.resize(slots);
-      const std::size_t piece = strict_d2h_metadata_limit / sizeof(std::int64_t);
-      for (std::size_t at = 0; at < slots; at += piece) {
-        d2h(out.sums.data() + at, reinterpret_cast<const std::int64_t*>(sums_.data()) + at, std::min(piece, slots - at),
-            "leaf sums");
-      }
+      std::memcpy(out.sums.data(), r.data() + result_leaf_at, slots * sizeof(std::int64_t));
     }
     return out;
   }
@@ -626,7 +645,9 @@ class device_backend final : public boosting_backend {
     if (loss_.dims == 1) metric_kernel<1><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
     else metric_kernel<0><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
     CBG_CHECK_CUDA(stream());
-    finish_sums<metric_terms>(tiles, out);
+    finish_sums<metric_terms>(tiles);
+    const std::vector<unsigned char> r = read_result(0, 0);
+    std::memcpy(out, r.data() + result_sums_at, metric_terms * sizeof(double));
   }
 
   double auc(bool eval) override {
@@ -655,8 +676,10 @@ class device_backend final : public boosting_backend {
                                                 pos_sorted.data(), group_pos.data(), groups.data() + 1, cuda::std::plus<std::uint32_t>{}, n,
                                                 stream()));
     CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, neg.data(), neg.data(), n, stream()));
+    std::size_t count_bytes = 0;
     CBG_CUDA_TRY(cub::DeviceReduce::Sum(nullptr, sum_bytes, term.data(), result.data(), n, stream()));
-    auto temp = buffer<unsigned char>(std::max({bytes, rle_bytes, reduce_bytes, scan_bytes, sum_bytes}));
+    CBG_CUDA_TRY(cub::DeviceReduce::Sum(nullptr, count_bytes, pos.data(), result.data() + 1, n, stream()));
+    auto temp = buffer<unsigned char>(std::max({bytes, rle_bytes, reduce_bytes, scan_bytes, sum_bytes, count_bytes}));
     zero(counts.data(), static_cast<std::size_t>(n));
     zero(group_pos.data(), static_cast<std::size_t>(n));
     CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys.data(), keys_sorted.data(), pos.data(),
@@ -672,7 +695,7 @@ class device_backend final : public boosting_backend {
     auc_terms_kernel<<<grid_of(n), 256, 0, stream()>>>(group_pos.data(), counts.data(), neg.data(), n, term.data());
     CBG_CHECK_CUDA(stream());
     CBG_CUDA_TRY(cub::DeviceReduce::Sum(temp.data(), sum_bytes, term.data(), result.data(), n, stream()));
-    CBG_CUDA_TRY(cub::DeviceReduce::Sum(temp.data(), sum_bytes, pos.data(), result.data() + 1, n, stream()));
+    CBG_CUDA_TRY(cub::DeviceReduce::Sum(temp.data(), count_bytes, pos.data(), result.data() + 1, n, stream()));
     std::uint64_t r[2];
     d2h(r, result.data(), 2, "auc counts");
     return auc_from_counts(r[0], r[1], static_cast<std::uint64_t>(n) - r[1]);
@@ -713,27 +736,48 @@ class device_backend final : public boosting_backend {
     CBG_CHECK_CUDA(stream());
   }
 
-  // Sums of C channels from the tile partials in scratch_a_ (tiles of them), in the ordered scheme.
-  template <int C>
-  void finish_sums(int tiles, double* out) {
-    double* in = scratch_a_.data();
-    double* next = scratch_b_.data();
-    std::int64_t count = tiles;
-    while (count > 1) {
-      const int t = tiles_of(count);
-      reduce_tiles_kernel<C><<<t, lanes, 0, stream()>>>(in, count, next);
-      CBG_CHECK_CUDA(stream());
-      std::swap(in, next);
-      count = t;
-    }
-    d2h(out, in, C, "ordered sums");
+  [[nodiscard]] unsigned* max_keys() { return reinterpret_cast<unsigned*>(result_.data() + result_max_at); }
+  [[nodiscard]] unsigned long long* leaf_sums() {
+    return reinterpret_cast<unsigned long long*>(result_.data() + result_leaf_at);
   }
 
-  std::vector<float> read_max(int channels) const {
-    std::vector<unsigned> keys(static_cast<std::size_t>(channels));
-    d2h(keys.data(), max_key_.data(), keys.size(), "channel maxima");
+  // Sums C channels of the tile partials in scratch_a_ (tiles of them) in the ordered scheme into
+  // the result buffer's sums, on the device.
+  template <int C>
+  void finish_sums(int tiles) {
+    double* in = scratch_a_.data();
+    std::int64_t count = tiles;
+    while (true) {
+      const int t = tiles_of(count);
+      double* out = t == 1 ? reinterpret_cast<double*>(result_.data() + result_sums_at)
+                           : (in == scratch_a_.data() ? scratch_b_.data() : scratch_a_.data());
+      reduce_tiles_kernel<C><<<t, lanes, 0, stream()>>>(in, count, out);
+      CBG_CHECK_CUDA(stream());
+      if (t == 1) return;
+      in = out;
+      count = t;
+    }
+  }
+
+  // The result buffer up to `channels` maxima, or with `slots` leaf sums: one copy (pieces of at
+  // most the strict-mode limit where the leaf sums are large).
+  std::vector<unsigned char> read_result(int channels, std::size_t slots) const {
+    const std::size_t bytes = slots > 0 ? result_leaf_at + slots * sizeof(unsigned long long)
+                                        : result_max_at + static_cast<std::size_t>(channels) * sizeof(unsigned);
+    std::vector<unsigned char> r(bytes);
+    for (std::size_t at = 0; at < bytes; at += strict_d2h_metadata_limit) {
+      d2h(r.data() + at, result_.data() + at, std::min(strict_d2h_metadata_limit, bytes - at), "pass results");
+    }
+    return r;
+  }
+
+  static std::vector<float> maxima_of(const std::vector<unsigned char>& r, int channels) {
     std::vector<float> out;
-    for (unsigned k : keys) out.push_back(float_of_key(k));
+    for (int c = 0; c < channels; ++c) {
+      unsigned key = 0;
+      std::memcpy(&key, r.data() + result_max_at + static_cast<std::size_t>(c) * sizeof(unsigned), sizeof(key));
+      out.push_back(float_of_key(key));
+    }
     return out;
   }
 
@@ -803,8 +847,8 @@ class device_backend final : public boosting_backend {
   device_buffer<float> der_, search_weight_;
   device_buffer<std::uint32_t> leaf_;
   device_buffer<double> scratch_a_, scratch_b_, point_, delta_;
-  device_buffer<unsigned> max_key_;
-  device_buffer<unsigned long long> sums_;
+  device_buffer<unsigned char> result_;
+  device_buffer<float> gathered_;
   device_buffer<fixed_scale> scales_;
   device_search_workspace_ptr workspace_;
 };

@@ -150,6 +150,7 @@ enum class target_problem : std::uint8_t { none = 0, not_finite, not_binary, not
 // The training target of a label under the rule.
 CBG_HOST_DEVICE inline target_problem target_of(const target_rule& r, double label, float& out) noexcept {
   out = static_cast<float>(label);
+  if (out == 0.f) out = 0.f;  // -0 and +0 are one target (sorts then agree on both sides)
   if (!(label - label == 0)) return target_problem::not_finite;
   switch (r.loss) {
     case loss_kind::logloss:
