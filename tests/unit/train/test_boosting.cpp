@@ -396,6 +396,15 @@ TEST_CASE("host training: deterministic bytes, callback stop, early stopping, be
   CHECK(last < 399);
   CHECK(last - best == 10);
   CHECK(m.tree_count() == static_cast<std::size_t>(best + 1));
+
+  // IncToDec (CatBoost's p-value detector): a loose threshold stops soon after the eval loss turns.
+  last = -1;
+  const cbg::model::model inc = tr::train(
+      *f.pool, R"({"loss_function": "Logloss", "iterations": 400, "learning_rate": 0.5, "depth": 8,
+                   "od_type": "IncToDec", "od_pval": 0.5, "use_best_model": false, "verbose": false})", eo);
+  CHECK(last < 399);
+  CHECK(last > best);
+  CHECK(inc.tree_count() == static_cast<std::size_t>(last + 1));
 }
 
 TEST_CASE("host training: an RMSE model's predictions equal the boosted approxes", "[train]") {
