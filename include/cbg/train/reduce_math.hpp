@@ -82,12 +82,11 @@ inline constexpr std::int64_t sum_tile = std::int64_t{sum_lanes} * sum_rows_per_
   return (n + sum_tile - 1) / sum_tile;
 }
 
-// The host side of the order above for C channels at once: value(row, out) writes C doubles.
-// Writes the C sums to `out` (zeros for n == 0).
+// One level of the order above on the host: the C sums of each tile of n rows.
 template <int C, class ValueFn>
-void ordered_sum_host(std::int64_t n, ValueFn&& value, double* out) {
+std::vector<double> tile_sums_host(std::int64_t n, ValueFn&& value) {
   const std::int64_t tiles = sum_tiles_of(n);
-  std::vector<double> partial(static_cast<std::size_t>(tiles * C), 0.0);
+  std::vector<double> out(static_cast<std::size_t>(tiles * C), 0.0);
   std::vector<double> lane(static_cast<std::size_t>(sum_lanes * C));
   double v[C];
   for (std::int64_t t = 0; t < tiles; ++t) {
@@ -103,44 +102,30 @@ void ordered_sum_host(std::int64_t n, ValueFn&& value, double* out) {
     }
     for (int s = sum_lanes / 2; s > 0; s /= 2) {
       for (int l = 0; l < s; ++l) {
-        for (int c = 0; c < C; ++c) lane[static_cast<std::size_t>(l * C + c)] += lane[static_cast<std::size_t>((l + s) * C + c)];
-      }
-    }
-    for (int c = 0; c < C; ++c) partial[static_cast<std::size_t>(t * C + c)] = lane[static_cast<std::size_t>(c)];
-  }
-  if (tiles <= 1) {
-    for (int c = 0; c < C; ++c) out[c] = tiles == 1 ? partial[static_cast<std::size_t>(c)] : 0.0;
-    return;
-  }
-  // The tile sums, summed in the same order (one lambda type: no recursive instantiation).
-  std::vector<double> level = std::move(partial);
-  std::int64_t count = tiles;
-  while (true) {
-    const std::vector<double>& in = level;
-    std::vector<double> next(static_cast<std::size_t>(sum_tiles_of(count) * C), 0.0);
-    const std::int64_t next_tiles = sum_tiles_of(count);
-    for (std::int64_t t = 0; t < next_tiles; ++t) {
-      for (int l = 0; l < sum_lanes; ++l) {
-        double* acc = lane.data() + l * C;
-        for (int c = 0; c < C; ++c) acc[c] = 0.0;
-        for (int j = 0; j < sum_rows_per_lane; ++j) {
-          const std::int64_t r = t * sum_tile + std::int64_t{j} * sum_lanes + l;
-          if (r >= count) break;
-          for (int c = 0; c < C; ++c) acc[c] += in[static_cast<std::size_t>(r * C + c)];
+        for (int c = 0; c < C; ++c) {
+          lane[static_cast<std::size_t>(l * C + c)] += lane[static_cast<std::size_t>((l + s) * C + c)];
         }
       }
-      for (int s = sum_lanes / 2; s > 0; s /= 2) {
-        for (int l = 0; l < s; ++l) {
-          for (int c = 0; c < C; ++c) lane[static_cast<std::size_t>(l * C + c)] += lane[static_cast<std::size_t>((l + s) * C + c)];
-        }
-      }
-      for (int c = 0; c < C; ++c) next[static_cast<std::size_t>(t * C + c)] = lane[static_cast<std::size_t>(c)];
     }
-    level = std::move(next);
-    count = next_tiles;
-    if (count == 1) break;
+    for (int c = 0; c < C; ++c) out[static_cast<std::size_t>(t * C + c)] = lane[static_cast<std::size_t>(c)];
   }
-  for (int c = 0; c < C; ++c) out[c] = level[static_cast<std::size_t>(c)];
+  return out;
+}
+
+// The host side of the order above for C channels at once: value(row, out) writes C doubles.
+// Writes the C sums to `out` (zeros for n == 0).
+template <int C, class ValueFn>
+void ordered_sum_host(std::int64_t n, ValueFn&& value, double* out) {
+  std::vector<double> level = tile_sums_host<C>(n, value);
+  std::int64_t count = sum_tiles_of(n);
+  // The tile sums, summed the same way until one is left.
+  while (count > 1) {
+    level = tile_sums_host<C>(count, [&level](std::int64_t r, double* o) {
+      for (int c = 0; c < C; ++c) o[c] = level[static_cast<std::size_t>(r * C + c)];
+    });
+    count = sum_tiles_of(count);
+  }
+  for (int c = 0; c < C; ++c) out[c] = count == 1 ? level[static_cast<std::size_t>(c)] : 0.0;
 }
 
 }  // namespace cbg::train
