@@ -37,6 +37,8 @@ py_missing=()
 for m in numpy pytest pandas catboost; do
   python3 -c "import $m" >/dev/null 2>&1 || py_missing+=("$m")
 done
+# scikit-learn: the real datasets it ships (breast cancer, diabetes, ...) for the training quality tests.
+python3 -c "import sklearn" >/dev/null 2>&1 || py_missing+=("scikit-learn")
 if ((${#py_missing[@]})); then
   echo "install-deps: pip install ${py_missing[*]}"
   python3 -m pip install -q --disable-pip-version-check "${py_missing[@]}" 2>/dev/null ||

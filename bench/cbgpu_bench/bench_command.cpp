@@ -21,6 +21,7 @@
 #include "missing_stages.hpp"
 #include "synthetic_data.hpp"
 #include "timer.hpp"
+#include "training_run.hpp"
 
 namespace cbgpu_bench {
 
@@ -39,8 +40,21 @@ int32_t parse_device(const std::string& s) {
 
 // Phase timings; std::nullopt: the phase did not run.
 struct phase_times {
-  double generate = 0, context = 0, pool = 0, total = 0;
+  double generate = 0, context = 0, pool = 0, train = 0, save = 0, total = 0;
   std::optional<double> upload;
+};
+
+struct training_facts {
+  int64_t iterations = 0;
+  double ms_per_iteration = 0;  // median after warm-up
+  double first_iteration_ms = 0;
+  std::string metric;
+  double learn_metric = 0;
+  int64_t trees = 0;
+  int64_t peak_device_bytes = -1;  // library allocations (GPU only)
+  int64_t input_bytes = 0;         // features + label
+  int64_t quantized_bytes = 0;     // the packed bin index
+  std::string params;
 };
 
 struct bench_facts {
@@ -52,6 +66,7 @@ struct bench_facts {
   cbg_pool_info_t pool{};
   cbg_copy_stats_t copies{};
   uint64_t tensors_given = 0, tensors_released = 0;
+  training_facts training;
 };
 
 // The dataset in the pool's memory: on a GPU, device copies made with cbg_tensor_copy (accounted
@@ -145,7 +160,21 @@ void write_json(const std::string& path, const bench_options& o, const bench_fac
   } else {
     j.null();
   }
-  j.key("pool").value(f.ms.pool).key("total").value(f.ms.total);
+  j.key("pool").value(f.ms.pool).key("train").value(f.ms.train).key("save_model").value(f.ms.save);
+  j.key("total").value(f.ms.total);
+  j.key("end_to_end_from_device").value(f.ms.pool + f.ms.train);
+  j.key("end_to_end_from_host").value(f.ms.upload.value_or(0.0) + f.ms.pool + f.ms.train);
+  j.end_object();
+
+  j.key("training").begin_object();
+  j.key("params").raw(f.training.params);
+  j.key("iterations").value(f.training.iterations).key("trees").value(f.training.trees);
+  j.key("ms_per_iteration_median").value(f.training.ms_per_iteration);
+  j.key("first_iteration_ms").value(f.training.first_iteration_ms);
+  j.key("metric").value(f.training.metric).key("learn_metric").value(f.training.learn_metric);
+  j.key("peak_device_bytes").value(f.training.peak_device_bytes);
+  j.key("input_bytes").value(f.training.input_bytes).key("quantized_bytes").value(f.training.quantized_bytes);
+  j.key("model_file").value(o.model_file);
   j.end_object();
 
   j.key("copy_stats").begin_object();
@@ -193,6 +222,14 @@ CLI::App* add_bench_command(CLI::App& app, bench_options& o) {
   cmd->add_option("--device", o.device, "auto (a GPU if visible), cpu, or a CUDA ordinal")
       ->capture_default_str();
   cmd->add_option("--json", o.json_path, "Write a machine-readable record of the run to this file");
+  cmd->add_option("-i,--iterations", o.iterations, "Trees to train")->capture_default_str()->check(
+      CLI::Range(int64_t{1}, int64_t{1} << 30));
+  cmd->add_option("-n,--depth", o.depth, "Tree depth")->capture_default_str()->check(CLI::Range(1, 16));
+  cmd->add_option("-w,--learning-rate", o.learning_rate, "Learning rate")->capture_default_str();
+  cmd->add_option("-x,--border-count", o.border_count, "Borders per feature")->capture_default_str()->check(
+      CLI::Range(1, 255));
+  cmd->add_option("--loss-function", o.loss_function, "Loss (the label is binary)")->capture_default_str();
+  cmd->add_option("-m,--model-file", o.model_file, "Write the trained model (.cbm) here");
   cmd->add_flag("-v,--verbose", o.verbose, "Show the library's debug log on stderr");
   cmd->footer(exit_codes_help);
   return cmd;
@@ -227,7 +264,10 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   f.positives = data.positives;
 
   t = stopwatch();
-  context_handle ctx = make_context(requested, o.seed);
+  // On a GPU the context's allocations go through counting hooks: the peak device memory of training.
+  const int32_t target = requested == CBG_DEVICE_AUTO ? (f.visible_devices > 0 ? 0 : CBG_DEVICE_CPU) : requested;
+  allocation_counter counter;
+  context_handle ctx = target >= 0 ? make_counted_context(target, o.seed, counter) : make_context(requested, o.seed);
   f.ms.context = t.elapsed_ms();
   f.device = context_device(ctx.get());
   if (f.device >= 0) f.device_name = device_description(f.device);
@@ -261,6 +301,46 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   f.ms.pool = t.elapsed_ms();
   f.pool = pool_info(pool.get());
   fmt::print("{:<10} {:>10.1f} ms  pool: {}\n", "pool", f.ms.pool, describe_pool(f.pool));
+
+  // Training.
+  training_facts& tf = f.training;
+  tf.params = fmt::format(
+      R"({{"loss_function": "{}", "iterations": {}, "depth": {}, "learning_rate": {}, "border_count": {}, )"
+      R"("random_seed": {}, "verbose": false, "metric_period": {}}})",
+      o.loss_function, o.iterations, o.depth, o.learning_rate, o.border_count, o.seed, o.iterations);
+  tf.input_bytes = f.rows * f.features * 4 + f.rows * 4;
+  tf.quantized_bytes = (f.features + 3) / 4 * ((f.rows + 31) / 32 * 32) * 4;
+  const int64_t held_before = counter.current.load();
+  counter.peak.store(held_before);
+  training_run run = train_pool(pool.get(), nullptr, tf.params);
+  f.ms.train = run.train_ms;
+  tf.iterations = run.iterations;
+  tf.trees = model_info(run.model.get()).n_trees;
+  tf.ms_per_iteration = median_after(run.iteration_ms, std::min<std::size_t>(5, run.iteration_ms.size() / 2));
+  tf.first_iteration_ms = run.iteration_ms.empty() ? 0.0 : run.iteration_ms.front();
+  tf.metric = run.metric;
+  tf.learn_metric = run.last_learn_metric;
+  if (f.device >= 0) tf.peak_device_bytes = counter.peak.load();
+  fmt::print("{:<10} {:>10.1f} ms  {} trees of depth {}: {:.3f} ms per iteration (median after warm-up; "
+             "first {:.1f} ms), learn {} {:.6f}\n",
+             "train", f.ms.train, tf.trees, o.depth, tf.ms_per_iteration, tf.first_iteration_ms, tf.metric,
+             tf.learn_metric);
+  if (tf.peak_device_bytes >= 0) {
+    const double floor = static_cast<double>(tf.input_bytes + tf.quantized_bytes);
+    fmt::print("memory     peak {} held by the library (+ {} input the caller holds, {} quantized index "
+               "included in the peak): {:.2f}x (input + quantized)\n",
+               format_bytes(static_cast<uint64_t>(tf.peak_device_bytes)), format_bytes(static_cast<uint64_t>(tf.input_bytes)),
+               format_bytes(static_cast<uint64_t>(tf.quantized_bytes)),
+               static_cast<double>(tf.peak_device_bytes + tf.input_bytes) / floor);
+  }
+  fmt::print("end to end (data -> trained model): from device tensors {:.1f} ms, from host arrays {:.1f} ms\n",
+             f.ms.pool + f.ms.train, f.ms.upload.value_or(0.0) + f.ms.pool + f.ms.train);
+  if (!o.model_file.empty()) {
+    t = stopwatch();
+    check(cbg_model_save_file(run.model.get(), o.model_file.c_str(), CBG_MODEL_FORMAT_CBM), "cbg_model_save_file");
+    f.ms.save = t.elapsed_ms();
+    fmt::print("{:<10} {:>10.1f} ms  wrote {}\n", "save", f.ms.save, o.model_file);
+  }
 
   f.copies = copy_stats(ctx.get());
   fmt::print("copies: {}\n", describe_copy_stats(f.copies));

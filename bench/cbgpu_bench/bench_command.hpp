@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// `cbgpu-bench bench`: the end-to-end benchmark on a synthetic Higgs-like dataset. Today it runs
-// the stages that exist (data generation, device upload, pool construction) and reports, stage by
-// stage, the ones that do not exist yet.
+// `cbgpu-bench bench`: the end-to-end benchmark on a synthetic Higgs-like dataset: data generation,
+// device upload, pool construction, training (ms per iteration, peak device memory), the model
+// file; it reports, stage by stage, the ones that do not exist yet (GPU prediction, issue #6).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,13 @@ struct bench_options {
   std::string device = "auto";    // "auto", "cpu", or a CUDA ordinal
   std::string json_path;          // empty: no JSON record
   bool verbose = false;           // library debug logs to stderr
+  // Training (CatBoost's names; Higgs-shape defaults of the benchmark).
+  int64_t iterations = 100;
+  int64_t depth = 6;
+  double learning_rate = 0.1;
+  int64_t border_count = 128;
+  std::string loss_function = "Logloss";
+  std::string model_file;  // empty: the model is not written
 };
 
 CLI::App* add_bench_command(CLI::App& app, bench_options& options);

@@ -26,6 +26,12 @@ std::shared_ptr<void> device_allocate(std::size_t bytes, int device) {
   return std::shared_ptr<void>(ptr, [](void* p) { (void)cudaFree(p); });
 }
 
+std::shared_ptr<void> device_copy(const void* host, std::size_t bytes, int device) {
+  std::shared_ptr<void> memory = device_allocate(bytes, device);
+  if (bytes > 0) cuda_check(cudaMemcpy(memory.get(), host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  return memory;
+}
+
 std::string device_description(int device) {
   cudaDeviceProp prop{};
   const cudaError_t e = cudaGetDeviceProperties(&prop, device);

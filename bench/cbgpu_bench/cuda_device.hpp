@@ -13,6 +13,9 @@ namespace cbgpu_bench {
 // cudaMalloc on `device`; the returned owner frees it with cudaFree. Throws std::runtime_error.
 std::shared_ptr<void> device_allocate(std::size_t bytes, int device);
 
+// device_allocate, then a copy of `bytes` host bytes into it (cudaMemcpy). Throws std::runtime_error.
+std::shared_ptr<void> device_copy(const void* host, std::size_t bytes, int device);
+
 // "NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)", or "unknown device (<error>)".
 std::string device_description(int device);
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_device.hpp"
 #include "managed_tensor.hpp"
 
 namespace cbgpu_bench {
@@ -16,9 +17,19 @@ std::vector<int64_t> rows_shape(int64_t rows, int64_t dims) {
   return dims == 1 ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, dims};
 }
 
+// A tensor the library consumes: over `values` on the host, or over a device copy of them.
+template <class T>
+managed_tensor tensor_of(std::vector<T> values, std::vector<int64_t> shape, int32_t device) {
+  if (device < 0) return managed_tensor::host(std::move(values), std::move(shape));
+  std::shared_ptr<void> memory = device_copy(values.data(), values.size() * sizeof(T), device);
+  void* data = memory.get();
+  return managed_tensor::wrap(std::move(memory), data, dl::DLDevice{dl::kDLCUDA, device}, dtype_of<T>(),
+                              std::move(shape));
+}
+
 }  // namespace
 
-pool_handle make_pool(cbg_context_t* ctx, loaded_dataset& data) {
+pool_handle make_pool(cbg_context_t* ctx, loaded_dataset& data, int32_t device) {
   const int64_t rows = data.rows;
   std::vector<managed_tensor> columns;
   std::vector<int32_t> cat_features;
@@ -27,9 +38,9 @@ pool_handle make_pool(cbg_context_t* ctx, loaded_dataset& data) {
   for (feature_column& f : data.features) {
     if (f.categorical) {
       cat_features.push_back(static_cast<int32_t>(columns.size()));
-      columns.push_back(managed_tensor::host(std::move(f.codes), {rows}));
+      columns.push_back(tensor_of(std::move(f.codes), {rows}, device));
     } else {
-      columns.push_back(managed_tensor::host(std::move(f.values), {rows}));
+      columns.push_back(tensor_of(std::move(f.values), {rows}, device));
     }
     names.push_back(f.name);
     any_name = any_name || !f.name.empty();
@@ -42,11 +53,11 @@ pool_handle make_pool(cbg_context_t* ctx, loaded_dataset& data) {
   // Build every tensor before giving any away, so a failure here leaves nothing half-handed.
   std::optional<managed_tensor> label, weight, baseline;
   if (data.label_dims > 0) {
-    label = managed_tensor::host(std::move(data.label), rows_shape(rows, data.label_dims));
+    label = tensor_of(std::move(data.label), rows_shape(rows, data.label_dims), device);
   }
-  if (data.has_weight) weight = managed_tensor::host(std::move(data.weight), {rows});
+  if (data.has_weight) weight = tensor_of(std::move(data.weight), {rows}, device);
   if (data.baseline_dims > 0) {
-    baseline = managed_tensor::host(std::move(data.baseline), rows_shape(rows, data.baseline_dims));
+    baseline = tensor_of(std::move(data.baseline), rows_shape(rows, data.baseline_dims), device);
   }
   std::vector<cbg_tensor_ref_t> refs;
   refs.reserve(columns.size());  // no allocation can fail between the give() calls

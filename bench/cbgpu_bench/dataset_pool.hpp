@@ -10,6 +10,8 @@
 namespace cbgpu_bench {
 
 // Moves the arrays of `data` into tensors the library consumes; `data` keeps its shape facts.
-pool_handle make_pool(cbg_context_t* ctx, loaded_dataset& data);
+// With device >= 0 (a GPU context) every array is first copied to that device (the GPU trainer
+// reads device memory).
+pool_handle make_pool(cbg_context_t* ctx, loaded_dataset& data, int32_t device = CBG_DEVICE_CPU);
 
 }  // namespace cbgpu_bench

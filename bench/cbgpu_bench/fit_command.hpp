@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// `cbgpu-bench fit`: CatBoost's `catboost fit` flags. Today it reads the learn (and test) set,
-// builds pools through the C ABI and stops with exit code 3: training is issue #7.
+// `cbgpu-bench fit`: CatBoost's `catboost fit` flags. Reads the learn (and test) set, builds
+// pools through the C ABI (on the GPU: device copies), trains with cbg_train and writes the model
+// (.cbm) and CatBoost's training logs (train_dir).
 #pragma once
 
 #include <string>

@@ -24,6 +24,7 @@ using namespace cbgpu_bench;
 int exit_code_of(cbg_status status) {
   switch (status) {
     case CBG_ERR_BAD_DATA:
+    case CBG_ERR_INVALID_ARGUMENT:  // e.g. a training parameter the trainer refuses
     case CBG_ERR_FORMAT:
     case CBG_ERR_IO: return exit_usage;
     case CBG_ERR_NOT_IMPLEMENTED: return exit_not_implemented;

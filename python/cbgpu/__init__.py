@@ -19,6 +19,7 @@ from ._log import set_log_callback
 from ._model import PREDICTION_TYPES, Model, cat_hash
 from ._pool import Pool
 from ._quantize import Quantized
+from ._train import CatBoostClassifier, CatBoostRegressor, train
 
 __all__ = [
     "CbgError", "Context", "Pool", "Quantized", "Model", "cat_hash", "PREDICTION_TYPES", "tensor_copy", "build_info", "device_count", "version",
@@ -26,4 +27,5 @@ __all__ = [
     "CBG_DEVICE_AUTO", "CBG_DEVICE_CPU", "CBG_CONTEXT_STRICT_NO_D2H",
     "CBG_LOG_TRACE", "CBG_LOG_DEBUG", "CBG_LOG_INFO", "CBG_LOG_WARN", "CBG_LOG_ERROR",
     "CBG_LOG_CRITICAL", "CBG_LOG_OFF", *STATUS_NAMES.values(),
+    "train", "CatBoostRegressor", "CatBoostClassifier",
 ]

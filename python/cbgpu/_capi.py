@@ -187,6 +187,36 @@ class cbg_model_predict_host_desc_t(ctypes.Structure):
     ]
 
 
+# ---- training (cbgpu.h "Training") -------------------------------------------------------------------
+class cbg_train_progress_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("iteration", ctypes.c_int64),
+        ("iterations", ctypes.c_int64),
+        ("metric", ctypes.c_char_p),
+        ("has_learn_metric", ctypes.c_int32),
+        ("has_eval_metric", ctypes.c_int32),
+        ("learn_metric", ctypes.c_double),
+        ("eval_metric", ctypes.c_double),
+        ("best_eval_metric", ctypes.c_double),
+        ("best_iteration", ctypes.c_int64),
+        ("elapsed_seconds", ctypes.c_double),
+        ("remaining_seconds", ctypes.c_double),
+    ]
+
+
+# int32_t (*)(void* user_data, const cbg_train_progress_t* progress)
+cbg_train_iteration_fn = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.POINTER(cbg_train_progress_t))
+
+
+class cbg_train_callbacks_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("on_iteration", cbg_train_iteration_fn),
+        ("user_data", ctypes.c_void_p),
+    ]
+
+
 # ---- loading --------------------------------------------------------------------------------------------
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -275,6 +305,8 @@ _PROTOTYPES = {
                                      ctypes.c_size_t]),
     "cbg_model_leaf_indexes_host": (_st, [_vp, _P(cbg_model_predict_host_desc_t), _P(ctypes.c_uint32),
                                           ctypes.c_size_t]),
+    "cbg_train_callbacks_init": (_st, [_P(cbg_train_callbacks_t)]),
+    "cbg_train": (_st, [_vp, ctypes.c_char_p, _vp, _P(cbg_train_callbacks_t), _P(_vp)]),
 }
 
 

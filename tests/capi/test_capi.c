@@ -681,6 +681,101 @@ static void test_api_table(void) {
     CHECK(device == CBG_DEVICE_CPU);
     CHECK_STATUS(t->context_free(ctx), CBG_OK);
   }
+/* ---- training --------------------------------------------------------------------------------- */
+static int progress_calls = 0;
+static int32_t stop_after_three(void* user, const cbg_train_progress_t* p) {
+  ++*(int*)user;
+  ++progress_calls;
+  CHECK(p->struct_size == sizeof(cbg_train_progress_t));
+  CHECK(p->iteration == progress_calls - 1 && p->iterations == 50);
+  CHECK(p->metric != NULL && strcmp(p->metric, "RMSE") == 0);
+  CHECK(p->has_learn_metric == 1 && p->has_eval_metric == 1 && p->learn_metric > 0);
+  return p->iteration >= 2;
+}
+
+static void test_train(void) {
+  enum { rows = 200 };
+  static float x[rows * 2];
+  static float y[rows];
+  fake_tensor features, label, eval_features, eval_label;
+  cbg_pool_desc_t desc;
+  cbg_pool_t* pool = NULL;
+  cbg_pool_t* eval = NULL;
+  cbg_model_t* model = NULL;
+  cbg_model_info_t info;
+  cbg_train_callbacks_t callbacks;
+  cbg_context_t* ctx = cpu_context();
+  const char* value = NULL;
+  int calls = 0;
+  int i;
+  for (i = 0; i < rows; ++i) {
+    x[i] = (float)(i % 17);
+    x[rows + i] = (float)((i * 7) % 13);
+    y[i] = x[i] * 0.5f - (x[rows + i] > 6.0f ? 2.0f : 0.0f);
+  }
+  cbg_pool_desc_init(&desc);
+  fake_init(&features, x, kDLCPU, kDLFloat, 32, 2, rows, 2);
+  features.strides[0] = 1;
+  features.strides[1] = rows;
+  features.managed.dl_tensor.strides = features.strides;
+  fake_init(&label, y, kDLCPU, kDLFloat, 32, 1, rows, 0);
+  desc.features = consumed(&features);
+  desc.label = consumed(&label);
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_OK);
+  fake_init(&eval_features, x, kDLCPU, kDLFloat, 32, 2, rows, 2);
+  eval_features.strides[0] = 1;
+  eval_features.strides[1] = rows;
+  eval_features.managed.dl_tensor.strides = eval_features.strides;
+  fake_init(&eval_label, y, kDLCPU, kDLFloat, 32, 1, rows, 0);
+  desc.features = consumed(&eval_features);
+  desc.label = consumed(&eval_label);
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &eval), CBG_OK);
+
+  CHECK_STATUS(cbg_train_callbacks_init(NULL), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_train_callbacks_init(&callbacks), CBG_OK);
+  CHECK(callbacks.struct_size == sizeof(callbacks) && callbacks.on_iteration == NULL);
+
+  /* Error paths: null pointers, dead handles, parameters named in the message. */
+  CHECK_STATUS(cbg_train(pool, "{}", NULL, NULL, NULL), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_train(NULL, "{}", NULL, NULL, &model), CBG_ERR_NULL_POINTER);
+  CHECK(model == NULL);
+  CHECK_STATUS(cbg_train((cbg_pool_t*)&info, "{}", NULL, NULL, &model), CBG_ERR_INVALID_HANDLE);
+  CHECK_STATUS(cbg_train(pool, "{\"depth\": 99}", NULL, NULL, &model), CBG_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(cbg_last_error(), "'depth'") != NULL);
+  CHECK_STATUS(cbg_train(pool, "{\"no_such_parameter\": 1}", NULL, NULL, &model), CBG_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(cbg_last_error(), "no_such_parameter") != NULL);
+  CHECK_STATUS(cbg_train(pool, "not json", NULL, NULL, &model), CBG_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(cbg_train(pool, "{\"boosting_type\": \"Ordered\"}", NULL, NULL, &model),
+               CBG_ERR_NOT_IMPLEMENTED);
+  CHECK_STATUS(cbg_train(pool, "{\"loss_function\": \"Logloss\"}", NULL, NULL, &model), CBG_ERR_BAD_DATA);
+  callbacks.struct_size = 3;
+  CHECK_STATUS(cbg_train(pool, NULL, NULL, &callbacks, &model), CBG_ERR_INVALID_ARGUMENT);
+  CHECK(model == NULL);
+
+  /* Defaults (NULL params) train 1000 trees; a callback that stops after three iterations. */
+  CHECK_STATUS(cbg_train_callbacks_init(&callbacks), CBG_OK);
+  callbacks.on_iteration = stop_after_three;
+  callbacks.user_data = &calls;
+  CHECK_STATUS(cbg_train(pool, "{\"iterations\": 50, \"depth\": 3, \"use_best_model\": false}", eval,
+                         &callbacks, &model),
+               CBG_OK);
+  CHECK(calls == 3);
+  info.struct_size = sizeof(info);
+  CHECK_STATUS(cbg_model_info(model, &info), CBG_OK);
+  CHECK(info.n_trees == 3 && info.approx_dimension == 1 && info.n_float_features == 2);
+  CHECK_STATUS(cbg_model_info_value(model, "params", &value), CBG_OK);
+  CHECK(value != NULL && strstr(value, "\"depth\":3") != NULL);
+  CHECK_STATUS(cbg_model_free(model), CBG_OK);
+  model = NULL;
+  CHECK_STATUS(cbg_train(pool, NULL, NULL, NULL, &model), CBG_OK);
+  CHECK_STATUS(cbg_model_info(model, &info), CBG_OK);
+  CHECK(info.n_trees == 1000);
+  CHECK_STATUS(cbg_model_free(model), CBG_OK);
+
+  CHECK_STATUS(cbg_pool_free(eval), CBG_OK);
+  CHECK_STATUS(cbg_pool_free(pool), CBG_OK);
+  CHECK(features.deleted == 1 && label.deleted == 1);
+  CHECK_STATUS(cbg_context_free(ctx), CBG_OK);
 }
 
 int main(int argc, char** argv) {
@@ -701,6 +796,7 @@ int main(int argc, char** argv) {
     test_tensor_copy();
     test_models();
     test_api_table();
+    test_train();
   }
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

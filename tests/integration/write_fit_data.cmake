@@ -21,6 +21,21 @@ file(WRITE "${DIR}/header.csv"
   "1,2.5,5,0.5,0.5,0.6\n")
 file(WRITE "${DIR}/header.cd" "0\tLabel\n3\tWeight\n4\tBaseline\n5\tBaseline\n")
 
+# Numeric only: label, three features (a deterministic pattern), 60 rows.
+set(rows "")
+foreach(i RANGE 59)
+  math(EXPR a "(${i} * 37) % 100")
+  math(EXPR b "(${i} * 11) % 17")
+  math(EXPR c "(${i} * 7) % 5")
+  if(a GREATER 50)
+    set(y 1)
+  else()
+    set(y 0)
+  endif()
+  string(APPEND rows "${y}\t${a}\t${b}.5\t${c}\n")
+endforeach()
+file(WRITE "${DIR}/numeric.tsv" "${rows}")
+
 # Bad inputs.
 file(WRITE "${DIR}/short_row.tsv" "1\t0.5\t3\n0\t1.5\n")
 file(WRITE "${DIR}/bad_type.cd" "0\tLabel\n1\tNumber\n")

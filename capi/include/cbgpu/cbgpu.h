@@ -682,6 +682,103 @@ CBG_API cbg_status cbg_model_leaf_indexes_host(const cbg_model_t* model,
                                                uint32_t* out, size_t out_size);
 
 /* ------------------------------------------------------------------------------------------------
+ * Training: CatBoost-compatible gradient boosting of oblivious trees
+ * ---------------------------------------------------------------------------------------------- */
+
+/**
+ * @brief What the per-iteration callback receives (valid during the call only).
+ *
+ * The library fills struct_size with sizeof(cbg_train_progress_t) of its own version; a caller
+ * built against an older header reads only the fields it knows (they never move). @since 0.1
+ */
+typedef struct cbg_train_progress_t {
+  size_t struct_size;        /**< sizeof(cbg_train_progress_t) as the library knows it. */
+  int64_t iteration;         /**< 0-based index of the iteration (tree) just finished. */
+  int64_t iterations;        /**< Planned iterations (the `iterations` parameter). */
+  const char* metric;        /**< The eval metric's name, CatBoost's text (e.g. "Logloss"). */
+  int32_t has_learn_metric;  /**< 1 when learn_metric was computed this iteration. */
+  int32_t has_eval_metric;   /**< 1 when an eval pool is given (eval_metric is then set). */
+  double learn_metric;       /**< The eval metric on the learn pool. */
+  double eval_metric;        /**< The eval metric on the eval pool. */
+  double best_eval_metric;   /**< Best eval metric so far (0 without an eval pool). */
+  int64_t best_iteration;    /**< Its iteration (-1 without an eval pool). */
+  double elapsed_seconds;    /**< Wall time since cbg_train() started. */
+  double remaining_seconds;  /**< Estimate for the remaining planned iterations. */
+} cbg_train_progress_t;
+
+/**
+ * @brief Called once per iteration, on the thread that called cbg_train(), after the tree was
+ *        added and the metrics were computed.
+ * @return 0 to continue; any other value stops training after this iteration (the model keeps
+ *         the trees built so far; use_best_model still applies).
+ * It may call cbg_* functions that do not use the pools or contexts being trained on.
+ */
+typedef int32_t (*cbg_train_iteration_fn)(void* user_data, const cbg_train_progress_t* progress);
+
+/** Callbacks of cbg_train(). Initialise with cbg_train_callbacks_init(). @since 0.1 */
+typedef struct cbg_train_callbacks_t {
+  size_t struct_size;                  /**< sizeof(cbg_train_callbacks_t). */
+  cbg_train_iteration_fn on_iteration; /**< Optional (NULL: none). */
+  void* user_data;                     /**< Passed back unchanged. */
+} cbg_train_callbacks_t;
+
+/** @brief Fills `callbacks` with struct_size and NULLs. Thread-safe. @since 0.1 */
+CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
+
+/**
+ * @brief Trains a model on `pool` with CatBoost's parameters and GPU defaults.
+ *
+ * Runs where the pool's context runs: on its GPU (the pool's columns in device, managed or pinned
+ * memory; the whole loop stays on the device and only per-iteration scalars and the finished
+ * trees, a few KiB, come back, so it works in strict mode, CBGPU_STRICT_NO_D2H=1), or with the
+ * host reference trainer on a CBG_DEVICE_CPU context (host memory). On the same data, parameters
+ * and seed both give the same trees, and two runs give byte-identical model files.
+ *
+ * Data: float features only (categorical features: #CBG_ERR_NOT_IMPLEMENTED for now); one label
+ * column: Logloss takes 0/1 (or any value with `target_border`), CrossEntropy values in [0, 1],
+ * MultiClass / MultiClassOneVsAll class indices 0..K-1 (K = max + 1), regression any finite
+ * value; optional weights; an optional baseline (one column per approx dimension: K for MultiClass)
+ * starts the approxes and is not part of the model.
+ *
+ * @param pool         the learn pool (borrowed for the call).
+ * @param params_json  NULL, "" or a JSON object of CatBoost parameters by CatBoost's names (and
+ *   the Python aliases: objective, eta, max_depth, n_estimators, random_state, reg_lambda, ...).
+ *   Values are JSON numbers/booleans/strings or the same written as strings ("6", "true").
+ *   Supported: loss_function (RMSE, Logloss, CrossEntropy, MultiClass, MultiClassOneVsAll, MAE,
+ *   Quantile:alpha=A, Poisson, Tweedie:variance_power=P, RMSEWithUncertainty), eval_metric and
+ *   custom_metric (the losses, AUC, Accuracy, Precision, Recall, F1, R2), iterations (1000),
+ *   learning_rate (CatBoost's automatic rule when it, l2_leaf_reg and the leaf estimation options
+ *   are unset, else 0.03), depth (6, 1..16), l2_leaf_reg (3), random_strength (1),
+ *   model_size_reg (0.5; affects CTRs only), score_function (Cosine, L2, NewtonCosine, NewtonL2),
+ *   bootstrap_type (Bayesian, Bernoulli, No), bagging_temperature (1), subsample (0.66),
+ *   random_seed (0), border_count (128), feature_border_type (GreedyLogSum), nan_mode (Min, Max,
+ *   Forbidden), leaf_estimation_method (Newton, Gradient), leaf_estimation_iterations and
+ *   leaf_estimation_backtracking (No, AnyImprovement, Armijo) with CatBoost's per-loss defaults,
+ *   boost_from_average, use_best_model (true with an eval pool), od_type (Iter, IncToDec),
+ *   od_wait (20), od_pval, early_stopping_rounds, metric_period (1), verbose / silent /
+ *   logging_level (progress lines every metric_period iterations at CBG_LOG_INFO through the log
+ *   callback, category "cbgpu.train"), train_dir (CatBoost's learn_error.tsv, test_error.tsv,
+ *   time_left.tsv and catboost_training.json), allow_writing_files, target_border,
+ *   boosting_type (Plain), grow_policy (SymmetricTree), sampling_unit (Object), and the recorded
+ *   task_type, devices, thread_count, name. The border subset of quantization is drawn with the
+ *   context's seed; random_seed drives the bootstrap and the score noise.
+ * @param eval_pool    optional (NULL) eval set with the same features, on the same device: eval
+ *   metric per iteration, early stopping, use_best_model.
+ * @param callbacks    optional (NULL); see cbg_train_callbacks_t.
+ * @param[out] out     the trained model; free with cbg_model_free(). Its info holds "params"
+ *   (the effective parameters, laid out as CatBoost does), "class_params" for classifiers, and
+ *   "training" (the metric history), so CatBoost loads the saved file and predicts the same.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT (an
+ *   unknown parameter, an invalid value or combination: the message names the parameter; eval
+ *   pool of another shape or device; bad struct_size), #CBG_ERR_NOT_IMPLEMENTED (a recognised
+ *   choice not implemented yet: Ordered boosting, MVS/Poisson bootstrap, Exact leaves, categorical
+ *   features), #CBG_ERR_BAD_DATA (no rows, missing or invalid labels for the loss, non-finite
+ *   derivatives), #CBG_ERR_DEVICE (host columns on a GPU context or the reverse),
+ *   #CBG_ERR_STRICT_D2H, #CBG_ERR_IO (train_dir), #CBG_ERR_CUDA, #CBG_ERR_OUT_OF_MEMORY.
+ * Safe on distinct pools and contexts; blocks until training is done. @since 0.1
+ */
+CBG_API cbg_status cbg_train(cbg_pool_t* pool, const char* params_json, cbg_pool_t* eval_pool,
+                             const cbg_train_callbacks_t* callbacks, cbg_model_t** out);
  * The function table, for dlopen users
  * ---------------------------------------------------------------------------------------------- */
 
@@ -747,6 +844,8 @@ typedef struct cbg_api_v1_t {
   cbg_status (*model_predict_host_desc_init)(cbg_model_predict_host_desc_t*);
   cbg_status (*model_predict_host)(const cbg_model_t*, const cbg_model_predict_host_desc_t*, double*, size_t);
   cbg_status (*model_leaf_indexes_host)(const cbg_model_t*, const cbg_model_predict_host_desc_t*, uint32_t*, size_t);
+  cbg_status (*train_callbacks_init)(cbg_train_callbacks_t*);
+  cbg_status (*train)(cbg_pool_t*, const char*, cbg_pool_t*, const cbg_train_callbacks_t*, cbg_model_t**);
 } cbg_api_v1_t;
 
 /**

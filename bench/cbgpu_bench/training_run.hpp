@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// Training through the C ABI for `bench` and `fit`: the parameters as JSON, cbg_train with a
+// per-iteration callback that times every iteration, and a context whose device allocations go
+// through counting hooks, so the peak device memory the library used can be reported.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "library.hpp"
+#include "model.hpp"
+#include "training_parameters.hpp"
+
+namespace cbgpu_bench {
+
+// Counts the bytes the library holds through cbg_context_desc_t's allocator hooks
+// (cudaMallocAsync / cudaFreeAsync on the stream the library names).
+struct allocation_counter {
+  std::atomic<int64_t> current{0};
+  std::atomic<int64_t> peak{0};
+  std::atomic<int64_t> calls{0};
+};
+
+// A context on a CUDA device whose allocations `counter` sees (it must outlive the context).
+context_handle make_counted_context(int32_t device, uint64_t seed, allocation_counter& counter);
+
+// The parameters as a JSON object of strings ({"depth": "6", ...}); the library parses numbers
+// and booleans given as text.
+std::string parameters_json(const parameter_values& values);
+
+struct training_run {
+  model_handle model;
+  double train_ms = 0;                 // the cbg_train call
+  std::vector<double> iteration_ms;    // per iteration, from the callback's clock
+  std::string metric;                  // the eval metric's name
+  double last_learn_metric = 0;        // when computed at the last iteration (else NaN)
+  double last_eval_metric = 0;
+  int64_t iterations = 0;
+};
+
+// Trains on `learn` (and `test`, may be null) with `params_json`; throws library_error.
+training_run train_pool(cbg_pool_t* learn, cbg_pool_t* test, const std::string& params_json);
+
+// The median of `v` after dropping the first `skip` values (warm-up); 0 for too few values.
+double median_after(std::vector<double> v, std::size_t skip);
+
+}  // namespace cbgpu_bench

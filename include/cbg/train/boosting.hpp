@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: Apache-2.0
+// The boosting loop's data passes, behind one interface with two implementations: the host
+// reference (src/train/boosting_host.cpp) and the GPU (kernels/train/boosting_device.cu). The loop
+// itself (src/train/trainer.cpp: noise, leaf estimation with backtracking, early stopping,
+// callbacks, logs, model assembly) is written once over this interface, so both paths take the
+// same decisions from the same numbers: every reduction here is deterministic and defined in
+// reduce_math.hpp, every per-row formula in loss.hpp / metric.hpp.
+//
+// Per-row "leaf channels" (what leaf estimation sums per leaf, in fixed point):
+//   [der_0 .. der_{D-1}, hess_0 .. hess_{H-1}, w]
+// D = loss.dims; H = hessian_size(loss) for Newton, 0 for Gradient; w is the sample weight (1 when
+// the pool has none). Leaf estimation uses the sample weights, not the bootstrapped ones.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "cbg/data/pool.hpp"
+#include "cbg/quantize/quantizer.hpp"
+#include "cbg/train/loss.hpp"
+#include "cbg/train/metric.hpp"
+#include "cbg/train/params.hpp"
+#include "cbg/train/reduce_math.hpp"
+#include "cbg/train/tree_search.hpp"
+
+namespace cbg::train {
+
+// How targets are read from the label column (plain data, passed to kernels).
+struct target_rule {
+  loss_kind loss = loss_kind::rmse;
+  bool has_border = false;  // Logloss target_border: target = label > border
+  double border = 0.5;
+  int classes = 0;          // classification: labels must be integers in [0, classes)
+};
+
+// Facts about a label column, found where it lives (a few scalars come back from the GPU).
+struct label_facts {
+  double min = 0, max = 0;
+  bool all_integer = true;
+  bool constant = true;  // every label equals the first
+};
+
+// One split of a finished tree in terms of values: row goes to side 1 when value > border
+// (NaN: side 1 only for nan_mode Max, as its bin is the last).
+struct value_split {
+  std::int32_t feature = 0;
+  float border = 0.f;
+  std::uint8_t nan_is_one = 0;
+};
+
+// Bootstrap of one iteration.
+struct bootstrap_spec {
+  bootstrap_kind kind = bootstrap_kind::no;
+  double bagging_temperature = 1.0;
+  double subsample = 1.0;
+  std::uint64_t key = 0;  // stream_key(seed, iteration)
+};
+
+// Inputs of the weak-target pass.
+struct weak_request {
+  bootstrap_spec bootstrap;
+  bool newton_weights = false;  // NewtonCosine/NewtonL2: the search weights are hess
+  bool want_value = false;      // also the function value at the current approx
+  int hess_channels = 0;        // H above
+};
+struct weak_result {
+  double sigma_sum = 0;           // sum over rows and dims of der^2 / weight (weight > 0), unbootstrapped
+  double value = 0;               // sum of -w * loss (when asked)
+  std::vector<float> channel_max;  // max |channel| over rows, per leaf channel
+};
+
+// A point of leaf estimation: per-leaf offsets (leaves * dims) added to the approx of every row of
+// that leaf. `point` empty = zero.
+struct point_request {
+  const std::vector<double>* point = nullptr;
+  int leaves = 1;
+  int hess_channels = 0;
+  bool want_value = false;
+  bool want_max = false;
+  const std::vector<fixed_scale>* scales = nullptr;  // per channel; null: no leaf sums
+};
+struct point_result {
+  double value = 0;
+  std::vector<float> channel_max;
+  std::vector<std::int64_t> sums;  // leaves * channels
+};
+
+class boosting_backend {
+ public:
+  virtual ~boosting_backend() = default;
+
+  [[nodiscard]] virtual std::int64_t rows() const = 0;
+  [[nodiscard]] virtual std::int64_t eval_rows() const = 0;
+  [[nodiscard]] virtual int features() const = 0;
+  // The border value of each split (a few floats come back from the GPU per tree).
+  [[nodiscard]] virtual std::vector<float> split_borders(const std::vector<split>& splits) = 0;
+  // The effective quantize::nan_mode of each feature.
+  [[nodiscard]] virtual const std::vector<std::uint8_t>& nan_modes() const = 0;
+
+  // Facts about the labels of the learn (or eval) set; bad_data for a pool without labels.
+  virtual label_facts labels(bool eval) = 0;
+  // Reads the labels (and the eval labels) into targets; bad_data names the first bad label.
+  virtual void prepare_targets(const target_rule& rule) = 0;
+  // Ordered sums over the learn set of [w, w*t, w*t^2, 0]; max sample weight in out[3].
+  virtual void target_moments(double out[4]) = 0;
+  // The smallest target t with (sum of w over targets <= t) >= alpha * (sum of w), in fixed point.
+  virtual double weighted_quantile(double alpha) = 0;
+
+  // approx = baseline (if the pool has one) + bias, for the learn and eval sets; fixes the loss.
+  virtual void start(const loss_spec& loss, const std::vector<double>& bias) = 0;
+
+  // Derivatives at the current approx; bootstrapped der and weights for the tree search.
+  virtual weak_result weak_target(const weak_request& r) = 0;
+  // The structure search on the weak target; noise: depth * features values, or empty.
+  virtual tree_structure search(const tree_search_params& p, std::vector<double> noise) = 0;
+  // A pass at a point of leaf estimation (the leaf index of the last search).
+  virtual point_result at_point(const point_request& r) = 0;
+  // approx += delta[leaf] (leaves * dims) for the learn set (leaf index of the last search) and
+  // the eval set (leaves from the splits on raw values).
+  virtual void apply(const std::vector<value_split>& splits, const std::vector<double>& delta) = 0;
+
+  // Ordered sums of the metric's row terms at the current approx (eval: the eval set).
+  virtual void metric_sums(const metric_spec& m, bool eval, double out[metric_terms]) = 0;
+  // AUC of the current approx (binary: approx ranks, ties share), unweighted as CatBoost's default.
+  virtual double auc(bool eval) = 0;
+};
+
+struct backend_inputs {
+  const pool* learn = nullptr;
+  const pool* eval = nullptr;
+  quantize::options quantize;
+};
+
+// The host reference (pools in host memory).
+std::unique_ptr<boosting_backend> make_host_backend(const backend_inputs& in);
+// The GPU (pools readable by the context's device); defined in kernels/train/.
+std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in);
+
+// The side of a raw value under a split (the host and the kernels both use it).
+CBG_HOST_DEVICE inline bool split_is_one(const value_split& s, float v) noexcept {
+  if (v != v) return s.nan_is_one != 0;
+  return v > s.border;
+}
+
+// Problems a label can have, in the order they are reported.
+enum class target_problem : std::uint8_t { none = 0, not_finite, not_binary, not_probability, not_class };
+
+// The training target of a label under the rule.
+CBG_HOST_DEVICE inline target_problem target_of(const target_rule& r, double label, float& out) noexcept {
+  out = static_cast<float>(label);
+  if (out == 0.f) out = 0.f;  // -0 and +0 are one target (sorts then agree on both sides)
+  if (!(label - label == 0)) return target_problem::not_finite;
+  switch (r.loss) {
+    case loss_kind::logloss:
+      if (r.has_border) {
+        out = label > r.border ? 1.f : 0.f;
+        return target_problem::none;
+      }
+      return label == 0 || label == 1 ? target_problem::none : target_problem::not_binary;
+    case loss_kind::cross_entropy:
+      return label >= 0 && label <= 1 ? target_problem::none : target_problem::not_probability;
+    case loss_kind::multiclass:
+    case loss_kind::multiclass_one_vs_all: {
+      const auto c = static_cast<std::int64_t>(label);
+      return static_cast<double>(c) == label && c >= 0 && c < r.classes ? target_problem::none
+                                                                        : target_problem::not_class;
+    }
+    default:
+      return target_problem::none;
+  }
+}
+
+}  // namespace cbg::train

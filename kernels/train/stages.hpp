@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// The stages of the GPU tree search (kernels/train/tree_search.cu runs them on one stream):
+//   histogram.cu  one level's histograms of the computed children (fixed-point sums)
+//   split.cu      per-channel max |value| (the fixed-point scales) and the NaN/infinity check;
+//                 siblings by subtraction, every candidate's score, best per feature; the best
+//                 split of the level and which child of each leaf the next level computes; the
+//                 leaf index update
+// Launchers only enqueue on `stream`; none synchronises. Every kernel after the first reads the
+// search state on the device and does nothing once the tree has stopped growing.
+//
+// Histogram memory: slots of [channel][total bins] 64-bit sums; level d's leaf p sits in slot p.
+// Level d >= 1 computes one child of each parent q < h = 2^(d-1) (the one compute_bit[q] names)
+// into slot q + h, over the parent's histogram in slot q; the score kernel then rewrites slot q as
+// leaf q (bit d-1 clear) and slot q + h as leaf q + h: parent - computed for the other child.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "cbg/train/tree_search.hpp"
+
+namespace cbg::train::detail {
+
+// Channels the kernels handle: der dimensions and the weight (src/train/tree_search_common.hpp
+// bounds dims).
+inline constexpr int max_channels = 257;
+
+// On the device: what the host reads back at the end (one small copy), then per-channel maxima.
+struct search_state {
+  int status = 0;    // 0, or channels - c for the lowest channel c holding a NaN or infinity
+  int stopped = 0;   // no split at the current level: the tree has ended
+  int count = 0;     // splits taken
+  int reserved = 0;
+  split splits[max_depth];
+};
+
+// Per feature, a level's best border.
+struct feature_best {
+  double score;
+  std::int32_t bin;  // -1: the feature has no candidate
+  std::int32_t reserved;
+};
+
+// Device arrays and sizes shared by the stages of one search.
+struct search_view {
+  const std::uint32_t* index = nullptr;  // packed bins (quantizer.hpp)
+  std::int64_t rows = 0;
+  std::int64_t padded_rows = 0;
+  std::int64_t features = 0;
+  const float* der = nullptr;  // [dims][rows]
+  const float* weight = nullptr;
+  int dims = 1;
+  int channels = 2;  // dims + 1: der dimensions, then the weight
+  const std::int32_t* bins = nullptr;    // per feature: border_count + 1, or 0
+  const std::int64_t* offset = nullptr;  // per feature: first histogram column
+  std::int64_t total_bins = 0;
+  int bin_stride = 0;  // the largest bins over features (the shared-memory stride)
+  long long* hist = nullptr;
+  std::uint8_t* compute_bit = nullptr;  // per leaf of the level: 1 when the next level computes child 1
+  std::uint32_t* leaf = nullptr;
+  search_state* state = nullptr;
+  unsigned* max_bits = nullptr;  // per channel: bits of max |value| (a float)
+  feature_best* best = nullptr;
+  const double* noise = nullptr;  // [depth][features] or nullptr
+};
+
+// How one level's histogram kernel splits the work (chosen on the host; see plan_histogram).
+struct histogram_plan {
+  bool fast = false;           // histogram_fast (one dimension), else histogram_simple
+  int features_per_block = 4;  // of a group: 4, 2 or 1
+  int slots_per_pass = 1;      // computed children per block pass
+  int units = 0;               // (group, feature subset, slot chunk)
+  int row_chunks = 1;
+  std::int64_t row_chunk = 0;  // rows per chunk
+  int blocks = 0;
+  std::size_t shared_bytes = 0;
+};
+inline constexpr int histogram_threads = 512;
+histogram_plan plan_histogram(const search_view& v, int level, int device, int blocks_per_sm, bool fast);
+
+// Once per workspace: kernel attributes (shared memory above the default).
+void prepare_split_kernels(const search_view& v);
+std::size_t score_shared_bytes(const search_view& v);
+
+void reduce_scales(const search_view& v, cudaStream_t stream);
+void build_histograms(const search_view& v, const histogram_plan& plan, int level, cudaStream_t stream);
+void score_splits(const search_view& v, int level, bool last_level, score_function fn, double lambda,
+                  cudaStream_t stream);
+void choose_split(const search_view& v, int level, bool last_level, cudaStream_t stream);
+void update_leaves(const search_view& v, int level, cudaStream_t stream);
+
+}  // namespace cbg::train::detail

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "src/train/boosting_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "cbg/core/error.hpp"
+#include "cbg/data/column_view.hpp"
+#include "cbg/quantize/quantize_math.hpp"
+
+namespace cbg::train {
+
+namespace {
+
+void require_host(const tensor_view& t, const char* what) {
+  CBG_EXPECTS(!is_device_side(t.memory), status::device,
+              fmt::format("the host trainer reads host memory only ({} is on a device)", what));
+}
+
+}  // namespace
+
+label_facts host_label_facts(const pool& p) {
+  CBG_EXPECTS(p.label().has_value(), status::bad_data, "the pool has no label");
+  require_host(*p.label(), "the label");
+  CBG_EXPECTS(pool::dims_of(p.label()) == 1, status::unsupported,
+              fmt::format("labels of {} columns: the trainer takes one label column",
+                          pool::dims_of(p.label())));
+  const column_view c = column_of(*p.label(), 0);
+  label_facts f;
+  for (std::int64_t r = 0; r < c.size; ++r) {
+    const double v = c.value(r);
+    if (r == 0) f.min = f.max = v;
+    f.min = std::min(f.min, v);
+    f.max = std::max(f.max, v);
+    f.all_integer = f.all_integer && v == std::floor(v);
+    f.constant = f.constant && v == f.min && v == f.max;
+  }
+  return f;
+}
+
+std::vector<float> read_weights(const pool& p) {
+  std::vector<float> w(static_cast<std::size_t>(p.num_rows()), 1.0f);
+  if (!p.weight()) return w;
+  require_host(*p.weight(), "the weight");
+  const column_view c = column_of(*p.weight(), 0);
+  for (std::int64_t r = 0; r < c.size; ++r) w[static_cast<std::size_t>(r)] = static_cast<float>(c.value(r));
+  return w;
+}
+
+void throw_target_problem(target_problem problem, const target_rule& r, const char* what,
+                          std::int64_t row, double label) {
+  const char* loss = loss_name(r.loss);
+  switch (problem) {
+    case target_problem::not_finite:
+      CBG_FAIL(status::bad_data, fmt::format("{} label of row {} is not finite", what, row));
+    case target_problem::not_binary:
+      CBG_FAIL(status::bad_data,
+               fmt::format("{} label {} of row {}: {} takes labels 0 and 1 (or set target_border)",
+                           what, label, row, loss));
+    case target_problem::not_probability:
+      CBG_FAIL(status::bad_data,
+               fmt::format("{} label {} of row {}: {} takes labels in [0, 1]", what, label, row, loss));
+    case target_problem::not_class:
+      CBG_FAIL(status::bad_data,
+               fmt::format("{} label {} of row {}: {} takes class indices 0..{}", what, label, row,
+                           loss, r.classes - 1));
+    case target_problem::none:
+      break;
+  }
+  CBG_FAIL(status::internal, "no target problem to report");
+}
+
+std::vector<float> read_targets(const pool& p, const target_rule& r, const char* what) {
+  CBG_EXPECTS(p.label().has_value(), status::bad_data, fmt::format("the {} pool has no label", what));
+  require_host(*p.label(), "the label");
+  const column_view c = column_of(*p.label(), 0);
+  std::vector<float> t(static_cast<std::size_t>(c.size));
+  for (std::int64_t row = 0; row < c.size; ++row) {
+    const double label = c.value(row);
+    const target_problem problem = target_of(r, label, t[static_cast<std::size_t>(row)]);
+    if (problem != target_problem::none) throw_target_problem(problem, r, what, row, label);
+  }
+  return t;
+}
+
+void check_baseline(const pool& p, const loss_spec& l) {
+  const std::int64_t k = pool::dims_of(p.baseline());
+  CBG_EXPECTS(k == l.dims, status::bad_data,
+              fmt::format("the baseline has {} columns; {} trains {} dimensions", k, loss_name(l.kind), l.dims));
+}
+
+std::vector<double> start_approx(const pool& p, const loss_spec& l, const std::vector<double>& bias) {
+  const std::int64_t n = p.num_rows();
+  std::vector<double> a(static_cast<std::size_t>(l.dims * n));
+  for (int k = 0; k < l.dims; ++k) {
+    std::fill_n(a.begin() + k * n, n, bias[static_cast<std::size_t>(k)]);
+  }
+  if (!p.baseline()) return a;
+  require_host(*p.baseline(), "the baseline");
+  check_baseline(p, l);
+  for (int k = 0; k < l.dims; ++k) {
+    const column_view c = column_of(*p.baseline(), k);
+    for (std::int64_t r = 0; r < n; ++r) a[static_cast<std::size_t>(k * n + r)] += c.value(r);
+  }
+  return a;
+}
+
+double quantile_of_sorted(const std::vector<float>& target, const std::vector<float>& weight,
+                          double alpha) {
+  if (target.empty()) return 0.0;
+  const float wmax = *std::max_element(weight.begin(), weight.end());
+  const fixed_scale s = fixed_scale_for(wmax, static_cast<std::int64_t>(weight.size()));
+  std::int64_t total = 0;
+  for (float w : weight) total += to_fixed64(w, s);
+  const double goal = alpha * from_fixed64(total, s);
+  std::int64_t cum = 0;
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    cum += to_fixed64(weight[i], s);
+    if (from_fixed64(cum, s) >= goal) return target[i];
+  }
+  return target.back();
+}
+
+double auc_from_counts(std::uint64_t twice_wins, std::uint64_t positives, std::uint64_t negatives) {
+  if (positives == 0 || negatives == 0) return 0.5;
+  return static_cast<double>(twice_wins) /
+         (2.0 * static_cast<double>(positives) * static_cast<double>(negatives));
+}
+
+double auc_of_sorted(const std::vector<double>& scores, const std::vector<std::uint8_t>& positive) {
+  std::uint64_t wins = 0, negatives_below = 0, positives = 0, negatives = 0;
+  std::size_t i = 0;
+  while (i < scores.size()) {
+    std::size_t j = i;
+    std::uint64_t pos = 0, neg = 0;
+    while (j < scores.size() && scores[j] == scores[i]) {
+      (positive[j] ? pos : neg) += 1;
+      ++j;
+    }
+    wins += pos * (2 * negatives_below + neg);
+    negatives_below += neg;
+    positives += pos;
+    negatives += neg;
+    i = j;
+  }
+  return auc_from_counts(wins, positives, negatives);
+}
+
+}  // namespace cbg::train

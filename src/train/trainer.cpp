@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: Apache-2.0
+// The boosting loop, written once over the data passes of boosting.hpp (host reference or GPU):
+// weak target and bootstrap, score noise, tree search, leaf estimation (Newton / Gradient with
+// backtracking), approx updates, metrics, early stopping, callbacks, progress lines, train_dir
+// logs and model assembly (catboost-training.md §3-§5).
+#include "cbg/train/trainer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cbg/core/error.hpp"
+#include "cbg/train/boosting.hpp"
+#include "cbg/train/model_builder.hpp"
+#include "cbg/train/params.hpp"
+
+namespace cbg::train {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+constexpr const char* log_category = "cbgpu.train";
+
+bool loss_is_bounded(loss_kind k) {
+  return k == loss_kind::logloss || k == loss_kind::cross_entropy || k == loss_kind::multiclass ||
+         k == loss_kind::multiclass_one_vs_all || k == loss_kind::mae || k == loss_kind::quantile;
+}
+
+// Fixed-point scales of the leaf channels from bounds on |channel|.
+std::vector<fixed_scale> scales_from(const std::vector<float>& max_abs, std::int64_t rows) {
+  std::vector<fixed_scale> s;
+  s.reserve(max_abs.size());
+  for (float m : max_abs) {
+    CBG_EXPECTS(std::isfinite(m), status::bad_data,
+                "a derivative is not finite (the approx overflowed; try a smaller learning_rate)");
+    s.push_back(fixed_scale_for(m, rows));
+  }
+  return s;
+}
+
+// Static bounds on the leaf channels of the bounded losses (valid at any point).
+std::vector<float> channel_bounds(const loss_spec& l, int hess_channels, double max_weight) {
+  const double der = l.kind == loss_kind::mae || l.kind == loss_kind::quantile
+                         ? std::max(l.alpha, 1.0 - l.alpha)
+                         : 1.0;
+  std::vector<float> b;
+  for (int k = 0; k < l.dims; ++k) b.push_back(static_cast<float>(der * max_weight * 1.0001));
+  for (int k = 0; k < hess_channels; ++k) b.push_back(static_cast<float>(0.25 * max_weight * 1.0001));
+  b.push_back(static_cast<float>(max_weight * 1.0001));
+  return b;
+}
+
+struct leaf_system {
+  std::vector<double> g, h, w;  // per leaf: dims, hess channels (or 0), 1
+};
+
+leaf_system decode_sums(const std::vector<std::int64_t>& sums, const std::vector<fixed_scale>& scales,
+                        int leaves, int dims, int hess_channels) {
+  const int channels = dims + hess_channels + 1;
+  leaf_system s;
+  for (int leaf = 0; leaf < leaves; ++leaf) {
+    for (int c = 0; c < channels; ++c) {
+      const double v = from_fixed64(sums[static_cast<std::size_t>(leaf * channels + c)],
+                                  scales[static_cast<std::size_t>(c)]);
+      if (c < dims) s.g.push_back(v);
+      else if (c < dims + hess_channels) s.h.push_back(v);
+      else s.w.push_back(v);
+    }
+  }
+  return s;
+}
+
+// Solves (H + l2 I) x = g for a symmetric positive definite H given as its upper triangle
+// (Cholesky); false when it is not positive definite.
+bool solve_spd(int n, const double* upper, double l2, const double* g, double* x) {
+  std::vector<double> a(static_cast<std::size_t>(n * n));
+  for (int i = 0; i < n; ++i) {
+    for (int j = i; j < n; ++j) {
+      const double v = upper[triangle_index(n, i, j)] + (i == j ? l2 : 0.0);
+      a[static_cast<std::size_t>(i * n + j)] = v;
+      a[static_cast<std::size_t>(j * n + i)] = v;
+    }
+  }
+  for (int j = 0; j < n; ++j) {
+    double d = a[static_cast<std::size_t>(j * n + j)];
+    for (int k = 0; k < j; ++k) d -= a[static_cast<std::size_t>(j * n + k)] * a[static_cast<std::size_t>(j * n + k)];
+    if (!(d > 0)) return false;
+    const double root = std::sqrt(d);
+    a[static_cast<std::size_t>(j * n + j)] = root;
+    for (int i = j + 1; i < n; ++i) {
+      double v = a[static_cast<std::size_t>(i * n + j)];
+      for (int k = 0; k < j; ++k) v -= a[static_cast<std::size_t>(i * n + k)] * a[static_cast<std::size_t>(j * n + k)];
+      a[static_cast<std::size_t>(i * n + j)] = v / root;
+    }
+  }
+  std::vector<double> y(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    double v = g[i];
+    for (int k = 0; k < i; ++k) v -= a[static_cast<std::size_t>(i * n + k)] * y[static_cast<std::size_t>(k)];
+    y[static_cast<std::size_t>(i)] = v / a[static_cast<std::size_t>(i * n + i)];
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    double v = y[static_cast<std::size_t>(i)];
+    for (int k = i + 1; k < n; ++k) v -= a[static_cast<std::size_t>(k * n + i)] * x[k];
+    x[i] = v / a[static_cast<std::size_t>(i * n + i)];
+  }
+  return true;
+}
+
+// The leaf step (leaves * dims) from the sums: Newton or Gradient (§3.7).
+std::vector<double> leaf_direction(const leaf_system& s, const loss_spec& l, leaf_method method,
+                                   double l2, int leaves) {
+  const int d = l.dims;
+  const int hess = method == leaf_method::newton ? hessian_size(l) : 0;
+  std::vector<double> dir(static_cast<std::size_t>(leaves * d), 0.0);
+  for (int leaf = 0; leaf < leaves; ++leaf) {
+    const double* g = s.g.data() + leaf * d;
+    double* x = dir.data() + leaf * d;
+    if (method == leaf_method::gradient) {
+      const double den = s.w[static_cast<std::size_t>(leaf)] + l2;
+      for (int k = 0; k < d; ++k) x[k] = den > 0 ? g[k] / den : 0.0;
+      continue;
+    }
+    const double* h = s.h.data() + leaf * hess;
+    if (full_hessian(l) && solve_spd(d, h, l2, g, x)) continue;
+    for (int k = 0; k < d; ++k) {
+      const double den = (full_hessian(l) ? h[triangle_index(d, k, k)] : h[k]) + l2;
+      x[k] = den > 0 ? g[k] / den : 0.0;
+    }
+  }
+  return dir;
+}
+
+// A standard normal draw for (iteration, level, feature), from the counter-based stream.
+double noise_normal(std::uint64_t seed, int iteration, std::int64_t index) {
+  const std::uint64_t key = stream_key(seed ^ 0x6e6f697365ull, static_cast<std::uint64_t>(iteration));
+  const double u1 = draw_uniform(key, static_cast<std::uint64_t>(2 * index));
+  const double u2 = draw_uniform(key, static_cast<std::uint64_t>(2 * index + 1));
+  return std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(6.283185307179586 * u2);
+}
+
+// IncToDec overfitting detector (CatBoost's docs: expected increase with decay 0.99).
+class inc_to_dec_detector {
+ public:
+  explicit inc_to_dec_detector(double threshold) : threshold_(threshold) {}
+  // Adds a score (to maximise); true when training should stop.
+  bool add(double score) {
+    scores_.push_back(score);
+    running_max_.push_back(score);
+    best_ = scores_.size() == 1 ? score : std::max(best_, score);
+    double expected = 0, decay = 1;
+    for (std::size_t i1 = scores_.size(); i1-- > 0;) {
+      running_max_[i1] = std::max(running_max_[i1], score);
+      expected = std::max(expected, decay * (running_max_[i1] - scores_[i1]));
+      decay *= 0.99;
+    }
+    const double drop = best_ - score;
+    if (threshold_ <= 0 || drop <= 0 || expected <= 0) return false;
+    const double p = std::exp(-0.5 / (expected / drop));
+    return p < threshold_;
+  }
+
+ private:
+  double threshold_;
+  double best_ = 0;
+  std::vector<double> scores_, running_max_;
+};
+
+std::string format_duration(double seconds) {
+  if (seconds < 1e-3) return fmt::format("{:.0f}us", seconds * 1e6);
+  if (seconds < 1) return fmt::format("{:.3g}ms", seconds * 1e3);
+  if (seconds < 60) return fmt::format("{:.3g}s", seconds);
+  if (seconds < 3600) return fmt::format("{}m {}s", static_cast<int>(seconds / 60), static_cast<int>(seconds) % 60);
+  return fmt::format("{}h {}m", static_cast<int>(seconds / 3600), static_cast<int>(seconds / 60) % 60);
+}
+
+// One metric the loop tracks.
+struct tracked_metric {
+  named_metric m;
+  bool on_learn = true;
+  std::vector<double> learn, eval;  // per iteration (NaN where not computed)
+};
+
+double compute_metric(boosting_backend& b, const metric_spec& m, bool eval) {
+  if (m.kind == metric_kind::auc) return b.auc(eval);
+  double s[metric_terms];
+  b.metric_sums(m, eval, s);
+  return metric_final(m, s);
+}
+
+std::string tsv_number(double v) { return fmt::format("{:.10g}", v); }
+
+void write_train_dir(const train_params& p, const std::vector<tracked_metric>& metrics, bool has_eval,
+                     const std::vector<int>& iterations_logged, const std::vector<double>& passed,
+                     int planned) {
+  if (p.train_dir.empty() || !p.allow_writing_files) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(p.train_dir, ec);
+  CBG_EXPECTS(!ec, status::io, fmt::format("cannot create train_dir '{}': {}", p.train_dir, ec.message()));
+  const auto open = [&](const char* name) {
+    std::ofstream f(fs::path(p.train_dir) / name, std::ios::binary | std::ios::trunc);
+    CBG_EXPECTS(f.good(), status::io, fmt::format("cannot write {}/{}", p.train_dir, name));
+    return f;
+  };
+  nlohmann::json meta;
+  meta["learn_sets"] = {"learn"};
+  meta["test_sets"] = has_eval ? nlohmann::json::array({"test"}) : nlohmann::json::array();
+  meta["learn_metrics"] = nlohmann::json::array();
+  meta["test_metrics"] = nlohmann::json::array();
+  for (const auto& t : metrics) {
+    const nlohmann::json entry{{"best_value", higher_is_better(t.m.spec.kind) ? "Max" : "Min"},
+                               {"name", t.m.name}};
+    if (t.on_learn) meta["learn_metrics"].push_back(entry);
+    if (has_eval) meta["test_metrics"].push_back(entry);
+  }
+  meta["launch_mode"] = "Train";
+  meta["parameters"] = "";
+  meta["iteration_count"] = planned;
+  meta["name"] = p.name;
+
+  std::ofstream learn = open("learn_error.tsv");
+  std::ofstream test;
+  if (has_eval) test = open("test_error.tsv");
+  std::ofstream time_left = open("time_left.tsv");
+  learn << "iter";
+  if (has_eval) test << "iter";
+  for (const auto& t : metrics) {
+    if (t.on_learn) learn << '\t' << t.m.name;
+    if (has_eval) test << '\t' << t.m.name;
+  }
+  learn << '\n';
+  if (has_eval) test << '\n';
+  time_left << "iter\tPassed\tRemaining\n";
+  std::string json_text = "{\n\"meta\":" + meta.dump() + ",\n\"iterations\":[\n";
+  for (std::size_t k = 0; k < iterations_logged.size(); ++k) {
+    const int it = iterations_logged[k];
+    const auto i = static_cast<std::size_t>(it);
+    std::string lv, tv;
+    learn << it;
+    if (has_eval) test << it;
+    for (const auto& t : metrics) {
+      if (t.on_learn) {
+        learn << '\t' << tsv_number(t.learn[i]);
+        lv += (lv.empty() ? "" : ",") + tsv_number(t.learn[i]);
+      }
+      if (has_eval) {
+        test << '\t' << tsv_number(t.eval[i]);
+        tv += (tv.empty() ? "" : ",") + tsv_number(t.eval[i]);
+      }
+    }
+    learn << '\n';
+    if (has_eval) test << '\n';
+    const double remaining = it + 1 < planned ? passed[k] / (it + 1) * (planned - it - 1) : 0.0;
+    time_left << it << '\t' << static_cast<std::int64_t>(passed[k] * 1000) << '\t'
+              << static_cast<std::int64_t>(remaining * 1000) << '\n';
+    json_text += fmt::format("{{\"learn\":[{}],\"iteration\":{},\"passed_time\":{},\"remaining_time\":{}{}}}{}\n",
+                             lv, it, tsv_number(passed[k]), tsv_number(remaining),
+                             has_eval ? ",\"test\":[" + tv + "]" : std::string(),
+                             k + 1 < iterations_logged.size() ? "," : "");
+  }
+  json_text += "]}";
+  std::ofstream js = open("catboost_training.json");
+  js << json_text;
+}
+
+}  // namespace
+
+model::model train(const pool& learn, const std::string& params_json, const train_options& options) {
+  const auto started = clock_type::now();
+  const context& ctx = *learn.ctx();
+  const train_params p = parse_params(params_json);
+
+  CBG_EXPECTS(learn.num_rows() > 0, status::bad_data, "the learn pool has no rows");
+  CBG_EXPECTS(learn.num_categorical() == 0, status::not_implemented,
+              "categorical features in training are not implemented yet (issue #5)");
+  const pool* eval = options.eval;
+  if (eval != nullptr) {
+    CBG_EXPECTS(eval->num_features() == learn.num_features(), status::invalid_argument,
+                fmt::format("the eval pool has {} features, the learn pool {}", eval->num_features(),
+                            learn.num_features()));
+    CBG_EXPECTS(eval->ctx()->device() == ctx.device(), status::invalid_argument,
+                "the eval pool was made with a context of another device");
+    CBG_EXPECTS(eval->num_rows() > 0, status::bad_data, "the eval pool has no rows");
+    for (std::int64_t j = 0; j < eval->num_features(); ++j) {
+      CBG_EXPECTS(!eval->is_categorical(j), status::invalid_argument,
+                  "the eval pool has categorical features where the learn pool has none");
+    }
+  }
+
+  backend_inputs in;
+  in.learn = &learn;
+  in.eval = eval;
+  in.quantize.border_count = p.border_count;
+  in.quantize.mode = p.nan_mode;
+  std::unique_ptr<boosting_backend> b = ctx.is_cpu() ? make_host_backend(in) : make_device_backend(in);
+
+  // Targets and the data-dependent defaults.
+  const label_facts lf = b->labels(false);
+  data_facts facts;
+  facts.rows = learn.num_rows();
+  facts.features = learn.num_features();
+  facts.has_baseline = learn.baseline().has_value();
+  const bool multiclass = p.loss.kind == loss_kind::multiclass ||
+                          p.loss.kind == loss_kind::multiclass_one_vs_all;
+  if (multiclass) {
+    CBG_EXPECTS(lf.all_integer && lf.min >= 0 && lf.max < 1e6, status::bad_data,
+                fmt::format("{} takes class indices 0, 1, ... as labels (found {} .. {}{})", p.loss_name,
+                            lf.min, lf.max, lf.all_integer ? "" : ", not all integers"));
+    facts.classes = static_cast<int>(lf.max) + 1;
+  } else if (p.loss.kind == loss_kind::logloss) {
+    facts.classes = 2;
+  }
+  if (eval != nullptr) {
+    const label_facts ef = b->labels(true);
+    facts.has_eval = true;
+    facts.eval_target_constant = ef.constant;
+  }
+  const resolved_params r = resolve_params(p, facts);
+  target_rule rule;
+  rule.loss = p.loss.kind;
+  rule.has_border = p.target_border.has_value();
+  rule.border = p.target_border.value_or(0.5);
+  rule.classes = facts.classes;
+  b->prepare_targets(rule);
+
+  // The start: boost_from_average's optimal constant (§3.9).
+  const loss_spec loss = r.loss;
+  const int dims = loss.dims;
+  std::vector<double> bias(static_cast<std::size_t>(dims), 0.0);
+  double moments[4];
+  b->target_moments(moments);
+  const double max_weight = moments[3];
+  if (r.boost_from_average && moments[0] > 0) {
+    const double mean = moments[1] / moments[0];
+    switch (loss.kind) {
+      case loss_kind::rmse: bias[0] = mean; break;
+      case loss_kind::logloss:
+      case loss_kind::cross_entropy:
+        bias[0] = mean > 0 && mean < 1 ? std::log(mean / (1 - mean)) : 0.0;
+        break;
+      case loss_kind::mae:
+      case loss_kind::quantile: bias[0] = b->weighted_quantile(loss.alpha); break;
+      case loss_kind::rmse_with_uncertainty: {
+        bias[0] = mean;
+        const double var = moments[2] / moments[0] - mean * mean;
+        bias[1] = var > 0 ? 0.5 * std::log(var) : 0.0;
+        break;
+      }
+      default: break;
+    }
+  }
+  b->start(loss, bias);
+
+  // Metrics: the eval metric first, then the objective, then the custom ones (CatBoost's order).
+  std::vector<tracked_metric> metrics;
+  const auto add_metric = [&](const named_metric& m) {
+    for (const auto& t : metrics) if (t.m.name == m.name) return;
+    tracked_metric t;
+    t.m = m;
+    t.on_learn = m.spec.kind != metric_kind::auc;  // CatBoost skips AUC on learn by default
+    metrics.push_back(std::move(t));
+  };
+  add_metric(r.eval_metric);
+  add_metric(r.objective);
+  for (const auto& m : p.custom_metrics) add_metric(m);
+  const bool has_eval = eval != nullptr;
+  const bool maximize = higher_is_better(r.eval_metric.spec.kind);
+
+  const int hess_channels = r.method == leaf_method::newton ? hessian_size(loss) : 0;
+  const double l2 = r.l2_leaf_reg > 0 ? r.l2_leaf_reg : 1e-20;
+  tree_search_params search_params;
+  search_params.depth = p.depth;
+  search_params.l2_leaf_reg = l2;
+  search_params.score = p.score;
+  const std::int64_t n = b->rows();
+  const int features = b->features();
+  const auto& modes = b->nan_modes();
+  std::vector<std::map<std::int32_t, float>> borders(static_cast<std::size_t>(features));
+
+  std::vector<built_tree> trees;
+  std::vector<int> logged;
+  std::vector<double> passed;
+  int best_iteration = -1;
+  double best_value = 0;
+  inc_to_dec_detector inc_to_dec(p.od_pval);
+  const int period = std::max(1, p.metric_period);
+
+  for (int it = 0; it < p.iterations; ++it) {
+    // Weak target and bootstrap.
+    weak_request wr;
+    wr.bootstrap.kind = p.bootstrap;
+    wr.bootstrap.bagging_temperature = p.bagging_temperature;
+    wr.bootstrap.subsample = r.subsample;
+    wr.bootstrap.key = stream_key(p.random_seed, static_cast<std::uint64_t>(it));
+    wr.newton_weights = p.newton_score;
+    wr.want_value = r.leaf_iterations > 1;
+    wr.hess_channels = hess_channels;
+    const weak_result weak = b->weak_target(wr);
+
+    // Score noise (§3.5): Cosine only.
+    std::vector<double> noise;
+    if (p.random_strength > 0 && p.score == score_function::cosine) {
+      const double spread = std::sqrt(weak.sigma_sum / (static_cast<double>(n) + 1e-100));
+      const double length = std::exp(std::log(static_cast<double>(n)) - it * r.learning_rate);
+      const double sigma = p.random_strength * spread * (length / (1 + length));
+      if (sigma > 0) {
+        noise.resize(static_cast<std::size_t>(p.depth * features));
+        for (std::size_t k = 0; k < noise.size(); ++k) {
+          noise[k] = sigma * noise_normal(p.random_seed, it, static_cast<std::int64_t>(k));
+        }
+      }
+    }
+    const tree_structure tree = b->search(search_params, std::move(noise));
+    const int leaves = 1 << tree.splits.size();
+
+    // Leaf estimation (§3.7): sums at the current approx, then Newton/Gradient steps with
+    // backtracking when more than one iteration is asked for.
+    const std::vector<fixed_scale> zero_scales = scales_from(weak.channel_max, n);
+    point_request pr;
+    pr.leaves = leaves;
+    pr.hess_channels = hess_channels;
+    pr.scales = &zero_scales;
+    const point_result at_zero = b->at_point(pr);
+    leaf_system sys = decode_sums(at_zero.sums, zero_scales, leaves, dims, hess_channels);
+    const std::vector<double> leaf_weight = sys.w;
+    std::vector<double> dir = leaf_direction(sys, loss, r.method, l2, leaves);
+    std::vector<double> point;
+    if (r.leaf_iterations <= 1) {
+      point = dir;
+    } else {
+      point.assign(dir.size(), 0.0);
+      double value = weak.value;
+      const bool bounded = loss_is_bounded(loss.kind);
+      const std::vector<fixed_scale> bound_scales =
+          bounded ? scales_from(channel_bounds(loss, hess_channels, max_weight), n) : std::vector<fixed_scale>{};
+      int used = 0;
+      bool accepted_any = false;
+      while (used < r.leaf_iterations) {
+        double gdir = 0;
+        for (std::size_t k = 0; k < dir.size(); ++k) gdir += sys.g[k] * dir[k];
+        double step = 1.0;
+        bool accepted = false;
+        point_result at;
+        std::vector<double> candidate(point.size());
+        while (true) {
+          for (std::size_t k = 0; k < point.size(); ++k) candidate[k] = point[k] + step * dir[k];
+          point_request q;
+          q.point = &candidate;
+          q.leaves = leaves;
+          q.hess_channels = hess_channels;
+          q.want_value = p.backtracking != backtracking_kind::no;
+          q.want_max = !bounded;
+          q.scales = bounded ? &bound_scales : nullptr;
+          at = b->at_point(q);
+          ++used;
+          const bool ok = p.backtracking == backtracking_kind::no ||
+                          (p.backtracking == backtracking_kind::any_improvement && at.value >= value) ||
+                          (p.backtracking == backtracking_kind::armijo && at.value >= value + 1e-5 * step * gdir);
+          if (ok) {
+            accepted = accepted_any = true;
+            point = candidate;
+            value = at.value;
+            break;
+          }
+          step *= 0.5;
+          if ((accepted_any && used >= r.leaf_iterations) || used >= 100) break;
+        }
+        if (!accepted || used >= r.leaf_iterations) break;
+        if (bounded) {
+          sys = decode_sums(at.sums, bound_scales, leaves, dims, hess_channels);
+        } else {
+          const std::vector<fixed_scale> s = scales_from(at.channel_max, n);
+          point_request q;
+          q.point = &point;
+          q.leaves = leaves;
+          q.hess_channels = hess_channels;
+          q.scales = &s;
+          sys = decode_sums(b->at_point(q).sums, s, leaves, dims, hess_channels);
+        }
+        dir = leaf_direction(sys, loss, r.method, l2, leaves);
+      }
+    }
+    std::vector<double> delta(point.size());
+    for (std::size_t k = 0; k < point.size(); ++k) delta[k] = r.learning_rate * point[k];
+
+    std::vector<value_split> vs;
+    const std::vector<float> values = b->split_borders(tree.splits);
+    for (std::size_t k = 0; k < tree.splits.size(); ++k) {
+      const split& s = tree.splits[k];
+      const auto f = static_cast<std::size_t>(s.feature);
+      borders[f][s.bin] = values[k];
+      vs.push_back({s.feature, values[k],
+                    static_cast<std::uint8_t>(modes[f] == static_cast<std::uint8_t>(quantize::nan_mode::max))});
+    }
+    b->apply(vs, delta);
+    trees.push_back({tree.splits, delta, leaf_weight});
+
+    // Metrics, best iteration, early stopping, callbacks and progress lines.
+    const bool last = it + 1 == p.iterations;
+    const bool log_now = it % period == 0 || last;
+    const bool want_learn = log_now || !p.train_dir.empty() || static_cast<bool>(options.on_iteration);
+    for (auto& t : metrics) {
+      t.learn.push_back(std::nan(""));
+      t.eval.push_back(std::nan(""));
+      if (t.on_learn && want_learn) t.learn.back() = compute_metric(*b, t.m.spec, false);
+      if (has_eval) t.eval.back() = compute_metric(*b, t.m.spec, true);
+    }
+    bool stop = false;
+    if (has_eval) {
+      const double v = metrics[0].eval.back();
+      const bool better = best_iteration < 0 || (maximize ? v > best_value : v < best_value);
+      if (better) {
+        best_value = v;
+        best_iteration = it;
+      }
+      if (p.od_type == od_kind::iter && it - best_iteration >= p.od_wait) stop = true;
+      if (p.od_type == od_kind::inc_to_dec && inc_to_dec.add(maximize ? v : -v)) stop = true;
+    }
+    const double elapsed = std::chrono::duration<double>(clock_type::now() - started).count();
+    const double remaining = last ? 0.0 : elapsed / (it + 1) * (p.iterations - it - 1);
+    if (want_learn) {
+      logged.push_back(it);
+      passed.push_back(elapsed);
+    }
+    if (p.verbose && (log_now || stop) && ctx.log_enabled(log::level::info)) {
+      std::string line = fmt::format("{}:\tlearn: {:.7f}", it, metrics[0].on_learn ? metrics[0].learn.back()
+                                                                                    : metrics[1].learn.back());
+      if (has_eval) {
+        line += fmt::format("\ttest: {:.7f}\tbest: {:.7f} ({})", metrics[0].eval.back(), best_value,
+                            best_iteration);
+      }
+      line += fmt::format("\ttotal: {}\tremaining: {}", format_duration(elapsed), format_duration(remaining));
+      ctx.log(log::level::info, log_category, line);
+    }
+    if (options.on_iteration) {
+      progress pg;
+      pg.iteration = it;
+      pg.iterations = p.iterations;
+      pg.metric = r.eval_metric.name;
+      pg.has_learn = metrics[0].on_learn && !std::isnan(metrics[0].learn.back());
+      pg.learn = pg.has_learn ? metrics[0].learn.back() : 0.0;
+      pg.has_eval = has_eval;
+      pg.eval = has_eval ? metrics[0].eval.back() : 0.0;
+      pg.best_eval = best_value;
+      pg.best_iteration = best_iteration;
+      pg.elapsed_s = elapsed;
+      pg.remaining_s = remaining;
+      if (!options.on_iteration(pg)) stop = true;
+    }
+    if (stop) {
+      if (p.verbose) {
+        ctx.log(log::level::info, log_category,
+                fmt::format("Stopped after iteration {} (best {} at iteration {})", it, best_value,
+                            best_iteration));
+      }
+      break;
+    }
+  }
+
+  if (has_eval && p.verbose) {
+    ctx.log(log::level::info, log_category,
+            fmt::format("bestTest = {:.10g}\nbestIteration = {}", best_value, best_iteration));
+  }
+  std::size_t keep = trees.size();
+  if (r.use_best_model && best_iteration >= 0) {
+    keep = static_cast<std::size_t>(best_iteration) + 1;
+    if (p.verbose && keep < trees.size()) {
+      ctx.log(log::level::info, log_category, fmt::format("Shrink model to first {} iterations.", keep));
+    }
+  }
+  trees.resize(keep);
+  write_train_dir(p, metrics, has_eval, logged, passed, p.iterations);
+
+  // The model (§ model assembly): float splits become borders; the info holds the parameters.
+  model_inputs mi;
+  mi.trees = &trees;
+  mi.borders = &borders;
+  mi.nan_modes = &modes;
+  for (std::int64_t j = 0; j < learn.num_features(); ++j) mi.feature_names.push_back(learn.feature_name(j));
+  mi.loss = loss;
+  mi.bias = bias;
+  std::vector<std::string> class_names;
+  if (p.loss.kind == loss_kind::logloss || multiclass) {
+    for (int c = 0; c < std::max(2, facts.classes); ++c) class_names.push_back(std::to_string(c));
+  }
+  mi.class_names = class_names;
+  mi.params_json = catboost_params_json(r, class_names);
+  // CatBoost's "training" info (it reads these keys when it loads a model): per-iteration learn
+  // metrics, per-iteration lists (one per eval set) of eval metrics, and the best values.
+  nlohmann::json history{{"learn_metrics_history", nlohmann::json::array()},
+                         {"test_metrics_history", nlohmann::json::array()},
+                         {"learn_best_error", nlohmann::json::object()},
+                         {"test_best_error", nlohmann::json::array()}};
+  for (std::size_t it = 0; it < keep; ++it) {
+    nlohmann::json lh = nlohmann::json::object(), th = nlohmann::json::object();
+    for (const auto& t : metrics) {
+      if (t.on_learn && !std::isnan(t.learn[it])) lh[t.m.name] = t.learn[it];
+      if (has_eval) th[t.m.name] = t.eval[it];
+    }
+    history["learn_metrics_history"].push_back(lh);
+    if (has_eval) history["test_metrics_history"].push_back(nlohmann::json::array({th}));
+  }
+  for (const auto& t : metrics) {
+    const bool up = higher_is_better(t.m.spec.kind);
+    const auto best_of = [&](const std::vector<double>& v) {
+      double best = std::nan("");
+      for (std::size_t it = 0; it < keep; ++it) {
+        if (!std::isnan(v[it]) && (std::isnan(best) || (up ? v[it] > best : v[it] < best))) best = v[it];
+      }
+      return best;
+    };
+    if (t.on_learn && !std::isnan(best_of(t.learn))) history["learn_best_error"][t.m.name] = best_of(t.learn);
+  }
+  if (has_eval && keep > 0) {
+    nlohmann::json tb = nlohmann::json::object();
+    const std::size_t at = static_cast<std::size_t>(best_iteration) < keep ? static_cast<std::size_t>(best_iteration) : keep - 1;
+    for (const auto& t : metrics) tb[t.m.name] = t.eval[at];
+    history["test_best_error"].push_back(tb);
+    history["best_iteration"] = best_iteration;
+  }
+  mi.training_json = nlohmann::json{{"metrics", history}}.dump();
+  return build_model(mi);
+}
+
+}  // namespace cbg::train

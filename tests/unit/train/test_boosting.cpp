@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: Apache-2.0
+// The boosting side of the trainer: deterministic math, parameters, loss derivatives, the host
+// boosting loop (callbacks, early stopping, determinism, the model it writes), and (tagged [gpu])
+// the GPU loop equal to the host reference tree for tree and byte for byte, deterministic, and
+// free of dataset-sized device-to-host copies in strict mode. Quality against CatBoost itself is
+// tested in tests/python/test_train_catboost.py.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cbg/core/cuda_check.hpp"
+#include "cbg/core/error.hpp"
+#include "cbg/data/pool.hpp"
+#include "cbg/memory/device_buffer.hpp"
+#include "cbg/model/host_evaluator.hpp"
+#include "cbg/model/io.hpp"
+#include "cbg/train/det_math.hpp"
+#include "cbg/train/loss.hpp"
+#include "cbg/train/params.hpp"
+#include "cbg/train/reduce_math.hpp"
+#include "cbg/train/trainer.hpp"
+#include "support/catch.hpp"
+#include "support/dlpack_fixtures.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace tr = cbg::train;
+
+namespace {
+
+std::shared_ptr<cbg::context> make_context(int device, bool strict = false) {
+  cbg::context_options o;
+  o.device = device;
+  o.strict_no_d2h = strict;
+  return cbg::context::create(o);
+}
+
+// A generated dataset, column-major features.
+struct dataset {
+  std::int64_t rows = 0;
+  int features = 0;
+  std::vector<float> x, label, weight;
+};
+
+// Regression / binary / multiclass targets from a few informative features, with NaNs in one.
+dataset make_data(std::int64_t rows, int features, const std::string& kind, std::uint32_t seed,
+                  bool weights = false) {
+  dataset d;
+  d.rows = rows;
+  d.features = features;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::uniform_real_distribution<float> uniform(0.2f, 2.0f);
+  d.x.resize(static_cast<std::size_t>(rows * features));
+  for (auto& v : d.x) v = normal(rng);
+  for (std::int64_t r = 0; r < rows; r += 7) d.x[static_cast<std::size_t>(2 * rows + r)] = NAN;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const auto at = [&](int f) { return d.x[static_cast<std::size_t>(f * rows + r)]; };
+    const float signal = at(0) + 0.5f * at(1) * at(1) - (at(3) > 0.3f ? 1.0f : 0.0f) + 0.2f * normal(rng);
+    if (kind == "binary") d.label.push_back(signal > 0.3f ? 1.0f : 0.0f);
+    else if (kind == "multiclass") d.label.push_back(signal < -0.5f ? 0.0f : signal < 0.8f ? 1.0f : 2.0f);
+    else if (kind == "count") d.label.push_back(std::floor(std::exp(0.5f * signal)));
+    else d.label.push_back(signal);
+    d.weight.push_back(weights ? uniform(rng) : 1.0f);
+  }
+  return d;
+}
+
+// The tensors a pool borrows, kept alive with it.
+struct pool_fixture {
+  std::unique_ptr<cbg::test::fake_tensor> x, label, weight;
+  std::unique_ptr<cbg::pool> pool;
+};
+
+pool_fixture host_pool(const std::shared_ptr<cbg::context>& ctx, dataset& d, bool with_weight = false) {
+  pool_fixture f;
+  f.x = std::make_unique<cbg::test::fake_tensor>(d.x.data(), cbg::test::dl_float(32),
+                                                 std::vector<std::int64_t>{d.rows, d.features},
+                                                 std::vector<std::int64_t>{1, d.rows});
+  f.label = std::make_unique<cbg::test::fake_tensor>(d.label.data(), cbg::test::dl_float(32),
+                                                     std::vector<std::int64_t>{d.rows});
+  cbg::pool_inputs in;
+  in.features = f.x->as_borrowed();
+  in.label = f.label->as_borrowed();
+  if (with_weight) {
+    f.weight = std::make_unique<cbg::test::fake_tensor>(d.weight.data(), cbg::test::dl_float(32),
+                                                        std::vector<std::int64_t>{d.rows});
+    in.weight = f.weight->as_borrowed();
+  }
+  f.pool = std::make_unique<cbg::pool>(cbg::pool::build(ctx, std::move(in)));
+  return f;
+}
+
+std::vector<std::uint8_t> cbm_bytes(const cbg::model::model& m) { return cbg::model::write_cbm(m); }
+
+// Raw predictions of the model for the dataset's rows (host evaluator).
+std::vector<double> predict(const cbg::model::model& m, const dataset& d) {
+  std::vector<float> rows(static_cast<std::size_t>(d.rows * d.features));
+  for (std::int64_t r = 0; r < d.rows; ++r) {
+    for (int f = 0; f < d.features; ++f) {
+      rows[static_cast<std::size_t>(r * d.features + f)] = d.x[static_cast<std::size_t>(f * d.rows + r)];
+    }
+  }
+  cbg::model::host_rows hr;
+  hr.n_rows = static_cast<std::size_t>(d.rows);
+  hr.floats = rows.data();
+  hr.float_row_stride = static_cast<std::size_t>(d.features);
+  std::vector<double> out(static_cast<std::size_t>(d.rows * m.approx_dimension));
+  cbg::model::predict_host(m, hr, cbg::model::prediction_type::raw_formula_val, 0, m.tree_count(),
+                           out.data(), out.size());
+  return out;
+}
+
+double rmse(const std::vector<double>& p, const std::vector<float>& y) {
+  double s = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) s += (p[i] - y[i]) * (p[i] - y[i]);
+  return std::sqrt(s / static_cast<double>(y.size()));
+}
+
+}  // namespace
+
+// ---- deterministic math -----------------------------------------------------------------------------
+TEST_CASE("det_exp, det_log and det_log1p are within a few ulp of libm", "[train]") {
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> e(-700.0, 700.0), l(-300.0, 300.0), t(0.0, 3.0);
+  for (int i = 0; i < 20000; ++i) {
+    const double x = e(rng);
+    CHECK(std::fabs(tr::det_exp(x) / std::exp(x) - 1) < 1e-15);
+    const double y = std::pow(10.0, l(rng));
+    CHECK(std::fabs(tr::det_log(y) - std::log(y)) <= 1e-15 * std::max(1.0, std::fabs(std::log(y))));
+    const double z = std::pow(10.0, -t(rng) * 6);
+    CHECK(std::fabs(tr::det_log1p(z) / std::log1p(z) - 1) < 1e-15);
+  }
+  CHECK(tr::det_exp(0.0) == 1.0);
+  CHECK(tr::det_log(1.0) == 0.0);
+  CHECK(tr::det_exp(-1000.0) == 0.0);
+  CHECK(std::isinf(tr::det_exp(1000.0)));
+  CHECK(std::isinf(tr::det_log(0.0)));
+  CHECK(std::isnan(tr::det_log(-1.0)));
+  CHECK(std::fabs(tr::det_log(4.9e-324) - std::log(4.9e-324)) < 1e-12);
+  CHECK(std::fabs(tr::det_sigmoid(800.0) - 1.0) == 0.0);
+  CHECK(tr::det_sigmoid(-800.0) >= 0.0);
+  CHECK(std::fabs(tr::det_softplus(-50.0) - std::exp(-50.0)) < 1e-35);
+}
+
+TEST_CASE("counter-based draws are uniform and depend only on (seed, stream, index)", "[train]") {
+  const std::uint64_t k1 = tr::stream_key(7, 3), k2 = tr::stream_key(7, 4), k3 = tr::stream_key(8, 3);
+  CHECK(k1 != k2);
+  CHECK(k1 != k3);
+  double mean = 0;
+  for (std::uint64_t i = 0; i < 100000; ++i) {
+    const double u = tr::draw_uniform(k1, i);
+    REQUIRE(u >= 0.0);
+    REQUIRE(u < 1.0);
+    mean += u;
+  }
+  CHECK(std::fabs(mean / 100000 - 0.5) < 0.005);
+  CHECK(tr::draw_uniform(k1, 12345) == tr::draw_uniform(tr::stream_key(7, 3), 12345));
+}
+
+TEST_CASE("ordered sums follow the tile order; fixed point never overflows", "[train]") {
+  for (const std::int64_t n : {0L, 1L, 255L, 4096L, 4097L, 100000L, 5000000L}) {
+    double out[2];
+    tr::ordered_sum_host<2>(
+        n, [](std::int64_t r, double* v) { v[0] = 1.0; v[1] = static_cast<double>(r % 3); }, out);
+    CHECK(out[0] == static_cast<double>(n));
+    double expect = 0;
+    for (std::int64_t r = 0; r < n; ++r) expect += static_cast<double>(r % 3);
+    CHECK(out[1] == expect);
+  }
+  // The order, not only the value: a sum that rounds differently in row order.
+  double o[1];
+  tr::ordered_sum_host<1>(4, [](std::int64_t r, double* v) { v[0] = r == 0 ? 1e16 : 1.0; }, o);
+  CHECK(o[0] == 1e16 + 2.0);  // pairwise: (1e16 + 1) + (1 + 1); in row order it would stay 1e16
+  for (const double m : {1e-30, 0.3, 1.0, 7.5, 1e20}) {
+    const tr::fixed_scale s = tr::fixed_scale_for(m, 10000000);
+    CHECK(std::fabs(m * s.to_fixed * 1e7) < std::ldexp(1.0, 62));
+    CHECK(std::fabs(m * s.to_fixed * 1e7) > std::ldexp(1.0, 57));
+    CHECK(std::fabs(tr::from_fixed64(tr::to_fixed64(m, s), s) / m - 1) < 1e-10);
+  }
+}
+
+// ---- losses -------------------------------------------------------------------------------------------
+TEST_CASE("loss derivatives are the negative gradient and the Hessian of the loss", "[train]") {
+  using tr::loss_kind;
+  struct item {
+    loss_kind kind;
+    int dims;
+    float target;
+  };
+  const std::vector<item> items = {
+      {loss_kind::rmse, 1, 1.5f},          {loss_kind::logloss, 1, 1.0f},
+      {loss_kind::cross_entropy, 1, 0.3f}, {loss_kind::multiclass, 3, 2.0f},
+      {loss_kind::multiclass, 3, 0.0f},    {loss_kind::multiclass_one_vs_all, 3, 1.0f},
+      {loss_kind::poisson, 1, 3.0f},       {loss_kind::tweedie, 1, 2.0f},
+      {loss_kind::rmse_with_uncertainty, 2, 0.7f},
+  };
+  for (const item& it : items) {
+    CAPTURE(static_cast<int>(it.kind));
+    tr::loss_spec l;
+    l.kind = it.kind;
+    l.dims = it.dims;
+    l.variance_power = 1.4;
+    const double a[3] = {0.3, -0.4, 0.2};
+    double der[3], hess[6];
+    tr::point_derivatives(l, a, it.target, 2.0, der, hess);
+    const double h = 1e-5;
+    for (int i = 0; i < it.dims; ++i) {
+      double ap[3] = {a[0], a[1], a[2]}, am[3] = {a[0], a[1], a[2]};
+      ap[i] += h;
+      am[i] -= h;
+      const double grad = (tr::point_loss(l, ap, it.target) - tr::point_loss(l, am, it.target)) / (2 * h);
+      CHECK(std::fabs(der[i] + 2.0 * grad) < 1e-6);
+      // Second derivative (the diagonal, or H[i][i] of the full Hessian).
+      double d_plus[3], d_minus[3], tmp[6];
+      tr::point_derivatives(l, ap, it.target, 2.0, d_plus, tmp);
+      tr::point_derivatives(l, am, it.target, 2.0, d_minus, tmp);
+      const double second = -(d_plus[i] - d_minus[i]) / (2 * h);
+      const double hv = tr::full_hessian(l) ? hess[tr::triangle_index(l.dims, i, i)] : hess[i];
+      CHECK(std::fabs(hv - second) < 1e-5);
+    }
+  }
+}
+
+// ---- parameters ---------------------------------------------------------------------------------------
+TEST_CASE("parameters: CatBoost's names, aliases, GPU defaults", "[train]") {
+  const tr::train_params d = tr::parse_params("");
+  CHECK(d.iterations == 1000);
+  CHECK(d.depth == 6);
+  CHECK(d.border_count == 128);
+  CHECK(d.bootstrap == tr::bootstrap_kind::bayesian);
+  CHECK(d.random_strength == 1.0);
+  CHECK(d.score == tr::score_function::cosine);
+  const tr::train_params p = tr::parse_params(
+      R"({"objective": "Quantile:alpha=0.3", "eta": "0.2", "max_depth": 4, "n_estimators": "50",
+          "random_state": 3, "reg_lambda": 5, "early_stopping_rounds": 7, "verbose": false})");
+  CHECK(p.loss.kind == tr::loss_kind::quantile);
+  CHECK(p.loss.alpha == 0.3);
+  CHECK(*p.learning_rate == 0.2);
+  CHECK(p.depth == 4);
+  CHECK(p.iterations == 50);
+  CHECK(p.random_seed == 3);
+  CHECK(*p.l2_leaf_reg == 5.0);
+  CHECK(p.od_type == tr::od_kind::iter);
+  CHECK(p.od_wait == 7);
+  CHECK_FALSE(p.verbose);
+}
+
+TEST_CASE("parameters: an unknown or invalid one is refused by name", "[train]") {
+  const auto fails_with = [](const std::string& json, cbg::status code, const std::string& name) {
+    CAPTURE(json);
+    try {
+      (void)tr::parse_params(json);
+      FAIL("accepted");
+    } catch (const cbg::error& e) {
+      CHECK(e.code() == code);
+      CHECK(std::string(e.what()).find(name) != std::string::npos);
+    }
+  };
+  fails_with(R"({"depht": 6})", cbg::status::invalid_argument, "'depht'");
+  fails_with(R"({"depth": 17})", cbg::status::invalid_argument, "'depth'");
+  fails_with(R"({"depth": 2.5})", cbg::status::invalid_argument, "'depth'");
+  fails_with(R"({"learning_rate": -1})", cbg::status::invalid_argument, "'learning_rate'");
+  fails_with(R"({"learning_rate": "fast"})", cbg::status::invalid_argument, "'learning_rate'");
+  fails_with(R"({"loss_function": "Huber"})", cbg::status::invalid_argument, "'loss_function'");
+  fails_with(R"({"loss_function": "AUC"})", cbg::status::invalid_argument, "'loss_function'");
+  fails_with(R"({"loss_function": "Quantile:alpha=2"})", cbg::status::invalid_argument, "'loss_function'");
+  fails_with(R"({"loss_function": "Tweedie"})", cbg::status::invalid_argument, "'loss_function'");
+  fails_with(R"({"bootstrap_type": "Bernoulli", "bagging_temperature": 2})", cbg::status::invalid_argument,
+             "'bagging_temperature'");
+  fails_with(R"({"subsample": 0.5})", cbg::status::invalid_argument, "'subsample'");
+  fails_with(R"({"eval_metric": "AUC"})", cbg::status::invalid_argument, "'eval_metric'");
+  fails_with(R"({"border_count": 300})", cbg::status::invalid_argument, "'border_count'");
+  fails_with(R"({"iterations": 10, "n_estimators": 10})", cbg::status::invalid_argument, "'iterations'");
+  fails_with(R"({"boosting_type": "Ordered"})", cbg::status::not_implemented, "'boosting_type'");
+  fails_with(R"({"leaf_estimation_method": "Exact"})", cbg::status::not_implemented, "'leaf_estimation_method'");
+  fails_with(R"([1, 2])", cbg::status::invalid_argument, "JSON object");
+  fails_with(R"({"depth": )", cbg::status::invalid_argument, "not valid JSON");
+}
+
+TEST_CASE("parameters: the data-dependent defaults of CatBoost's GPU mode", "[train]") {
+  // Worked examples of catboost-training.md §3.8 (1000 iterations).
+  const auto lr = [](tr::loss_kind k, double n, bool best, bool bfa) {
+    return *tr::automatic_learning_rate(k, static_cast<std::int64_t>(n), 1000, best, bfa);
+  };
+  CHECK(std::fabs(lr(tr::loss_kind::logloss, 1e4, false, false) - 0.0297) < 1e-4);
+  CHECK(std::fabs(lr(tr::loss_kind::logloss, 1e7, false, false) - 0.0203) < 1e-4);
+  CHECK(std::fabs(lr(tr::loss_kind::logloss, 1e5, true, false) - 0.0481) < 1e-4);
+  CHECK(std::fabs(lr(tr::loss_kind::rmse, 1e6, false, true) - 0.0998) < 1e-4);
+  CHECK(std::fabs(lr(tr::loss_kind::rmse, 1e7, true, true) - 0.1679) < 1e-4);
+  CHECK(std::fabs(lr(tr::loss_kind::multiclass, 1e5, false, false) - 0.166) < 1e-3);
+  CHECK_FALSE(tr::automatic_learning_rate(tr::loss_kind::cross_entropy, 1000, 1000, false, false));
+
+  tr::data_facts f;
+  f.rows = 1000;
+  f.features = 30;
+  f.classes = 2;
+  tr::resolved_params r = tr::resolve_params(tr::parse_params(R"({"loss_function": "Logloss"})"), f);
+  CHECK(r.leaf_iterations == 10);
+  CHECK_FALSE(r.boost_from_average);
+  CHECK(r.method == tr::leaf_method::newton);
+  r = tr::resolve_params(tr::parse_params(R"({"loss_function": "Logloss", "iterations": 100})"),
+                         tr::data_facts{1000, 10, 2, false, true, false});
+  CHECK(r.leaf_iterations == 1);  // < 200 iterations and < 20 features
+  r = tr::resolve_params(tr::parse_params(R"({"loss_function": "RMSE", "learning_rate": 0.1})"), f);
+  CHECK(r.boost_from_average);
+  CHECK(r.learning_rate == 0.1);
+  r = tr::resolve_params(tr::parse_params(R"({"loss_function": "MAE"})"), f);
+  CHECK(r.method == tr::leaf_method::gradient);
+  r = tr::resolve_params(tr::parse_params(R"({"loss_function": "Tweedie:variance_power=1.5"})"), f);
+  CHECK(r.leaf_iterations == 20);
+  f.has_eval = true;
+  f.eval_target_constant = false;
+  r = tr::resolve_params(tr::parse_params(R"({"loss_function": "RMSE"})"), f);
+  CHECK(r.use_best_model);
+  f.classes = 4;
+  r = tr::resolve_params(tr::parse_params(R"({"loss_function": "MultiClass"})"), f);
+  CHECK(r.loss.dims == 4);
+  f.has_baseline = true;
+  r = tr::resolve_params(tr::parse_params(R"({"loss_function": "RMSE"})"), f);
+  CHECK_FALSE(r.boost_from_average);
+}
+
+// ---- the host boosting loop -----------------------------------------------------------------------------
+TEST_CASE("host training: every loss learns; the model predicts what training computed", "[train]") {
+  auto ctx = make_context(cbg::cpu_device);
+  struct loss_case {
+    const char* loss;
+    const char* kind;
+  };
+  for (const loss_case lc : {loss_case{"RMSE", "regression"}, loss_case{"Logloss", "binary"},
+                             loss_case{"CrossEntropy", "binary"}, loss_case{"MultiClass", "multiclass"},
+                             loss_case{"MultiClassOneVsAll", "multiclass"}, loss_case{"MAE", "regression"},
+                             loss_case{"Quantile:alpha=0.8", "regression"}, loss_case{"Poisson", "count"},
+                             loss_case{"Tweedie:variance_power=1.5", "count"},
+                             loss_case{"RMSEWithUncertainty", "regression"}}) {
+    CAPTURE(lc.loss);
+    dataset d = make_data(600, 6, lc.kind, 3, /*weights=*/true);
+    pool_fixture f = host_pool(ctx, d, true);
+    std::vector<double> learn;
+    tr::train_options o;
+    o.on_iteration = [&](const tr::progress& p) {
+      if (p.has_learn) learn.push_back(p.learn);
+      return true;
+    };
+    const std::string params = fmt::format(
+        R"({{"loss_function": "{}", "iterations": 30, "depth": 4, "learning_rate": 0.2, "verbose": false}})",
+        lc.loss);
+    const cbg::model::model m = tr::train(*f.pool, params, o);
+    CHECK(m.tree_count() == 30);
+    REQUIRE(learn.size() == 30);
+    CHECK(learn.back() < learn.front());
+    const auto s = cbg::model::semantics(m);
+    CHECK(s.loss == std::string(lc.loss).substr(0, std::string(lc.loss).find(':')));
+  }
+}
+
+TEST_CASE("host training: deterministic bytes, callback stop, early stopping, best model", "[train]") {
+  auto ctx = make_context(cbg::cpu_device);
+  dataset d = make_data(2000, 8, "binary", 5);
+  dataset e = make_data(500, 8, "binary", 6);
+  pool_fixture f = host_pool(ctx, d);
+  pool_fixture g = host_pool(ctx, e);
+  const std::string params = R"({"loss_function": "Logloss", "iterations": 40, "verbose": false})";
+  const auto a = cbm_bytes(tr::train(*f.pool, params, {}));
+  const auto b = cbm_bytes(tr::train(*f.pool, params, {}));
+  CHECK(a == b);
+  const auto c = cbm_bytes(tr::train(*f.pool, R"({"loss_function": "Logloss", "iterations": 40,
+                                                  "verbose": false, "random_seed": 9})", {}));
+  CHECK(a != c);
+
+  tr::train_options stop;
+  stop.on_iteration = [](const tr::progress& p) { return p.iteration < 4; };
+  CHECK(tr::train(*f.pool, params, stop).tree_count() == 5);
+
+  // Early stopping on an eval set that the model overfits: stops, then keeps the best prefix.
+  tr::train_options eo;
+  eo.eval = g.pool.get();
+  int last = -1, best = -1;
+  eo.on_iteration = [&](const tr::progress& p) {
+    last = p.iteration;
+    best = p.best_iteration;
+    CHECK(p.has_eval);
+    return true;
+  };
+  const cbg::model::model m = tr::train(
+      *f.pool, R"({"loss_function": "Logloss", "iterations": 400, "learning_rate": 0.5, "depth": 8,
+                   "early_stopping_rounds": 10, "verbose": false})", eo);
+  CHECK(last < 399);
+  CHECK(last - best == 10);
+  CHECK(m.tree_count() == static_cast<std::size_t>(best + 1));
+
+  // IncToDec (CatBoost's p-value detector): a loose threshold stops soon after the eval loss turns.
+  last = -1;
+  const cbg::model::model inc = tr::train(
+      *f.pool, R"({"loss_function": "Logloss", "iterations": 400, "learning_rate": 0.5, "depth": 8,
+                   "od_type": "IncToDec", "od_pval": 0.5, "use_best_model": false, "verbose": false})", eo);
+  CHECK(last < 399);
+  CHECK(last > best);
+  CHECK(inc.tree_count() == static_cast<std::size_t>(last + 1));
+}
+
+TEST_CASE("host training: an RMSE model's predictions equal the boosted approxes", "[train]") {
+  auto ctx = make_context(cbg::cpu_device);
+  dataset d = make_data(1000, 5, "regression", 8);
+  pool_fixture f = host_pool(ctx, d);
+  const cbg::model::model m = tr::train(
+      *f.pool, R"({"loss_function": "RMSE", "iterations": 50, "learning_rate": 0.3, "verbose": false,
+                   "custom_metric": ["R2", "MAE"]})", {});
+  const std::vector<double> p = predict(m, d);
+  double mean = 0;
+  for (float y : d.label) mean += y;
+  mean /= static_cast<double>(d.rows);
+  std::vector<double> constant(p.size(), mean);
+  CHECK(rmse(p, d.label) < 0.6 * rmse(constant, d.label));
+  // The history in the model holds the learn RMSE of the last iteration: the model's own RMSE.
+  const std::string* training = m.info_value("training");
+  REQUIRE(training != nullptr);
+  CHECK(training->find("\"R2\"") != std::string::npos);
+  const auto history = nlohmann::json::parse(*training)["metrics"]["learn_metrics_history"];
+  CHECK(std::fabs(history.back()["RMSE"].get<double>() - rmse(p, d.label)) < 1e-9);
+}
+
+TEST_CASE("host training: labels that do not fit the loss are refused", "[train]") {
+  auto ctx = make_context(cbg::cpu_device);
+  dataset d = make_data(100, 4, "regression", 1);
+  pool_fixture f = host_pool(ctx, d);
+  try {
+    (void)tr::train(*f.pool, R"({"loss_function": "Logloss"})", {});
+    FAIL("accepted");
+  } catch (const cbg::error& e) {
+    CHECK(e.code() == cbg::status::bad_data);
+    CHECK(std::string(e.what()).find("target_border") != std::string::npos);
+  }
+  // With target_border the same labels train.
+  CHECK(tr::train(*f.pool, R"({"loss_function": "Logloss", "target_border": 0.5, "iterations": 3})", {})
+            .tree_count() == 3);
+}
+
+// ---- the GPU boosting loop -----------------------------------------------------------------------------
+namespace {
+
+template <class T>
+cbg::device_buffer<T> upload(const std::vector<T>& host, const cbg::context& ctx) {
+  cbg::device_buffer<T> d(std::max<std::size_t>(host.size(), 1), ctx.stream(), ctx.resource());
+  CBG_CUDA_TRY(cudaMemcpyAsync(d.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, ctx.stream()));
+  ctx.sync();
+  return d;
+}
+
+// A pool over device copies of the dataset (the buffers live in the fixture).
+struct device_pool_fixture {
+  cbg::device_buffer<float> x, label, weight;
+  pool_fixture f;
+};
+
+device_pool_fixture device_pool(const std::shared_ptr<cbg::context>& ctx, dataset& d, bool with_weight = false) {
+  device_pool_fixture out;
+  out.x = upload(d.x, *ctx);
+  out.label = upload(d.label, *ctx);
+  const DLDevice cuda{kDLCUDA, ctx->device()};
+  out.f.x = std::make_unique<cbg::test::fake_tensor>(out.x.data(), cbg::test::dl_float(32),
+                                                     std::vector<std::int64_t>{d.rows, d.features},
+                                                     std::vector<std::int64_t>{1, d.rows}, cuda);
+  out.f.label = std::make_unique<cbg::test::fake_tensor>(out.label.data(), cbg::test::dl_float(32),
+                                                         std::vector<std::int64_t>{d.rows},
+                                                         std::vector<std::int64_t>{}, cuda);
+  cbg::pool_inputs in;
+  in.features = out.f.x->as_borrowed();
+  in.label = out.f.label->as_borrowed();
+  if (with_weight) {
+    out.weight = upload(d.weight, *ctx);
+    out.f.weight = std::make_unique<cbg::test::fake_tensor>(out.weight.data(), cbg::test::dl_float(32),
+                                                            std::vector<std::int64_t>{d.rows},
+                                                            std::vector<std::int64_t>{}, cuda);
+    in.weight = out.f.weight->as_borrowed();
+  }
+  out.f.pool = std::make_unique<cbg::pool>(cbg::pool::build(ctx, std::move(in)));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("GPU training equals the host reference tree for tree, byte for byte", "[gpu][train]") {
+  CBG_REQUIRE_GPU();
+  auto hctx = make_context(cbg::cpu_device);
+  auto gctx = make_context(0);
+  struct gpu_case {
+    const char* kind;
+    const char* params;
+  };
+  const std::vector<gpu_case> cases = {
+      {"regression", R"({"loss_function": "RMSE", "iterations": 25, "custom_metric": ["R2", "MAE"]})"},
+      {"binary", R"({"loss_function": "Logloss", "iterations": 25, "custom_metric": ["AUC", "F1", "Accuracy"],
+                     "leaf_estimation_iterations": 5})"},
+      {"binary", R"({"loss_function": "Logloss", "iterations": 15, "bootstrap_type": "Bernoulli",
+                     "score_function": "L2", "depth": 8})"},
+      {"multiclass", R"({"loss_function": "MultiClass", "iterations": 15, "depth": 4})"},
+      {"multiclass", R"({"loss_function": "MultiClassOneVsAll", "iterations": 10})"},
+      {"count", R"({"loss_function": "Poisson", "iterations": 15, "leaf_estimation_iterations": 4})"},
+      {"regression", R"({"loss_function": "Quantile:alpha=0.3", "iterations": 15})"},
+      {"regression", R"({"loss_function": "RMSEWithUncertainty", "iterations": 10})"},
+      {"regression", R"({"loss_function": "RMSE", "iterations": 10, "score_function": "NewtonCosine",
+                        "bagging_temperature": 3})"},
+  };
+  for (const gpu_case& c : cases) {
+    CAPTURE(c.params);
+    dataset d = make_data(20000, 7, c.kind, 21, /*weights=*/true);
+    dataset e = make_data(3000, 7, c.kind, 22);
+    pool_fixture hl = host_pool(hctx, d, true), he = host_pool(hctx, e);
+    device_pool_fixture gl = device_pool(gctx, d, true), ge = device_pool(gctx, e);
+    tr::train_options ho, go;
+    ho.eval = he.pool.get();
+    go.eval = ge.f.pool.get();
+    const cbg::model::model hm = tr::train(*hl.pool, c.params, ho);
+    const cbg::model::model gm = tr::train(*gl.f.pool, c.params, go);
+    REQUIRE(gm.tree_count() == hm.tree_count());
+    // The first tree that differs, if any, with what differs in it (not whole vectors).
+    std::size_t first_diff = hm.tree_count();
+    for (std::size_t t = 0; t < hm.tree_count() && first_diff == hm.tree_count(); ++t) {
+      const auto at = static_cast<std::size_t>(hm.tree_start_offsets[t]);
+      const auto size = static_cast<std::size_t>(hm.tree_sizes[t]);
+      const bool same_splits = gm.tree_sizes[t] == hm.tree_sizes[t] &&
+                               std::equal(hm.tree_splits.begin() + at, hm.tree_splits.begin() + at + size,
+                                          gm.tree_splits.begin() + at);
+      if (!same_splits) first_diff = t;
+    }
+    INFO("first tree whose splits differ: " << first_diff << " of " << hm.tree_count());
+    CHECK(first_diff == hm.tree_count());
+    std::size_t leaf_diff = 0;
+    double max_leaf_gap = 0;
+    for (std::size_t i = 0; i < std::min(hm.leaf_values.size(), gm.leaf_values.size()); ++i) {
+      if (hm.leaf_values[i] != gm.leaf_values[i]) {
+        ++leaf_diff;
+        max_leaf_gap = std::max(max_leaf_gap, std::fabs(hm.leaf_values[i] - gm.leaf_values[i]));
+      }
+    }
+    INFO("leaf values that differ: " << leaf_diff << ", largest gap " << max_leaf_gap);
+    CHECK(leaf_diff == 0);
+    const std::string& ht = *hm.info_value("training");
+    const std::string& gt = *gm.info_value("training");
+    std::size_t text_at = 0;
+    while (text_at < std::min(ht.size(), gt.size()) && ht[text_at] == gt[text_at]) ++text_at;
+    INFO("metric history differs at character " << text_at << ": host '" << ht.substr(text_at > 40 ? text_at - 40 : 0, 120)
+                                                << "' gpu '" << gt.substr(text_at > 40 ? text_at - 40 : 0, 120) << "'");
+    CHECK(ht == gt);
+    CHECK(cbm_bytes(gm) == cbm_bytes(hm));
+  }
+}
+
+TEST_CASE("GPU training is deterministic: two runs give the same model file", "[gpu][train]") {
+  CBG_REQUIRE_GPU();
+  auto gctx = make_context(0);
+  dataset d = make_data(300000, 12, "binary", 31);
+  device_pool_fixture g = device_pool(gctx, d);
+  const std::string params = R"({"loss_function": "Logloss", "iterations": 30, "verbose": false})";
+  const auto a = cbm_bytes(tr::train(*g.f.pool, params, {}));
+  const auto b = cbm_bytes(tr::train(*g.f.pool, params, {}));
+  CHECK(a == b);
+}
+
+TEST_CASE("GPU training from device tensors copies no dataset-sized data to the host", "[gpu][train]") {
+  CBG_REQUIRE_GPU();
+  auto sctx = make_context(0, /*strict=*/true);
+  const std::int64_t rows = 1000000;
+  dataset d = make_data(rows, 10, "regression", 41);
+  dataset e = make_data(200000, 10, "regression", 42);
+  device_pool_fixture g = device_pool(sctx, d, true), ge = device_pool(sctx, e);
+  sctx->copies().reset();
+  tr::train_options o;
+  o.eval = ge.f.pool.get();
+  const int iterations = 20;
+  const cbg::model::model m = tr::train(
+      *g.f.pool,
+      fmt::format(R"({{"loss_function": "RMSE", "iterations": {}, "custom_metric": "R2", "use_best_model": false}})",
+                  iterations),
+      o);
+  CHECK(m.tree_count() == static_cast<std::size_t>(iterations));
+  const cbg::copy_totals t = sctx->copies().totals();
+  const std::uint64_t d2h = t.bytes_in(cbg::copy_direction::d2h);
+  INFO("device-to-host: " << d2h << " bytes in " << t.calls_in(cbg::copy_direction::d2h) << " calls");
+  // Per iteration: a tree structure, its borders, leaf sums (64 leaves x 3 channels), a few
+  // scalars: a few KiB. One float per row would be 4 MB.
+  CHECK(d2h < 16 * 1024 * static_cast<std::uint64_t>(iterations));
+  CHECK(d2h < static_cast<std::uint64_t>(rows) / 10);
+}
