@@ -102,9 +102,13 @@ int run(const pool& p, const options& o, const feature_settings& settings, const
 
   const bool staging = detail::needs_staging(columns);
   const detail::staging_plan stage_plan =
-      staging ? detail::plan_staging(columns, q.padded_rows, o.staging_chunk_features, o.staging_piece_bytes)
+      staging ? detail::plan_staging(columns, q.padded_rows, o.chunk_features, o.staging_piece_bytes)
               : detail::staging_plan{};
-  const std::int64_t chunk_features = staging ? stage_plan.chunk_features : nf;
+  CBG_EXPECTS(o.chunk_features >= 0 && o.chunk_features % 4 == 0, status::invalid_argument,
+              "chunk_features must be a multiple of 4");
+  const std::int64_t chunk_features =
+      staging ? stage_plan.chunk_features
+              : (o.chunk_features != 0 ? std::min<std::int64_t>(o.chunk_features, nf) : nf);
   const std::size_t total = static_cast<std::size_t>(chunk_features) * m;
   CBG_EXPECTS(total < (1ULL << 31), status::unsupported,
               "the border subsets hold " + std::to_string(total) + " values; at most 2^31 - 1 are supported");

@@ -194,6 +194,8 @@ struct stager::impl {
 stager::stager(const context& ctx, const staging_plan& plan, std::int64_t rows)
     : impl_(std::make_unique<impl>(ctx, plan, rows)) {
   CBG_CUDA_TRY(cudaStreamCreateWithFlags(&impl_->copy, cudaStreamNonBlocking));
+  // The device buffers were allocated on the main stream: copies into them come after that.
+  stream_wait_for(impl_->copy, ctx.stream());
   for (void*& p : impl_->pinned) p = pinned_pool::instance().acquire(plan.piece_bytes);
   impl_->threads = std::clamp(std::thread::hardware_concurrency(), 1u, max_pack_threads);
 }
@@ -208,11 +210,7 @@ void stager::stage(const column_view* columns, std::int64_t count, unsigned char
     if (is_pageable(columns[j])) staged.push_back(j);
   }
   if (staged.empty() || s.rows == 0) return;
-  if (dst_free != nullptr) {
-    CBG_CUDA_TRY(cudaStreamWaitEvent(s.copy, dst_free, 0));
-  } else {
-    stream_wait_for(s.copy, main);  // the device buffers were allocated on the main stream
-  }
+  if (dst_free != nullptr) CBG_CUDA_TRY(cudaStreamWaitEvent(s.copy, dst_free, 0));
   const auto piece_rows = static_cast<std::int64_t>(
       std::max<std::size_t>(1, s.plan.piece_bytes / (staged.size() * sizeof(float))));
   for (std::int64_t r0 = 0; r0 < s.rows; r0 += piece_rows) {

@@ -50,6 +50,8 @@ column_view staged_view(const column_view& c, int slot, const unsigned char* buf
 
 class stager {
  public:
+  // Copies start after the work queued on the context's stream so far (the device buffers'
+  // allocation).
   stager(const context& ctx, const staging_plan& plan, std::int64_t rows);
   ~stager();
   stager(const stager&) = delete;

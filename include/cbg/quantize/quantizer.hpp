@@ -52,9 +52,10 @@ struct options {
   subset_rule subset = subset_rule::sampled;
   std::vector<feature_override> overrides;
   sort_method sort = sort_method::automatic;  // GPU only
-  // GPU staging of pageable columns (tests and benchmarks; 0: automatic): features per chunk (a
-  // multiple of 4) and bytes per pinned buffer.
-  std::int64_t staging_chunk_features = 0;
+  // GPU only, for tests and benchmarks (0: automatic). Features per chunk (a multiple of 4):
+  // automatic is all features at once for columns the device reads in place and about 128 MB of
+  // float32 when pageable columns are staged. Bytes per pinned staging buffer (automatic 32 MB).
+  std::int64_t chunk_features = 0;
   std::size_t staging_piece_bytes = 0;
 };
 
