@@ -221,7 +221,10 @@ __global__ __launch_bounds__(simple_block) void simple_kernel(search_args a) {
   end_feature(a, f, job, out, finish_borders(out, count));
 }
 
-constexpr int exact_block = 32;
+// One thread per block: the DP's walks branch differently for every feature, so threads of one
+// warp would run one after the other (bench, H100, 2026-11-21: 28 features of 200 000 values,
+// 32 borders, in one warp took 11.0 s, about the time of 28 features in turn).
+constexpr int exact_block = 1;
 constexpr std::size_t part_alignment = 256;
 
 // Carves one exact slot for n values and k borders out of `base` (nullptr: sizes only, into

@@ -65,11 +65,14 @@ CBG_HOST_DEVICE inline float div_rn(float a, float b) noexcept {
 }
 
 // Makes `n` candidate borders CatBoost's set: -0.0 as +0.0, ascending, unique; returns the count
-// and zeroes the slots freed (n <= border_stride; insertion sort).
+// and zeroes the slots freed (n <= border_stride; insertion sort). A NaN border (Uniform over a
+// feature with an infinite minimum: -inf + inf) becomes the canonical quiet NaN, whose bits the
+// host and the GPU would otherwise make differently; like CatBoost's set, NaNs stay unmerged.
 CBG_HOST_DEVICE inline int finish_borders(float* b, int n) noexcept {
   for (int i = 0; i < n; ++i) {
     float v = b[i];
     if (v == 0.0f) v = 0.0f;
+    if (is_nan(v)) v = to_feature_float(static_cast<double>(v));
     int j = i;
     while (j > 0 && b[j - 1] > v) {
       b[j] = b[j - 1];
