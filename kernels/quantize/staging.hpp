@@ -48,6 +48,12 @@ staging_plan plan_staging(const std::vector<column_view>& columns, std::int64_t 
 column_view staged_view(const column_view& c, int slot, const unsigned char* buffer,
                         std::size_t pitch) noexcept;
 
+// Packs rows [r0, r1) of columns[staged[q]] (q < count) as float32 into
+// out[q * out_stride + r - r0] (float32 values as they are, other dtypes through
+// to_feature_float), split among up to `threads` threads when the piece is large. Host memory only.
+void pack_rows(const column_view* columns, const std::int64_t* staged, std::size_t count,
+               std::int64_t r0, std::int64_t r1, float* out, std::size_t out_stride, unsigned threads);
+
 class stager {
  public:
   // Copies start after the work queued on the context's stream so far (the device buffers'

@@ -24,6 +24,7 @@
 #include "cbg/quantize/quantizer.hpp"
 #include "cbg/quantize/sampling.hpp"
 #include "kernels/quantize/stages.hpp"
+#include "kernels/quantize/staging.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
 
@@ -398,6 +399,65 @@ TEST_CASE("host quantizer: first_rows subset rule, border types, overrides", "[q
   CHECK(shape.drawn);
   big.subset = q::subset_rule::first_rows;
   CHECK_FALSE(q::border_subset_shape(std::uint64_t{1} << 25, big, settings).drawn);
+}
+
+TEST_CASE("staging: pageable columns packed as float32 pieces (host side)", "[quantize]") {
+  const std::int64_t rows = 70000;
+  const int features = 16;
+  const std::vector<float> col = corpus(rows, features, 41);  // column-major, NaNs included
+  std::vector<float> row(col.size());
+  for (int f = 0; f < features; ++f) {
+    for (std::int64_t r = 0; r < rows; ++r) {
+      row[static_cast<std::size_t>(r * features + f)] = col[static_cast<std::size_t>(f * rows + r)];
+    }
+  }
+  std::vector<double> f64(static_cast<std::size_t>(rows));
+  std::vector<std::int32_t> i32(static_cast<std::size_t>(rows));
+  for (std::int64_t r = 0; r < rows; ++r) {
+    f64[static_cast<std::size_t>(r)] = r % 7 == 0 ? std::nan("") : 1.0 / (1.0 + static_cast<double>(r));
+    i32[static_cast<std::size_t>(r)] = static_cast<std::int32_t>(r * 37 % 1001) - 500;
+  }
+  // Columns: row-major float32 (strided), column-major float32 (contiguous), float64, int32.
+  std::vector<cbg::column_view> cols;
+  for (int f = 0; f < features; ++f) {
+    cbg::column_view c;
+    c.data = row.data() + f;
+    c.size = rows;
+    c.stride = features;
+    cols.push_back(c);
+    c.data = col.data() + static_cast<std::size_t>(f) * rows;
+    c.stride = 1;
+    cols.push_back(c);
+  }
+  cbg::column_view d;
+  d.data = f64.data();
+  d.type = cbg::dtype::float64;
+  d.size = rows;
+  cols.push_back(d);
+  d.data = i32.data();
+  d.type = cbg::dtype::int32;
+  cols.push_back(d);
+  const auto expected = [&](std::int64_t j, std::int64_t r) { return q::to_feature_float(cols[static_cast<std::size_t>(j)].value(r)); };
+  for (const unsigned threads : {1u, 4u}) {
+    for (const auto& [r0, r1] : {std::pair<std::int64_t, std::int64_t>{0, rows}, {1234, 69999}, {5, 6}}) {
+      std::vector<std::int64_t> staged;
+      for (std::int64_t j = 0; j < static_cast<std::int64_t>(cols.size()); j += (threads == 1 ? 1 : 3)) staged.push_back(j);
+      const std::int64_t len = r1 - r0 + 3;  // floats per packed column
+      std::vector<float> out(static_cast<std::size_t>(len) * staged.size(), -1.0f);
+      q::detail::pack_rows(cols.data(), staged.data(), staged.size(), r0, r1, out.data(),
+                           static_cast<std::size_t>(len), threads);
+      std::size_t wrong = 0;  // bit for bit (a NaN may keep its payload)
+      for (std::size_t k = 0; k < staged.size(); ++k) {
+        for (std::int64_t r = r0; r < r1; ++r) {
+          const float got = out[k * static_cast<std::size_t>(len) + static_cast<std::size_t>(r - r0)];
+          const float want = expected(staged[k], r);
+          wrong += bits(got) == bits(want) || (std::isnan(got) && std::isnan(want)) ? 0 : 1;
+        }
+      }
+      CAPTURE(threads, r0, r1);
+      CHECK(wrong == 0);
+    }
+  }
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -793,3 +853,4 @@ TEST_CASE("GPU quantizer: pageable host input staged through pinned memory equal
   o.border_count = 50;
   check_equal(q::quantize_host(hp, o), q::quantize_device(gp, o), *gctx);
 }
+
