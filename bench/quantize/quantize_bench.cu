@@ -107,6 +107,20 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Median time of `reps` copies on the stream (after one warm-up).
+double time_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t s,
+                 cudaEvent_t e0, cudaEvent_t e1, int reps) {
+  std::vector<double> t;
+  for (int r = 0; r <= reps; ++r) {
+    BENCH_CHECK(cudaEventRecord(e0, s));
+    BENCH_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
+    BENCH_CHECK(cudaEventRecord(e1, s));
+    BENCH_CHECK(cudaEventSynchronize(e1));
+    if (r > 0) t.push_back(ms_between(e0, e1));
+  }
+  return median(t);
+}
+
 // Median wall time of quantize_device and the median of each stage on the GPU timeline
 // (stage_marks; "finish" is the wall time after binarize: the status read and the frees).
 constexpr int stages = 9;
@@ -358,16 +372,8 @@ int main(int argc, char** argv) {
       fill<<<4096, 256, 0, s>>>(x, rows, cols);
       BENCH_CHECK(cudaGetLastError());
       // Device bandwidth: a device-to-device copy of the input (median of 5).
-      std::vector<double> copies;
-      for (int r = 0; r < 6; ++r) {
-        BENCH_CHECK(cudaEventRecord(e0, s));
-        BENCH_CHECK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s));
-        BENCH_CHECK(cudaEventRecord(e1, s));
-        BENCH_CHECK(cudaEventSynchronize(e1));
-        if (r > 0) copies.push_back(ms_between(e0, e1));
-      }
+      const double copy_ms = time_copy(y, x, bytes, cudaMemcpyDeviceToDevice, s, e0, e1, 5);
       BENCH_CHECK(cudaFree(y));
-      const double copy_ms = median(copies);
       const double bw = 2.0 * static_cast<double>(bytes) / (copy_ms * 1e-3);
       const double floor_ms = copy_ms / 2.0;
 
@@ -458,16 +464,8 @@ int main(int argc, char** argv) {
       // Host to device over PCIe: one copy of the input from pinned memory (the transfer floor).
       float* d = nullptr;
       BENCH_CHECK(cudaMalloc(&d, bytes));
-      std::vector<double> h2d;
-      for (int r = 0; r < 4; ++r) {
-        BENCH_CHECK(cudaEventRecord(e0, s));
-        BENCH_CHECK(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, s));
-        BENCH_CHECK(cudaEventRecord(e1, s));
-        BENCH_CHECK(cudaEventSynchronize(e1));
-        if (r > 0) h2d.push_back(ms_between(e0, e1));
-      }
+      const double h2d_ms = time_copy(d, h, bytes, cudaMemcpyHostToDevice, s, e0, e1, 3);
       BENCH_CHECK(cudaFree(d));
-      const double h2d_ms = median(h2d);
       // Pageable host input (a plain host array, e.g. numpy): staged through pinned buffers.
       {
         std::vector<float> pageable(h, h + static_cast<std::size_t>(rows * cols));

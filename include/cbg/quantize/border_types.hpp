@@ -30,39 +30,19 @@
 
 namespace cbg::quantize {
 
-// Float operations rounded one by one (no contraction into a fused multiply-add).
-CBG_HOST_DEVICE inline float add_rn(float a, float b) noexcept {
+// Float operations rounded one by one (no contraction into a fused multiply-add; on the host a
+// volatile result keeps the compiler from fusing it with the next operation).
 #if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
+CBG_HOST_DEVICE inline float add_rn(float a, float b) noexcept { return __fadd_rn(a, b); }
+CBG_HOST_DEVICE inline float sub_rn(float a, float b) noexcept { return __fsub_rn(a, b); }
+CBG_HOST_DEVICE inline float mul_rn(float a, float b) noexcept { return __fmul_rn(a, b); }
+CBG_HOST_DEVICE inline float div_rn(float a, float b) noexcept { return __fdiv_rn(a, b); }
 #else
-  volatile float r = a + b;
-  return r;
+CBG_HOST_DEVICE inline float add_rn(float a, float b) noexcept { volatile float r = a + b; return r; }
+CBG_HOST_DEVICE inline float sub_rn(float a, float b) noexcept { volatile float r = a - b; return r; }
+CBG_HOST_DEVICE inline float mul_rn(float a, float b) noexcept { volatile float r = a * b; return r; }
+CBG_HOST_DEVICE inline float div_rn(float a, float b) noexcept { volatile float r = a / b; return r; }
 #endif
-}
-CBG_HOST_DEVICE inline float sub_rn(float a, float b) noexcept {
-#if defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  volatile float r = a - b;
-  return r;
-#endif
-}
-CBG_HOST_DEVICE inline float mul_rn(float a, float b) noexcept {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  volatile float r = a * b;
-  return r;
-#endif
-}
-CBG_HOST_DEVICE inline float div_rn(float a, float b) noexcept {
-#if defined(__CUDA_ARCH__)
-  return __fdiv_rn(a, b);
-#else
-  volatile float r = a / b;
-  return r;
-#endif
-}
 
 // Makes `n` candidate borders CatBoost's set: -0.0 as +0.0, ascending, unique; returns the count
 // and zeroes the slots freed (n <= border_stride; insertion sort). A NaN border (Uniform over a

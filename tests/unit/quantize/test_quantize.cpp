@@ -180,7 +180,8 @@ TEST_CASE("exact border types: the DP's cuts minimise the penalty sum", "[quanti
       const q::exact_scratch s{values.data(), idx.data(), err.data(), err.data() + n, err.data() + 2 * n,
                                err.data() + 3 * n, idx.data() + n, idx.data() + 2 * n, choice.data()};
       std::vector<float> out(q::border_stride);
-      const int count = q::finish_borders(out.data(), q::exact_candidates(sorted.data(), n, k, gains->data(), s, out.data()));
+      const int count = q::finish_borders(
+          out.data(), q::exact_candidates(sorted.data(), n, k, gains->data(), s, out.data()));
       CAPTURE(trial, u, k, count);
       REQUIRE(count == std::min(k, u - 1));
       // Cost of a set of cuts (cut c: between unique values c - 1 and c).
@@ -437,11 +438,14 @@ TEST_CASE("staging: pageable columns packed as float32 pieces (host side)", "[qu
   d.data = i32.data();
   d.type = cbg::dtype::int32;
   cols.push_back(d);
-  const auto expected = [&](std::int64_t j, std::int64_t r) { return q::to_feature_float(cols[static_cast<std::size_t>(j)].value(r)); };
+  const auto expected = [&](std::int64_t j, std::int64_t r) {
+    return q::to_feature_float(cols[static_cast<std::size_t>(j)].value(r));
+  };
   for (const unsigned threads : {1u, 4u}) {
     for (const auto& [r0, r1] : {std::pair<std::int64_t, std::int64_t>{0, rows}, {1234, 69999}, {5, 6}}) {
       std::vector<std::int64_t> staged;
-      for (std::int64_t j = 0; j < static_cast<std::int64_t>(cols.size()); j += (threads == 1 ? 1 : 3)) staged.push_back(j);
+      const std::int64_t step = threads == 1 ? 1 : 3;  // all columns; or every third (no block)
+      for (std::int64_t j = 0; j < static_cast<std::int64_t>(cols.size()); j += step) staged.push_back(j);
       const std::int64_t len = r1 - r0 + 3;  // floats per packed column
       std::vector<float> out(static_cast<std::size_t>(len) * staged.size(), -1.0f);
       q::detail::pack_rows(cols.data(), staged.data(), staged.size(), r0, r1, out.data(),
