@@ -2,8 +2,11 @@
 // cbgpu-quantize-bench: times the GPU quantizer (borders + packed bin index) on float32 matrices in
 // device memory, against the floor of reading the input once at the bandwidth of a device-to-device
 // copy measured in the same run (floor = copy time / 2: a copy reads and writes the bytes once).
-// Also times the same input in pinned host memory (the kernels read it over PCIe).
+// Also times the same input in pinned host memory (the kernels read it over PCIe) and in pageable
+// host memory (staged to the device through double-buffered pinned memory, chunk by chunk), and
+// the other border types on device memory.
 //   cbgpu-quantize-bench [rows cols]...   (default: 10500000 28  400000 2000)
+// With CBGPU_BENCH_SORTS set, also the candidates for the border subsets' sort and their tunings.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -104,6 +107,20 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Median time of `reps` copies on the stream (after one warm-up).
+double time_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t s,
+                 cudaEvent_t e0, cudaEvent_t e1, int reps) {
+  std::vector<double> t;
+  for (int r = 0; r <= reps; ++r) {
+    BENCH_CHECK(cudaEventRecord(e0, s));
+    BENCH_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
+    BENCH_CHECK(cudaEventRecord(e1, s));
+    BENCH_CHECK(cudaEventSynchronize(e1));
+    if (r > 0) t.push_back(ms_between(e0, e1));
+  }
+  return median(t);
+}
+
 // Median wall time of quantize_device and the median of each stage on the GPU timeline
 // (stage_marks; "finish" is the wall time after binarize: the status read and the frees).
 constexpr int stages = 9;
@@ -115,9 +132,15 @@ constexpr const char* stage_names[stages] = {"subset", "prepare", "allocate", "u
                                              "sort", "borders", "binarize", "finish"};
 
 quantize_times time_quantize(const cbg::pool& p, const cbg::context& ctx, int reps,
-                             cbg::quantize::sort_method method = cbg::quantize::sort_method::automatic) {
+                             cbg::quantize::sort_method method = cbg::quantize::sort_method::automatic,
+                             cbg::quantize::border_type type = cbg::quantize::border_type::greedy_log_sum,
+                             int border_count = cbg::quantize::default_border_count,
+                             std::int64_t chunk_features = 0) {
   cbg::quantize::options o;  // CatBoost's GPU defaults: GreedyLogSum, 128 borders, Min
   o.sort = method;
+  o.chunk_features = chunk_features;
+  o.type = type;
+  o.border_count = border_count;
   cudaEvent_t ev[stages];
   for (cudaEvent_t& e : ev) BENCH_CHECK(cudaEventCreate(&e));
   cbg::quantize::stage_marks marks;
@@ -349,16 +372,8 @@ int main(int argc, char** argv) {
       fill<<<4096, 256, 0, s>>>(x, rows, cols);
       BENCH_CHECK(cudaGetLastError());
       // Device bandwidth: a device-to-device copy of the input (median of 5).
-      std::vector<double> copies;
-      for (int r = 0; r < 6; ++r) {
-        BENCH_CHECK(cudaEventRecord(e0, s));
-        BENCH_CHECK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s));
-        BENCH_CHECK(cudaEventRecord(e1, s));
-        BENCH_CHECK(cudaEventSynchronize(e1));
-        if (r > 0) copies.push_back(ms_between(e0, e1));
-      }
+      const double copy_ms = time_copy(y, x, bytes, cudaMemcpyDeviceToDevice, s, e0, e1, 5);
       BENCH_CHECK(cudaFree(y));
-      const double copy_ms = median(copies);
       const double bw = 2.0 * static_cast<double>(bytes) / (copy_ms * 1e-3);
       const double floor_ms = copy_ms / 2.0;
 
@@ -382,6 +397,30 @@ int main(int argc, char** argv) {
           const quantize_times t = time_quantize(p, *ctx, 3, method);
           std::printf("  forced %s: quantize %.2f ms\n", name, t.wall);
           print_stages(t);
+        }
+        // Chunks of features (the stages per chunk; smaller scratch to allocate, sorts of fewer
+        // segments) against all features at once.
+        if (cols >= 512) {
+          for (const std::int64_t chunk : {std::int64_t{264}, std::int64_t{528}}) {
+            const quantize_times t = time_quantize(p, *ctx, 5, cbg::quantize::sort_method::automatic,
+                                                   cbg::quantize::border_type::greedy_log_sum,
+                                                   cbg::quantize::default_border_count, chunk);
+            std::printf("  chunks of %lld features: quantize %.2f ms\n", static_cast<long long>(chunk), t.wall);
+            print_stages(t);
+          }
+        }
+        // The other border types (128 borders; the exact DP, one thread per feature, with 32 and
+        // only for few features: it is O(borders x distinct values) dependent steps).
+        using bt = cbg::quantize::border_type;
+        for (const auto& [type, name] :
+             {std::pair{bt::greedy_min_entropy, "GreedyMinEntropy"}, std::pair{bt::median, "Median"},
+              std::pair{bt::uniform, "Uniform"}, std::pair{bt::uniform_and_quantiles, "UniformAndQuantiles"},
+              std::pair{bt::min_entropy, "MinEntropy (32 borders)"}}) {
+          if (type == bt::min_entropy && cols > 64) continue;
+          const quantize_times t = time_quantize(p, *ctx, type == bt::min_entropy ? 1 : 3,
+                                                 cbg::quantize::sort_method::automatic, type,
+                                                 type == bt::min_entropy ? 32 : 128);
+          std::printf("  border type %s: quantize %.2f ms (borders stage %.3f ms)\n", name, t.wall, t.stage[6]);
         }
       }
       {
@@ -422,7 +461,31 @@ int main(int argc, char** argv) {
         print_stages(host_t);
         std::fflush(stdout);
       }
-      BENCH_CHECK(cudaFreeHost(h));
+      // Host to device over PCIe: one copy of the input from pinned memory (the transfer floor).
+      float* d = nullptr;
+      BENCH_CHECK(cudaMalloc(&d, bytes));
+      const double h2d_ms = time_copy(d, h, bytes, cudaMemcpyHostToDevice, s, e0, e1, 3);
+      BENCH_CHECK(cudaFree(d));
+      // Pageable host input (a plain host array, e.g. numpy): staged through pinned buffers.
+      {
+        std::vector<float> pageable(h, h + static_cast<std::size_t>(rows * cols));
+        BENCH_CHECK(cudaFreeHost(h));
+        h = nullptr;
+        t.data = pageable.data();
+        t.device = {kDLCPU, 0};
+        cbg::pool_inputs in;
+        in.features = {cbg::tensor_ref_kind::dltensor, &t};
+        const cbg::pool p = cbg::pool::build(ctx, std::move(in));
+        const quantize_times host_t = time_quantize(p, *ctx, 3);
+        std::printf("%lld x %lld float32, pageable host memory (staged through pinned memory): "
+                    "quantize %.2f ms; one pinned host-to-device copy of the input %.2f ms (%.1f GB/s); "
+                    "ratio to that copy %.2fx, to one device read %.1fx\n",
+                    static_cast<long long>(rows), static_cast<long long>(cols), host_t.wall, h2d_ms,
+                    static_cast<double>(bytes) / (h2d_ms * 1e-3) / 1e9, host_t.wall / h2d_ms,
+                    host_t.wall / floor_ms);
+        print_stages(host_t);
+        std::fflush(stdout);
+      }
       {
         std::vector<double> host;
         for (int r = 0; r < 5; ++r) {
@@ -433,7 +496,9 @@ int main(int argc, char** argv) {
         }
         std::printf("  host: border subset of %lld rows %.3f ms\n", static_cast<long long>(rows), median(host));
       }
-      time_sort_candidates(cols, std::min<std::int64_t>(rows, cbg::quantize::default_max_subset_size), s);
+      if (std::getenv("CBGPU_BENCH_SORTS") != nullptr) {  // the sort candidates and tunings
+        time_sort_candidates(cols, std::min<std::int64_t>(rows, cbg::quantize::default_max_subset_size), s);
+      }
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

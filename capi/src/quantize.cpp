@@ -13,6 +13,17 @@
 namespace {
 
 using namespace cbg::capi;
+using cbg::quantize::border_type;
+
+static_assert(CBG_BORDER_GREEDY_LOG_SUM == static_cast<int>(border_type::greedy_log_sum));
+static_assert(CBG_BORDER_GREEDY_MIN_ENTROPY == static_cast<int>(border_type::greedy_min_entropy));
+static_assert(CBG_BORDER_MEDIAN == static_cast<int>(border_type::median));
+static_assert(CBG_BORDER_UNIFORM == static_cast<int>(border_type::uniform));
+static_assert(CBG_BORDER_UNIFORM_AND_QUANTILES == static_cast<int>(border_type::uniform_and_quantiles));
+static_assert(CBG_BORDER_MIN_ENTROPY == static_cast<int>(border_type::min_entropy));
+static_assert(CBG_BORDER_MAX_LOG_SUM == static_cast<int>(border_type::max_log_sum));
+static_assert(CBG_SUBSET_SAMPLED == static_cast<int>(cbg::quantize::subset_rule::sampled));
+static_assert(CBG_SUBSET_FIRST_ROWS == static_cast<int>(cbg::quantize::subset_rule::first_rows));
 
 cbg::quantize::options to_options(const cbg_quantize_desc_t& d) {
   cbg::quantize::options o;
@@ -20,19 +31,24 @@ cbg::quantize::options to_options(const cbg_quantize_desc_t& d) {
   CBG_EXPECTS(d.nan_mode >= 0 && d.nan_mode <= 2, cbg::status::invalid_argument,
               fmt::format("desc.nan_mode {} is not a CBG_NAN_MODE_*", d.nan_mode));
   o.mode = static_cast<cbg::quantize::nan_mode>(d.nan_mode);
-  CBG_EXPECTS(d.border_type >= 0, cbg::status::invalid_argument,
+  CBG_EXPECTS(d.border_type >= 0 && d.border_type < cbg::quantize::border_type_count,
+              cbg::status::invalid_argument,
               fmt::format("desc.border_type {} is not a CBG_BORDER_*", d.border_type));
-  CBG_EXPECTS(d.border_type == CBG_BORDER_GREEDY_LOG_SUM, cbg::status::not_implemented,
-              fmt::format("border type {}: only GreedyLogSum is implemented", d.border_type));
+  o.type = static_cast<cbg::quantize::border_type>(d.border_type);
   o.max_subset_size = d.max_subset_size;
+  CBG_EXPECTS(d.subset_rule == CBG_SUBSET_SAMPLED || d.subset_rule == CBG_SUBSET_FIRST_ROWS,
+              cbg::status::invalid_argument,
+              fmt::format("desc.subset_rule {} is not a CBG_SUBSET_*", d.subset_rule));
+  o.subset = static_cast<cbg::quantize::subset_rule>(d.subset_rule);
   if (d.n_overrides != 0) {
     require(d.override_features, "desc.override_features");
     require(d.override_border_counts, "desc.override_border_counts");
     require(d.override_nan_modes, "desc.override_nan_modes");
   }
   for (std::size_t i = 0; i < d.n_overrides; ++i) {
-    o.overrides.push_back(
-        {d.override_features[i], d.override_border_counts[i], d.override_nan_modes[i]});
+    o.overrides.push_back({d.override_features[i], d.override_border_counts[i],
+                           d.override_nan_modes[i],
+                           d.override_border_types != nullptr ? d.override_border_types[i] : -1});
   }
   return o;
 }
@@ -56,6 +72,7 @@ CBG_API cbg_status cbg_quantize_desc_init(cbg_quantize_desc_t* desc) {
     desc->nan_mode = CBG_NAN_MODE_MIN;
     desc->border_type = CBG_BORDER_GREEDY_LOG_SUM;
     desc->max_subset_size = cbg::quantize::default_max_subset_size;
+    desc->subset_rule = CBG_SUBSET_SAMPLED;
   });
 }
 

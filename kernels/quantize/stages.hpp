@@ -2,7 +2,9 @@
 // The stages of the GPU quantizer (kernels/quantize/quantize.cu runs them in order on one stream):
 //   draws.cu    the border subset, when CatBoost draws it by rejection into a set
 //   subsets.cu  gather every feature's border subset as sort keys, sort them per feature
-//   search.cu   GreedyLogSum per feature (one warp each), then the NaN border
+//   search.cu   the border search per feature (greedy: one warp each; Median, Uniform,
+//               UniformAndQuantiles: one thread each), then the NaN border
+//   exact_search.cu  MinEntropy/MaxLogSum per feature (one thread each, memory-bounded batches)
 //   binarize.cu every value to its bin, into the packed index (layout: quantizer.hpp)
 // Each launcher only enqueues work on `stream`; none synchronises.
 #pragma once
@@ -66,13 +68,45 @@ void gather_subsets(const subset_plan& plan, void* scratch, const column_view* c
 const float* sort_subsets(const subset_plan& plan, void* scratch, const int* offsets,
                           cudaStream_t stream);
 
-// Borders of every feature from its sorted subset: borders[f * border_stride + i], counts, the
-// effective NaN modes; atomicMin(error_feature, f) for a NaN under Forbidden.
-void search_borders(const float* sorted, std::uint32_t m, std::int64_t features,
-                    const std::int32_t* requested_count, const std::uint8_t* requested_mode,
-                    const unsigned int* nan_counts, const double* log_table, float* borders,
-                    std::int32_t* border_count, std::uint8_t* mode, int* error_feature,
-                    cudaStream_t stream);
+// What the border searches read and write, for `features` features starting at global feature
+// `feature_base` (the pointers are offset to that feature; `sorted` holds sorted[f * m + i] for
+// the local f, ascending, NaNs last).
+struct search_args {
+  const float* sorted = nullptr;
+  std::uint32_t m = 0;
+  std::int64_t features = 0;
+  std::int64_t feature_base = 0;
+  const std::int32_t* requested_count = nullptr;
+  const std::uint8_t* requested_mode = nullptr;
+  const std::uint8_t* requested_type = nullptr;
+  const unsigned int* nan_counts = nullptr;
+  const double* log_gains = nullptr;      // gain_table(log_sum), when a type uses it
+  const double* entropy_gains = nullptr;  // gain_table(entropy), when a type uses it
+  float* borders = nullptr;               // [f * border_stride + i]
+  std::int32_t* border_count = nullptr;
+  std::uint8_t* mode = nullptr;
+  int* error_feature = nullptr;           // atomicMin of the global index of a NaN under Forbidden
+};
+
+// Borders, counts and effective NaN modes of every feature whose type is greedy (one warp each,
+// search.cu) or Median/Uniform/UniformAndQuantiles (one thread each). `types_used` is a bit mask
+// of the border types present (1 << type). The exact types are search_exact's.
+void search_borders(const search_args& a, unsigned types_used, cudaStream_t stream);
+
+// The exact types (MinEntropy, MaxLogSum): one thread per feature running the same DP as the host,
+// in slots of scratch, `slots` features at a time (exact_search.cu).
+struct exact_plan {
+  std::uint32_t n = 0;         // values per feature (the subset size)
+  int k = 0;                   // the largest border budget of an exact feature
+  std::size_t slot_bytes = 0;
+  std::uint32_t slots = 0;     // features searched at once
+  [[nodiscard]] std::size_t bytes() const noexcept { return slot_bytes * slots; }
+};
+// `features`: how many exact features there are; sized from the device's free memory.
+exact_plan plan_exact(std::uint32_t m, int max_budget, std::size_t features);
+// Searches the exact features list[0..count) (global indices, all within a's range).
+void search_exact(const exact_plan& plan, void* scratch, const search_args& a,
+                  const std::uint32_t* list, std::size_t count, cudaStream_t stream);
 
 // Whether the four columns of a group can be read as one float4 per row: float32, same stride,
 // adjacent, 16-byte aligned rows (a row-major float32 matrix whose width is a multiple of 4).

@@ -142,6 +142,14 @@ CBG_NAN_MODE_FORBIDDEN = 0
 CBG_NAN_MODE_MIN = 1
 CBG_NAN_MODE_MAX = 2
 CBG_BORDER_GREEDY_LOG_SUM = 0
+CBG_BORDER_GREEDY_MIN_ENTROPY = 1
+CBG_BORDER_MEDIAN = 2
+CBG_BORDER_UNIFORM = 3
+CBG_BORDER_UNIFORM_AND_QUANTILES = 4
+CBG_BORDER_MIN_ENTROPY = 5
+CBG_BORDER_MAX_LOG_SUM = 6
+CBG_SUBSET_SAMPLED = 0
+CBG_SUBSET_FIRST_ROWS = 1
 
 
 class cbg_quantize_desc_t(ctypes.Structure):
@@ -155,6 +163,8 @@ class cbg_quantize_desc_t(ctypes.Structure):
         ("override_features", ctypes.POINTER(ctypes.c_int64)),
         ("override_border_counts", ctypes.POINTER(ctypes.c_int32)),
         ("override_nan_modes", ctypes.POINTER(ctypes.c_int32)),
+        ("override_border_types", ctypes.POINTER(ctypes.c_int32)),
+        ("subset_rule", ctypes.c_int32),
     ]
 
 

@@ -6,6 +6,7 @@ bin 0 or, with Max, the last bin), on a corpus of generated features.
 The host reference runs here (CPU context); the GPU equals it bit for bit (tests/unit, [gpu]) and
 test_gpu_quantize_equals_host below checks the same through the C ABI when a GPU is visible.
 """
+import ctypes
 import os
 import tempfile
 
@@ -81,13 +82,16 @@ def expected_bins(values, borders, mode):
     return bins
 
 
-def compare(x, kw, seed=0):
-    cb_kw = dict(kw)
+def compare(x, kw, seed=0, catboost_x=None, catboost_kw=None):
+    """Our borders for x (options kw) equal CatBoost's for catboost_x (default x), bit for bit,
+    and our bins follow CatBoost's rule with them."""
+    cb_kw = {k: v for k, v in kw.items() if k not in ("subset_rule", "max_subset_size")}
+    cb_kw.update(catboost_kw or {})
     if "per_feature" in cb_kw:
         per = cb_kw.pop("per_feature")
         cb_kw["per_float_feature_quantization"] = [
             f"{f}:" + ",".join(f"{k}={v}" for k, v in o.items()) for f, o in per.items()]
-    theirs = catboost_borders(x, random_seed=seed, **cb_kw)
+    theirs = catboost_borders(x if catboost_x is None else catboost_x, random_seed=seed, **cb_kw)
     mine, bins = ours(x, seed=seed, **kw)
     for f in range(x.shape[1]):
         expect, _ = theirs.get(f, (np.zeros(0, np.float32), None))
@@ -153,6 +157,103 @@ def test_sampled_subset_set_branch_matches_catboost():
     rng = np.random.default_rng(1)
     x = rng.normal(size=(n, 1)).astype(np.float32)
     compare(x, dict(border_count=128))
+
+
+OTHER_TYPES = ["GreedyMinEntropy", "Median", "Uniform", "UniformAndQuantiles", "MinEntropy", "MaxLogSum"]
+
+
+@pytest.mark.parametrize("border_type", OTHER_TYPES)
+@pytest.mark.parametrize("n,border_count", [(2, 255), (3, 1), (7, 15), (64, 2), (1000, 128),
+                                            (4097, 255), (4097, 1)])
+def test_other_border_types_match_catboost(border_type, n, border_count):
+    """Every border type on the corpus: ties, runs, constants, +-0.0, NaNs, heavy tails, tiny n."""
+    x = corpus(n, seed=n * 7 + border_count)
+    compare(x, dict(border_count=border_count, feature_border_type=border_type))
+
+
+@pytest.mark.parametrize("border_type", OTHER_TYPES)
+def test_other_border_types_nan_max_match_catboost(border_type):
+    x = corpus(2000, seed=17)
+    compare(x, dict(border_count=32, nan_mode="Max", feature_border_type=border_type))
+
+
+def test_per_feature_border_types_match_catboost():
+    x = corpus(3000, seed=23)
+    per = {f: {"border_type": t} for f, t in zip((0, 3, 4, 9, 11, 13), OTHER_TYPES)}
+    per[4]["border_count"] = 9
+    per[9]["nan_mode"] = "Max"
+    compare(x, dict(border_count=64, per_feature=per))
+
+
+@pytest.mark.parametrize("border_type", ["GreedyMinEntropy", "Median", "UniformAndQuantiles", "MaxLogSum"])
+def test_other_border_types_sampled_subset_match_catboost(border_type):
+    """More than 200 000 rows: the same seeded subset feeds every border type."""
+    n = 230000
+    rng = np.random.default_rng(3)
+    x = np.stack([rng.normal(size=n), rng.integers(0, 20000, size=n),
+                  np.where(rng.random(n) < 0.1, np.nan, rng.exponential(size=n))],
+                 axis=1).astype(np.float32)
+    compare(x, dict(border_count=32, feature_border_type=border_type), seed=5)
+
+
+@pytest.mark.parametrize("border_type", ["GreedyLogSum", "Median", "MinEntropy"])
+def test_first_rows_subset_rule(border_type):
+    """subset_rule="first_rows": the borders are CatBoost's borders of the first max_subset_size
+    rows (what CatBoost builds them from after it shuffled the learn set); every row is binned."""
+    x = corpus(3000, seed=29)
+    compare(x, dict(border_count=64, feature_border_type=border_type, max_subset_size=1000,
+                    subset_rule="first_rows"), catboost_x=x[:1000])
+    # The default rule draws another subset (CatBoost's seeded draw): other borders.
+    drawn, _ = ours(x, border_count=64, feature_border_type=border_type, max_subset_size=1000)
+    first, _ = ours(x, border_count=64, feature_border_type=border_type, max_subset_size=1000,
+                    subset_rule="first_rows")
+    assert any(drawn[f][0].tolist() != first[f][0].tolist() for f in range(x.shape[1]))
+
+
+def test_bad_border_type_and_subset_rule():
+    x = corpus(100, seed=1)
+    capi = cbgpu._capi
+    with Context(CBG_DEVICE_CPU) as ctx, Pool(ctx, np.asfortranarray(x)) as pool:
+        desc = capi.cbg_quantize_desc_t()
+        capi._check(capi.lib.cbg_quantize_desc_init(ctypes.byref(desc)))
+        assert desc.subset_rule == capi.CBG_SUBSET_SAMPLED and not desc.override_border_types
+        handle = ctypes.c_void_p()
+        for field, value in (("border_type", 7), ("border_type", -1), ("subset_rule", 2)):
+            bad = capi.cbg_quantize_desc_t.from_buffer_copy(desc)
+            setattr(bad, field, value)
+            status = capi.lib.cbg_quantize_pool(pool.handle, ctypes.byref(bad), ctypes.byref(handle))
+            assert status == cbgpu.CBG_ERR_INVALID_ARGUMENT, (field, value)
+            assert field in cbgpu.last_error()
+        over = capi.cbg_quantize_desc_t.from_buffer_copy(desc)
+        feats = (ctypes.c_int64 * 1)(2)
+        counts = (ctypes.c_int32 * 1)(0)
+        modes = (ctypes.c_int32 * 1)(-1)
+        types = (ctypes.c_int32 * 1)(9)
+        over.n_overrides = 1
+        over.override_features = feats
+        over.override_border_counts = counts
+        over.override_nan_modes = modes
+        over.override_border_types = types
+        status = capi.lib.cbg_quantize_pool(pool.handle, ctypes.byref(over), ctypes.byref(handle))
+        assert status == cbgpu.CBG_ERR_INVALID_ARGUMENT
+        assert "feature 2" in cbgpu.last_error() and "border type" in cbgpu.last_error()
+
+
+def test_gpu_host_input_equals_host():
+    """Pageable numpy input on a GPU context: staged through pinned memory chunk by chunk; the
+    result equals the host reference (skips without GPU)."""
+    if cbgpu.device_count() == 0:
+        pytest.skip("libcbgpu sees no CUDA device")
+    x = corpus(250000, seed=6)
+    for layout in (np.asfortranarray, np.ascontiguousarray):
+        for kw in (dict(border_count=200), dict(border_count=32, feature_border_type="Median")):
+            with Context(CBG_DEVICE_CPU) as hctx, Pool(hctx, layout(x)) as hp, Quantized(hp, **kw) as hq:
+                with Context(0) as gctx, Pool(gctx, layout(x)) as gp, Quantized(gp, **kw) as gq:
+                    for f in range(x.shape[1]):
+                        assert np.array(gq.borders(f), np.float32).tobytes() == \
+                            np.array(hq.borders(f), np.float32).tobytes()
+                        assert gq.nan_mode(f) == hq.nan_mode(f)
+                        assert gq.bins(f) == hq.bins(f)
 
 
 def test_gpu_quantize_equals_host():

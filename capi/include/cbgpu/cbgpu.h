@@ -404,7 +404,19 @@ CBG_API cbg_status cbg_tensor_copy(cbg_context_t* ctx, const cbg_tensor_ref_t* d
 #define CBG_NAN_MODE_MIN 1       /**< NaN is below every value: bin 0 (CatBoost's default). */
 #define CBG_NAN_MODE_MAX 2       /**< NaN is above every value: the last bin. */
 
-#define CBG_BORDER_GREEDY_LOG_SUM 0 /**< CatBoost's default border type (the only one so far). */
+/* Border types (CatBoost's feature_border_type), all bit-identical to CatBoost's borders. */
+#define CBG_BORDER_GREEDY_LOG_SUM 0         /**< GreedyLogSum, CatBoost's default. */
+#define CBG_BORDER_GREEDY_MIN_ENTROPY 1     /**< GreedyMinEntropy. */
+#define CBG_BORDER_MEDIAN 2                 /**< Median. */
+#define CBG_BORDER_UNIFORM 3                /**< Uniform. */
+#define CBG_BORDER_UNIFORM_AND_QUANTILES 4  /**< UniformAndQuantiles. */
+#define CBG_BORDER_MIN_ENTROPY 5            /**< MinEntropy (exact dynamic programme). */
+#define CBG_BORDER_MAX_LOG_SUM 6            /**< MaxLogSum (exact dynamic programme). */
+
+/* Which objects the borders are built from when the pool has more than max_subset_size rows. */
+#define CBG_SUBSET_SAMPLED 0    /**< CatBoost's seeded draw for data it has not shuffled (default). */
+#define CBG_SUBSET_FIRST_ROWS 1 /**< The first max_subset_size rows (CatBoost's rule for a learn
+                                     set it has shuffled: categorical features, Ordered boosting). */
 
 /** Opaque handle of a quantized pool: borders per feature and the bin index. */
 typedef struct cbg_quantized_t cbg_quantized_t;
@@ -413,9 +425,14 @@ typedef struct cbg_quantized_t cbg_quantized_t;
  * @brief How to quantize. Initialise with cbg_quantize_desc_init(), which sets CatBoost's GPU
  *        defaults: 128 borders, GreedyLogSum, nan_mode Min, borders from at most 200 000 objects.
  *
- * The border subset is drawn as CatBoost draws it for data it has not shuffled, with the
- * context's seed as CatBoost's random_seed. Overrides (`n_overrides` entries of the three arrays)
- * set one feature's border count (0 keeps the common one) and nan mode (-1 keeps the common one).
+ * By default the border subset is drawn as CatBoost draws it for data it has not shuffled, with
+ * the context's seed as CatBoost's random_seed (`subset_rule`). Overrides (`n_overrides` entries
+ * of the arrays) set one feature's border count (0 keeps the common one), nan mode (-1 keeps the
+ * common one) and border type (-1 keeps the common one; the array may be NULL).
+ * MinEntropy and MaxLogSum run CatBoost's exact dynamic programme, O(border_count x distinct
+ * values) sequential steps per feature (seconds for 254 borders over 200 000 distinct values, on
+ * the host as in CatBoost, and on the GPU with one thread per feature); they take at most 2^24
+ * border objects.
  * @since 0.1
  */
 typedef struct cbg_quantize_desc_t {
@@ -428,6 +445,8 @@ typedef struct cbg_quantize_desc_t {
   const int64_t* override_features;      /**< Feature indices. */
   const int32_t* override_border_counts; /**< 0 or 1..255. */
   const int32_t* override_nan_modes;     /**< -1 or CBG_NAN_MODE_*. */
+  const int32_t* override_border_types;  /**< NULL (none), or -1 or CBG_BORDER_* per override. */
+  int32_t subset_rule;                   /**< CBG_SUBSET_*; default CBG_SUBSET_SAMPLED. */
 } cbg_quantize_desc_t;
 
 /**
@@ -439,18 +458,19 @@ CBG_API cbg_status cbg_quantize_desc_init(cbg_quantize_desc_t* desc);
 /**
  * @brief Computes the borders of every numeric feature of `pool` and binarizes every value.
  *
- * On a GPU context the work runs on the device (the pool's columns must be device, managed or
- * pinned memory) and no feature data is copied to the host: only a 4-byte status comes back.
+ * On a GPU context the work runs on the device and no feature data is copied to the host: only a
+ * 4-byte status comes back. Device, managed and pinned columns are read where they are; pageable
+ * host columns are staged to the device through two pinned buffers, chunk by chunk of features,
+ * each chunk quantized while the next one is copied.
  * On a CPU context the host reference runs (host memory). Both give the same bits. Categorical
  * features get no borders (every value in bin 0).
  * @param pool  borrowed; must outlive nothing (the result keeps no reference to its data).
  * @param[out] out  the new handle; free with cbg_quantized_free().
  * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT
- *         (bad struct_size, border count, nan mode or override), #CBG_ERR_NOT_IMPLEMENTED (a
- *         border type other than GreedyLogSum), #CBG_ERR_BAD_DATA (NaN in a Forbidden feature),
- *         #CBG_ERR_DEVICE (pageable host columns on a GPU context), #CBG_ERR_UNSUPPORTED (more
- *         than 2^32 rows, or more than 2^31 subset values in all), #CBG_ERR_CUDA,
- *         #CBG_ERR_OUT_OF_MEMORY.
+ *         (bad struct_size, border count, nan mode, border type, subset rule or override),
+ *         #CBG_ERR_BAD_DATA (NaN in a Forbidden feature), #CBG_ERR_UNSUPPORTED (more than 2^32
+ *         rows drawn from, more than 2^31 subset values in all, or more than 2^24 border objects
+ *         for MinEntropy/MaxLogSum), #CBG_ERR_CUDA, #CBG_ERR_OUT_OF_MEMORY.
  * Safe on distinct pools; blocks until done. @since 0.1
  */
 CBG_API cbg_status cbg_quantize_pool(cbg_pool_t* pool, const cbg_quantize_desc_t* desc,

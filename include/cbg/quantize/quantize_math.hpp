@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The quantizer's math, written once for the host reference (src/quantize/) and the kernels
-// (kernels/quantize/): CatBoost's GreedyLogSum border search, border finishing with the NaN modes,
-// and the bin of one value. The facts are in ../shared/docs/catboost-training.md §1.
+// (kernels/quantize/): CatBoost's greedy border search (GreedyLogSum, GreedyMinEntropy), border
+// finishing with the NaN modes, and the bin of one value. The other border types are in
+// border_types.hpp. The facts are in ../shared/docs/catboost-training.md §1 and CatBoost's
+// library/cpp/grid_creator/binarization.cpp.
 //
-// Everything here is deterministic and uses no libm call: the log terms of the GreedyLogSum score
-// come from a table that the host fills once with std::log and the device receives as is, so the
-// host and the GPU compare the very same doubles (CUDA's log() may differ from glibc's by an ulp).
+// Everything here is deterministic and uses no libm call: the penalty terms of the scores come
+// from a table that the host fills once with std::log and the device receives as is (gain_table),
+// so the host and the GPU compare the very same doubles (CUDA's log() may differ from glibc's by
+// an ulp).
 #pragma once
 
 #include <cmath>
@@ -28,7 +31,31 @@ inline constexpr int greedy_heap_capacity = max_border_count + 2;
 // Values match the C ABI's CBG_NAN_MODE_*.
 enum class nan_mode : std::uint8_t { forbidden = 0, min = 1, max = 2 };
 // Values match the C ABI's CBG_BORDER_*.
-enum class border_type : std::uint8_t { greedy_log_sum = 0 };
+enum class border_type : std::uint8_t {
+  greedy_log_sum = 0,
+  greedy_min_entropy = 1,
+  median = 2,
+  uniform = 3,
+  uniform_and_quantiles = 4,
+  min_entropy = 5,
+  max_log_sum = 6,
+};
+inline constexpr int border_type_count = 7;
+
+[[nodiscard]] CBG_HOST_DEVICE constexpr bool is_greedy(border_type t) noexcept {
+  return t == border_type::greedy_log_sum || t == border_type::greedy_min_entropy;
+}
+[[nodiscard]] CBG_HOST_DEVICE constexpr bool is_exact(border_type t) noexcept {
+  return t == border_type::min_entropy || t == border_type::max_log_sum;
+}
+// The penalty a border type scores bins with, as the table of its gains (see gain_table):
+// MaxSumLog (gain ln(w + 1e-8)) or MinEntropy (gain -w ln(w + 1e-8)); none for the others.
+enum class penalty : std::uint8_t { none = 0, log_sum = 1, entropy = 2 };
+[[nodiscard]] CBG_HOST_DEVICE constexpr penalty penalty_of(border_type t) noexcept {
+  if (t == border_type::greedy_log_sum || t == border_type::max_log_sum) return penalty::log_sum;
+  if (t == border_type::greedy_min_entropy || t == border_type::min_entropy) return penalty::entropy;
+  return penalty::none;
+}
 
 // A value as the quantizer sees it: float32 (CatBoost stores float features as float), with every
 // NaN made the canonical positive quiet NaN so that a radix sort puts all of them last.
@@ -94,24 +121,25 @@ CBG_HOST_DEVICE inline std::uint32_t upper_bound_f(const float* a, std::uint32_t
   return lo;
 }
 
-// Score of cutting [s, e) at `pos` with the MaxSumLog penalty:
-// ln(l + 1e-8) + ln(r + 1e-8) - ln(l + r + 1e-8), summed in that order, in double.
-// `log_table[k]` holds std::log(k + 1e-8) for k up to the number of sorted values.
-CBG_HOST_DEVICE inline double greedy_log_sum_score(const double* log_table, std::uint32_t s,
-                                                   std::uint32_t e, std::uint32_t pos) noexcept {
+// Score of cutting [s, e) at `pos`: gain(l) + gain(r) - gain(l + r), summed in that order, in
+// double, where gain(w) = -penalty(w) is `gains[w]` (gain_table): for MaxSumLog
+// ln(l + 1e-8) + ln(r + 1e-8) - ln(l + r + 1e-8); for MinEntropy the terms -w ln(w + 1e-8).
+// (CatBoost adds the negated penalties: the negations are exact, so the sums are the same bits.)
+CBG_HOST_DEVICE inline double greedy_score(const double* gains, std::uint32_t s, std::uint32_t e,
+                                           std::uint32_t pos) noexcept {
   if (pos == s || pos == e) return -static_cast<double>(INFINITY);
-  return (log_table[pos - s] + log_table[e - pos]) - log_table[e - s];
+  return (gains[pos - s] + gains[e - pos]) - gains[e - s];
 }
 
 // The bin [s, e) with its best cut, given the two edges of the run of its median value:
 // lb = std::lower_bound(sorted + s, sorted + mid, v), ub = std::upper_bound(sorted + mid,
 // sorted + e, v) with mid = s + (e - s) / 2 and v = sorted[mid]. An exact tie goes to lb.
 // (The GPU finds lb and ub with a warp-wide search, the host with binary searches.)
-CBG_HOST_DEVICE inline greedy_bin choose_greedy_cut(const double* log_table, std::uint32_t s,
+CBG_HOST_DEVICE inline greedy_bin choose_greedy_cut(const double* gains, std::uint32_t s,
                                                     std::uint32_t e, std::uint32_t lb,
                                                     std::uint32_t ub) noexcept {
-  const double score_l = greedy_log_sum_score(log_table, s, e, lb);
-  const double score_u = greedy_log_sum_score(log_table, s, e, ub);
+  const double score_l = greedy_score(gains, s, e, lb);
+  const double score_u = greedy_score(gains, s, e, ub);
   greedy_bin b;
   b.start = s;
   b.end = e;
@@ -127,11 +155,11 @@ CBG_HOST_DEVICE inline greedy_bin choose_greedy_cut(const double* log_table, std
 }
 
 // The bin [s, e) over `sorted` with its best cut: the two edges of the run of the median value.
-CBG_HOST_DEVICE inline greedy_bin make_greedy_bin(const float* sorted, const double* log_table,
+CBG_HOST_DEVICE inline greedy_bin make_greedy_bin(const float* sorted, const double* gains,
                                                   std::uint32_t s, std::uint32_t e) noexcept {
   const std::uint32_t mid = s + (e - s) / 2;
   const float v = sorted[mid];
-  return choose_greedy_cut(log_table, s, e, lower_bound_f(sorted, s, mid, v),
+  return choose_greedy_cut(gains, s, e, lower_bound_f(sorted, s, mid, v),
                            upper_bound_f(sorted, mid, e, v));
 }
 
@@ -234,21 +262,20 @@ CBG_HOST_DEVICE inline void sort_small(std::uint32_t* a, std::uint32_t n) noexce
   }
 }
 
-// GreedyLogSum on `n` sorted non-NaN values: writes at most `max_borders` borders to `out`,
-// ascending, unique, -0.0 replaced by +0.0, and returns their number. `heap_scratch` holds
-// greedy_heap_capacity bins and `start_scratch` border_stride integers.
-CBG_HOST_DEVICE inline int greedy_log_sum_borders(const float* sorted, std::uint32_t n,
-                                                  int max_borders, const double* log_table,
-                                                  greedy_bin* heap_scratch,
-                                                  std::uint32_t* start_scratch,
-                                                  float* out) noexcept {
+// The greedy search (GreedyLogSum or GreedyMinEntropy, by the table `gains`) on `n` sorted
+// non-NaN values: writes at most `max_borders` borders to `out`, ascending, unique, -0.0 replaced
+// by +0.0, and returns their number. `heap_scratch` holds greedy_heap_capacity bins and
+// `start_scratch` border_stride integers.
+CBG_HOST_DEVICE inline int greedy_borders(const float* sorted, std::uint32_t n, int max_borders,
+                                          const double* gains, greedy_bin* heap_scratch,
+                                          std::uint32_t* start_scratch, float* out) noexcept {
   if (n == 0 || max_borders <= 0) return 0;
   std::uint32_t size = 0;
-  heap::push(heap_scratch, size, make_greedy_bin(sorted, log_table, 0, n));
+  heap::push(heap_scratch, size, make_greedy_bin(sorted, gains, 0, n));
   while (size <= static_cast<std::uint32_t>(max_borders) && can_split(heap_scratch[0])) {
     const greedy_bin top = heap::pop(heap_scratch, size);
-    heap::push(heap_scratch, size, make_greedy_bin(sorted, log_table, top.start, top.split));
-    heap::push(heap_scratch, size, make_greedy_bin(sorted, log_table, top.split, top.end));
+    heap::push(heap_scratch, size, make_greedy_bin(sorted, gains, top.start, top.split));
+    heap::push(heap_scratch, size, make_greedy_bin(sorted, gains, top.split, top.end));
   }
   // Each bin but the first contributes the border before its first value. Bin starts in
   // ascending order give non-decreasing borders, so dropping equal neighbours makes them unique.

@@ -30,7 +30,14 @@ struct feature_override {
   std::int64_t feature = 0;
   int border_count = 0;  // 0: the common setting
   int mode = -1;         // -1: the common setting, else a nan_mode value
+  int type = -1;         // -1: the common setting, else a border_type value
 };
+
+// Which objects the borders are built from when there are more than max_subset_size (values
+// match the C ABI's CBG_SUBSET_*): `sampled` draws them as CatBoost does for data it has not
+// shuffled (sampling.hpp); `first_rows` takes the first max_subset_size rows, as CatBoost does
+// when it has shuffled the learn set (training with categorical features or Ordered boosting).
+enum class subset_rule : std::uint8_t { sampled = 0, first_rows = 1 };
 
 // How the GPU sorts the border subsets (the result is the same): one device-wide radix sort of
 // (feature, value) keys, which fills the GPU when there are few features, or CUB's segmented
@@ -42,16 +49,34 @@ struct options {
   nan_mode mode = nan_mode::min;
   border_type type = border_type::greedy_log_sum;
   std::uint32_t max_subset_size = default_max_subset_size;
+  subset_rule subset = subset_rule::sampled;
   std::vector<feature_override> overrides;
   sort_method sort = sort_method::automatic;  // GPU only
+  // GPU only, for tests and benchmarks (0: automatic). Features per chunk (a multiple of 4):
+  // automatic is all features at once for columns the device reads in place and about 128 MB of
+  // float32 when pageable columns are staged. Bytes per pinned staging buffer (automatic 32 MB).
+  std::int64_t chunk_features = 0;
+  std::size_t staging_piece_bytes = 0;
 };
 
 // Per-feature settings after overrides (validated). Categorical features get border_count 0.
 struct feature_settings {
   std::vector<std::int32_t> border_count;
   std::vector<std::uint8_t> mode;
+  std::vector<std::uint8_t> type;  // border_type values
+  [[nodiscard]] bool uses(penalty pen) const noexcept;
+  [[nodiscard]] bool uses_exact() const noexcept;
 };
 feature_settings resolve_settings(const pool& p, const options& o);
+
+// The border subset's size for `rows` rows, and whether its rows are drawn (else rows 0..m-1).
+// Throws unsupported when the subset is too large for an exact border type (MinEntropy and
+// MaxLogSum sum counts in float as CatBoost does, exact up to 2^24) or rows exceed 32 bits.
+struct subset_shape {
+  std::uint32_t m = 0;
+  bool drawn = false;
+};
+subset_shape border_subset_shape(std::uint64_t rows, const options& o, const feature_settings& s);
 
 inline constexpr std::int64_t index_row_alignment = 32;
 [[nodiscard]] constexpr std::int64_t padded_rows_of(std::int64_t rows) noexcept {
@@ -89,7 +114,7 @@ struct device_quantized {
 };
 
 // Host reference: the pool's columns must be in host or pinned memory. Throws bad_data for a NaN
-// in the border subset of a Forbidden feature.
+// in the border subset of a Forbidden feature. Border types: all of CatBoost's (border_type).
 host_quantized quantize_host(const pool& p, const options& o);
 
 // Stage marks for benchmarks: events that quantize_device records on the context's stream as each
@@ -107,14 +132,17 @@ struct stage_marks {
   cudaEvent_t binarize = nullptr;  // bin index allocated and written
 };
 
-// GPU: the columns must be readable by the context's device (device, managed or pinned memory).
-// The border subset is drawn on the device (the same set as border_subset). Copies to the device
-// only the settings, the column descriptors and the log table; copies back only a 4-byte status
+// GPU: columns in device, managed or pinned memory are read where they are; columns in pageable
+// host memory are staged to the device in chunks of feature groups through two pinned buffers
+// (staging.cu), each chunk quantized while the next is copied. The border subset is drawn on the
+// device (the same set as border_subset). Copies to the device only the settings, the column
+// descriptors, the gain tables and (staged) the pageable columns; copies back only a 4-byte status
 // (no feature data). Blocks until done.
 device_quantized quantize_device(const pool& p, const options& o, const stage_marks* marks = nullptr);
 
-// The log table of the GreedyLogSum score: std::log(k + 1e-8) for k = 0..n at least. Entries do
-// not depend on n, so one table serves the process: computed once, grown when a larger n comes.
-std::shared_ptr<const std::vector<double>> greedy_log_table(std::uint32_t n);
+// The gains of a penalty for bin weights k = 0..n at least (gain = -penalty, in double):
+// log_sum: std::log(k + 1e-8); entropy: -(k * std::log(k + 1e-8)). Entries do not depend on n,
+// so one table per penalty serves the process: computed once, grown when a larger n comes.
+std::shared_ptr<const std::vector<double>> gain_table(penalty pen, std::uint32_t n);
 
 }  // namespace cbg::quantize
