@@ -12,6 +12,7 @@
 // Leaf indexes (output_kind::leaf_indexes) skip the sums and write the indexes directly.
 // Nothing here synchronises with the host; the launch fits inside a CUDA graph.
 #include <algorithm>
+#include <atomic>
 
 #include "kernels/apply/stages.hpp"
 #include "kernels/apply/tuning_apply.hpp"
@@ -93,14 +94,10 @@ __global__ __launch_bounds__(apply_block) void evaluate_kernel(const eval_args a
       const int t = i / D;
       const int d = i - t * D;
       const std::uint32_t tree = c0 + static_cast<std::uint32_t>(t);
-      split_entry e{0, 0, never_true_threshold * 0x01010101u};
-      if (d < m.tree_depth[tree]) {
-        const std::uint32_t s = m.splits[m.tree_first_split[tree] + static_cast<std::uint32_t>(d)];
-        e.offset = static_cast<std::uint64_t>(s & 0xffffu) * static_cast<std::uint64_t>(stride);
-        e.x4 = ((s >> 16) & 0xffu) * 0x01010101u;
-        e.t4 = (s >> 24) * 0x01010101u;
-      }
-      table[i] = e;
+      const decoded_split ds = d < m.tree_depth[tree]
+                                   ? decode_split(m.splits[m.tree_first_split[tree] + static_cast<std::uint32_t>(d)])
+                                   : never_true_split();
+      table[i] = split_entry{static_cast<std::uint64_t>(ds.slot) * static_cast<std::uint64_t>(stride), ds.x4, ds.t4};
     }
     if constexpr (!LeafIndexes) {
       for (int i = tid; i < nt; i += B) leaf_offsets[i] = m.leaf_offset[c0 + static_cast<std::uint32_t>(i)];
@@ -114,9 +111,7 @@ __global__ __launch_bounds__(apply_block) void evaluate_kernel(const eval_args a
       const split_entry* splits = table + t * D;
       for (int d = 0; d < D; ++d) {
         const split_entry e = splits[d];
-        const std::uint32_t word = bins[e.offset + static_cast<std::uint64_t>(w)];
-        const std::uint32_t r = ((word ^ e.x4) | 0x80808080u) - e.t4;
-        const std::uint32_t bits = (r >> 7) & 0x01010101u;
+        const std::uint32_t bits = split_bits4(bins[e.offset + static_cast<std::uint64_t>(w)], e.x4, e.t4);
         if (!WideLeaves || d < 8) {
           lo |= bits << d;
         } else {
@@ -184,13 +179,25 @@ __global__ __launch_bounds__(apply_block) void evaluate_kernel(const eval_args a
   }
 }
 
+// Lets a kernel use all the shared memory a block may opt into, once per device and kernel (so that
+// later launches, e.g. inside CUDA graph capture, make no such call).
+template <class Kernel>
+void allow_large_shared_memory(Kernel* kernel, std::atomic<std::uint64_t>& done) {
+  int device = 0;
+  CBG_CUDA_TRY(cudaGetDevice(&device));
+  const std::uint64_t bit = device < 64 ? std::uint64_t{1} << device : 0;
+  if (bit != 0 && (done.load(std::memory_order_acquire) & bit) != 0) return;
+  int optin = 0;
+  CBG_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  CBG_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+  done.fetch_or(bit, std::memory_order_acq_rel);
+}
+
 template <bool WideLeaves, bool SmemBins, bool LeafIndexes>
 void launch(const eval_args& a, cudaStream_t stream) {
+  static std::atomic<std::uint64_t> configured{0};
   auto* kernel = &evaluate_kernel<WideLeaves, SmemBins, LeafIndexes>;
-  const auto bytes = static_cast<int>(a.plan.smem_bytes);
-  if (a.plan.smem_bytes > 48 * 1024) {
-    CBG_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  }
+  allow_large_shared_memory(kernel, configured);
   kernel<<<static_cast<unsigned int>(a.plan.tiles), apply_block, a.plan.smem_bytes, stream>>>(a);
   CBG_CUDA_TRY(cudaGetLastError());
 }

@@ -38,10 +38,8 @@ __global__ void hash_kernel(const device_model_view m, const column_view* column
 __device__ inline void write_counted(std::uint8_t* bins, std::int64_t padded_rows, std::int64_t r,
                                      const bin_feature& f, std::uint32_t count) {
   for (std::uint32_t g = 0; g < f.n_slots; ++g) {
-    const std::uint32_t base = g * slot_capacity;
-    const std::uint32_t above = count <= base ? 0u : count - base;
-    const std::uint32_t byte = above < slot_capacity ? above : slot_capacity;
-    bins[static_cast<std::int64_t>(f.first_slot + g) * padded_rows + r] = static_cast<std::uint8_t>(byte);
+    bins[static_cast<std::int64_t>(f.first_slot + g) * padded_rows + r] =
+        static_cast<std::uint8_t>(counted_slot_byte(count, g));
   }
 }
 
@@ -104,10 +102,8 @@ __global__ __launch_bounds__(apply_block) void binarize_kernel(const device_mode
           const std::uint32_t h = hashes[static_cast<std::int64_t>(f.input) * padded_rows + r];
           const std::int32_t k = one_hot_position(m.one_hot + f.values, f.n_values, static_cast<std::int32_t>(h));
           for (std::uint32_t g = 0; g < f.n_slots; ++g) {
-            std::uint32_t byte = 0;
-            if (k >= 0 && static_cast<std::uint32_t>(k) / slot_capacity == g)
-              byte = static_cast<std::uint32_t>(k) % slot_capacity + 1;
-            bins[static_cast<std::int64_t>(f.first_slot + g) * padded_rows + r] = static_cast<std::uint8_t>(byte);
+            bins[static_cast<std::int64_t>(f.first_slot + g) * padded_rows + r] =
+                static_cast<std::uint8_t>(one_hot_slot_byte(k, g));
           }
           break;
         }

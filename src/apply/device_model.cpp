@@ -184,6 +184,7 @@ model_image make_image(const model::model& m, const void* base) {
   }
   v.ctrs = b.add(ctrs);
   v.features = b.add(features);
+  out.features = features;
 
   // Trees.
   const std::size_t n_trees = m.tree_count();

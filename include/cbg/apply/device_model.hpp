@@ -27,6 +27,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cbg/apply/slots.hpp"
 #include "cbg/config.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/model/apply_math.hpp"
@@ -34,18 +35,6 @@
 #include "cbg/model/model.hpp"
 
 namespace cbg::apply {
-
-inline constexpr std::uint32_t slot_capacity = 127;
-inline constexpr std::uint32_t max_slots = 1u << 16;
-
-[[nodiscard]] constexpr std::uint32_t slots_for(std::uint32_t conditions) noexcept {
-  return (conditions + slot_capacity - 1) / slot_capacity;
-}
-[[nodiscard]] constexpr std::uint32_t pack_split(std::uint32_t slot, std::uint32_t x, std::uint32_t t) noexcept {
-  return slot | (x << 16) | (t << 24);
-}
-// A split that is never true whatever the byte (pads trees shallower than their neighbours).
-inline constexpr std::uint32_t never_true_threshold = 128;
 
 enum class bin_kind : std::uint8_t { float_feature = 0, one_hot = 1, ctr = 2 };
 
@@ -117,6 +106,7 @@ struct model_image {
   device_model_view view;
   std::vector<std::uint8_t> depths;         // per tree (host copy, for tiling decisions)
   std::vector<std::uint32_t> packed_splits; // per binary feature (tests)
+  std::vector<bin_feature> features;        // what the binarize stage walks (tests)
 };
 // Builds the image of `m` for an allocation that will start at device address `base` (nullptr:
 // offsets only, for sizing). Throws unsupported when the model needs more than max_slots slots.
