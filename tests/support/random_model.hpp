@@ -34,6 +34,7 @@ struct random_model_spec {
   int max_borders = 40;    // per float feature; one feature gets 200 (two byte slots)
   int cat_values = 12;     // categorical values are 0 .. cat_values - 1 (inputs also draw unseen ones)
   bool big_one_hot = false;  // one one-hot feature with 150 values (two byte slots)
+  bool edge_features = true;  // float feature 1 gets 200 borders, float feature 2 none
   double scale = 1.0;
   bool bias = false;
   std::string loss;        // params.loss_function.type; "" leaves the info map empty
@@ -61,7 +62,9 @@ inline model::model random_model(const random_model_spec& s) {
     ff.flat_index = flat[static_cast<std::size_t>(f)];
     ff.has_nans = uniform(0, 2) != 0;
     ff.nan_value_treatment = static_cast<cm::nan_treatment>(uniform(0, 2));
-    const int n_borders = f == 1 ? 200 : (f == 2 ? 0 : uniform(1, std::max(1, s.max_borders)));
+    const int n_borders = s.edge_features && f == 1   ? 200
+                          : s.edge_features && f == 2 ? 0
+                                                      : uniform(1, std::max(1, s.max_borders));
     std::set<float> b;
     while (static_cast<int>(b.size()) < n_borders) b.insert(static_cast<float>(normal(rng)));
     ff.borders.assign(b.begin(), b.end());
@@ -103,7 +106,7 @@ inline model::model random_model(const random_model_spec& s) {
     cf.ctr.prior_denom = 1.0f;
     cf.ctr.shift = uniform(0, 1) == 0 ? -0.0f : -0.5f;
     cf.ctr.scale = 15.0f;
-    const int n_borders = i == 0 ? 150 : uniform(1, 14);
+    const int n_borders = s.edge_features && i == 0 ? 150 : uniform(1, 14);
     std::set<float> b;
     while (static_cast<int>(b.size()) < n_borders) b.insert(static_cast<float>(uniform(0, 200)) * 0.1f - 0.000001f);
     cf.borders.assign(b.begin(), b.end());
