@@ -25,6 +25,7 @@
 #include "cbg/data/pool.hpp"
 #include "cbg/memory/device_buffer.hpp"
 #include "cbg/tensor/dlpack.hpp"
+#include "support/matrix_view.hpp"
 #include "support/random_model.hpp"
 
 namespace {
@@ -184,25 +185,15 @@ void build_inputs(workload& w, const std::shared_ptr<cbg::context>& gctx, const 
 }
 
 cbg::mutable_tensor_view output(void* data, cbg::memory_kind mem, std::int64_t rows, std::int64_t cols) {
-  cbg::mutable_tensor_view v;
-  v.data = data;
-  v.type = cbg::dtype::float64;
-  v.memory = mem;
-  v.device_id = mem == cbg::memory_kind::device ? 0 : -1;
-  v.rank = 2;
-  v.shape[0] = rows;
-  v.shape[1] = cols;
-  v.strides[0] = cols;
-  v.strides[1] = 1;
-  return v;
+  return cbg::test::matrix_view(data, cbg::dtype::float64, mem, mem == cbg::memory_kind::device ? 0 : -1, rows, cols);
 }
 
 void run_workload(workload& w, const std::shared_ptr<cbg::context>& gctx, const std::shared_ptr<cbg::context>& hctx,
                   double bandwidth, bool sweep, const std::vector<ca::tiling_policy>& policies) {
+  build_inputs(w, gctx, hctx);
   std::printf("\n## %s: %lld rows, %zu trees, %zu float + %zu categorical features (%zu CTRs), input %.3f GB\n",
               w.name.c_str(), static_cast<long long>(w.rows), w.model.tree_count(), w.model.float_features.size(),
               w.model.cat_features.size(), w.model.ctr_features.size(), static_cast<double>(w.input_bytes) / 1e9);
-  build_inputs(w, gctx, hctx);
   ca::device_model_cache cache;
   const cudaStream_t s = gctx->stream();
   const ca::predict_options o;

@@ -37,6 +37,18 @@ cbg::mutable_tensor_view output_view(const cbg_tensor_ref_t* out, int device) {
   return cbg::import_mutable_tensor(to_core(*out), cbg::import_rules{"out", 1, 2, true, device});
 }
 
+// cbg_predict_to_device / cbg_predict_to_host: the same checks, then `run`.
+template <class Run>
+void predict(const cbg_model_t* model, const cbg_pool_t* pool, const cbg_predict_desc_t* desc,
+             const cbg_tensor_ref_t* out, cbg_stream_t stream, Run run) {
+  const auto& m = checked(model, "model");
+  const auto& p = checked(pool, "pool");
+  const ca::predict_options o = to_options(desc);
+  const cbg::mutable_tensor_view v = output_view(out, p.impl.ctx()->device());
+  cudaStream_t s = stream;
+  run(m.device_images, m.impl, p.impl, o, v, s);
+}
+
 }  // namespace
 
 extern "C" {
@@ -65,11 +77,7 @@ CBG_API cbg_status cbg_predict_to_device(const cbg_model_t* model, const cbg_poo
                                          const cbg_predict_desc_t* desc, const cbg_tensor_ref_t* out,
                                          cbg_stream_t stream) {
   return guarded(__func__, [&] {
-    const auto& m = checked(model, "model");
-    const auto& p = checked(pool, "pool");
-    const ca::predict_options o = to_options(desc);
-    const cbg::mutable_tensor_view v = output_view(out, p.impl.ctx()->device());
-    ca::predict_to_device(m.device_images, m.impl, p.impl, o, v, stream);
+    predict(model, pool, desc, out, stream, [](auto&... args) { ca::predict_to_device(args...); });
   });
 }
 
@@ -77,11 +85,7 @@ CBG_API cbg_status cbg_predict_to_host(const cbg_model_t* model, const cbg_pool_
                                        const cbg_predict_desc_t* desc, const cbg_tensor_ref_t* out,
                                        cbg_stream_t stream) {
   return guarded(__func__, [&] {
-    const auto& m = checked(model, "model");
-    const auto& p = checked(pool, "pool");
-    const ca::predict_options o = to_options(desc);
-    const cbg::mutable_tensor_view v = output_view(out, p.impl.ctx()->device());
-    ca::predict_to_host(m.device_images, m.impl, p.impl, o, v, stream);
+    predict(model, pool, desc, out, stream, [](auto&... args) { ca::predict_to_host(args...); });
   });
 }
 

@@ -241,14 +241,20 @@ eval_plan plan_evaluation(const tiling& t, std::int64_t rows, std::uint32_t n_sl
   const int leaf_bytes = p.wide_leaves ? 2 : 1;
   const auto budget = static_cast<std::size_t>(t.smem_budget);
   const std::int64_t rows4 = std::max<std::int64_t>(4, (rows + 3) / 4 * 4);
-  const int cap = static_cast<int>(std::min<std::int64_t>(std::max(4, t.max_tile_rows / 4 * 4), rows4));
+  std::int64_t cap64 = std::min<std::int64_t>(std::max(4, t.max_tile_rows / 4 * 4), rows4);
+  if (t.min_tiles > 0) {  // spread a small batch over the GPU: a tile's trees are walked serially
+    const std::int64_t spread = (rows + t.min_tiles - 1) / t.min_tiles;
+    cap64 = std::min(cap64, std::max<std::int64_t>(4, (spread + 3) / 4 * 4));
+  }
+  const int cap = static_cast<int>(cap64);
   // More trees per pass for small tiles: the leaf-index phase wants ~2 items per thread.
+  int base_chunk = std::max(t.tree_chunk, 1);
   const auto chunk_for = [&](int R) {
     const int words = R / 4;
     const int wanted = (2 * apply_block + words - 1) / words;
-    int c = std::max(t.tree_chunk, 1);
+    int c = base_chunk;
     while (c < wanted && c < max_tree_chunk) c *= 2;
-    return std::min(c, std::max(max_tree_chunk, t.tree_chunk));
+    return std::min(c, std::max(max_tree_chunk, base_chunk));
   };
   const auto fits = [&](int R, int C, bool smem_acc, bool smem_bins) {
     return shared_layout(R, C, max_depth, leaf_bytes, n_slots, dim, leaf_indexes, smem_acc, smem_bins).total <= budget;
@@ -272,7 +278,11 @@ eval_plan plan_evaluation(const tiling& t, std::int64_t rows, std::uint32_t n_sl
     }
   }
   if (!p.smem_bins) {
-    for (R = cap; R > 4 && !fits(R, chunk_for(R), false, false);) R = half(R);
+    // Bins from global memory: asked for (the tiling as given), or too many slots to stage a tile
+    // of min_staged_tile_rows (the tiling of global_bins_tile_rows and global_tree_chunk).
+    R = t.force_global_bins ? cap : std::min(cap, global_bins_tile_rows);
+    if (!t.force_global_bins) base_chunk = std::max(t.global_tree_chunk, 1);
+    for (; R > 4 && !fits(R, chunk_for(R), false, false);) R = half(R);
     p.smem_acc = fits(R, chunk_for(R), true, false);
   }
   p.tile_rows = R;

@@ -53,6 +53,8 @@ struct tiling {
   int tree_chunk;
   int smem_budget;
   bool force_global_bins;
+  int min_tiles;  // small batches get smaller tiles, so that at least this many blocks run (0: none)
+  int global_tree_chunk;  // trees per pass when the bins stay in global memory for want of room
 };
 
 eval_plan plan_evaluation(const tiling& t, std::int64_t rows, std::uint32_t n_slots, int dim, int max_depth,

@@ -17,10 +17,19 @@ inline constexpr int apply_block = 256;
 inline constexpr int default_tile_rows = 1024;
 inline constexpr int default_tree_chunk = 32;
 inline constexpr int default_smem_budget = 96 * 1024;
+// Batches too small to fill the GPU with full tiles are cut into smaller ones, at least this many
+// blocks per SM: with one block per 1024 rows a batch of 1000 rows ran on one SM (613 us, against
+// 636 us for 64K rows: cbgpu-apply-bench, H100, 2026-11-21, before this rule; not yet re-measured).
+inline constexpr int min_tiles_per_sm = 2;
 // Small tiles get more trees per pass so that the leaf-index phase still has ~2 items per thread.
 inline constexpr int max_tree_chunk = 256;
-// The smallest tile worth staging in shared memory; wider models read their bins from global memory.
-inline constexpr int min_staged_tile_rows = 32;
+// The smallest tile worth staging in shared memory; models with more slots read their bins from
+// global memory, in tiles of 256 rows and 64 trees per pass. For 2000 features x 8000 trees on 100K
+// rows: staged tiles of 32 rows took 16.67 ms, global bins with 256-row tiles and 64 trees per pass
+// 10.57 ms, with 1024-row tiles 19.53 ms (cbgpu-apply-bench --sweep, H100, 2026-11-21).
+inline constexpr int min_staged_tile_rows = 256;
+inline constexpr int global_bins_tile_rows = 256;
+inline constexpr int global_bins_tree_chunk = 64;
 
 // Binarization: rows per thread block are one per thread; features per block (grid.y chunks).
 inline constexpr int binarize_features_per_block = 8;

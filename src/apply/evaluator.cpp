@@ -5,6 +5,7 @@
 #include "cbg/apply/evaluator.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -126,13 +127,27 @@ out_layout check_output(const mutable_tensor_view& out, const std::array<std::in
   return l;
 }
 
-detail::tiling tiling_of(const tiling_policy* p) {
-  detail::tiling t{detail::default_tile_rows, detail::default_tree_chunk, detail::default_smem_budget, false};
+// Streaming multiprocessors of `device`, asked once per device.
+int sm_count(int device) {
+  static std::atomic<int> known[64] = {};
+  if (device >= 0 && device < 64) {
+    if (const int n = known[device].load(std::memory_order_relaxed); n > 0) return n;
+  }
+  int n = 0;
+  CBG_CUDA_TRY(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+  if (device >= 0 && device < 64) known[device].store(n, std::memory_order_relaxed);
+  return n;
+}
+
+detail::tiling tiling_of(const tiling_policy* p, int device) {
+  detail::tiling t{detail::default_tile_rows, detail::default_tree_chunk, detail::default_smem_budget, false,
+                   detail::min_tiles_per_sm * sm_count(device), detail::global_bins_tree_chunk};
   if (p != nullptr) {
     if (p->max_tile_rows > 0) t.max_tile_rows = p->max_tile_rows;
-    if (p->tree_chunk > 0) t.tree_chunk = p->tree_chunk;
+    if (p->tree_chunk > 0) t.tree_chunk = t.global_tree_chunk = p->tree_chunk;
     if (p->smem_budget > 0) t.smem_budget = p->smem_budget;
     t.force_global_bins = p->force_global_bins;
+    if (p->min_tiles != 0) t.min_tiles = std::max(p->min_tiles, 0);
   }
   return t;
 }
@@ -147,7 +162,7 @@ void enqueue(const device_model& dm, const std::vector<column_view>& columns, st
   const bool leaf = o.output == output_kind::leaf_indexes;
   const device_model_view& v = dm.view();
   const std::int64_t padded = (rows + 127) / 128 * 128;
-  const detail::eval_plan plan = detail::plan_evaluation(tiling_of(policy), rows, v.n_slots, v.dim,
+  const detail::eval_plan plan = detail::plan_evaluation(tiling_of(policy, ctx.device()), rows, v.n_slots, v.dim,
                                                          dm.max_depth(range[0], range[1]), leaf);
 
   // One scratch allocation: column table, categorical hashes, slot bytes, global row sums.

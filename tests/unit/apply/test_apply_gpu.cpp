@@ -28,6 +28,7 @@
 #include "cbg/model/io.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
+#include "support/matrix_view.hpp"
 #include "support/random_model.hpp"
 
 namespace ca = cbg::apply;
@@ -173,26 +174,7 @@ void build_pools(twin_pools& t, const cbg::test::random_inputs& in, const std::s
   t.gpu.emplace(cbg::pool::build(gctx, std::move(dp)));
 }
 
-cbg::mutable_tensor_view view_of(void* data, dtype type, cbg::memory_kind mem, int device, std::int64_t rows,
-                                 std::int64_t cols, int layout) {
-  cbg::mutable_tensor_view v;
-  v.data = data;
-  v.type = type;
-  v.memory = mem;
-  v.device_id = device;
-  if (layout == 2 && cols == 1) {  // 1-D
-    v.rank = 1;
-    v.shape[0] = rows;
-    v.strides[0] = 1;
-    return v;
-  }
-  v.rank = 2;
-  v.shape[0] = rows;
-  v.shape[1] = cols;
-  v.strides[0] = layout == 1 ? 1 : cols;
-  v.strides[1] = layout == 1 ? rows : 1;
-  return v;
-}
+constexpr auto view_of = cbg::test::matrix_view;
 
 double element(const std::vector<unsigned char>& bytes, dtype t, std::size_t i) {
   switch (t) {

@@ -22,6 +22,7 @@
 #include "kernels/apply/stages.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
+#include "support/matrix_view.hpp"
 #include "support/random_model.hpp"
 
 namespace ca = cbg::apply;
@@ -195,7 +196,7 @@ TEST_CASE("slot bytes and the four-row compare", "[apply]") {
 }
 
 TEST_CASE("tile planner: fits shared memory, covers every row", "[apply]") {
-  const ca::detail::tiling defaults{1024, 32, 96 * 1024, false};
+  const ca::detail::tiling defaults{1024, 32, 96 * 1024, false, 0, 64};
   for (std::int64_t rows : {1, 3, 4, 5, 1000, 65536, 10000000}) {
     for (std::uint32_t slots : {0u, 28u, 2000u, 65536u}) {
       for (int dim : {1, 3, 200}) {
@@ -205,6 +206,7 @@ TEST_CASE("tile planner: fits shared memory, covers every row", "[apply]") {
               CAPTURE(rows, slots, dim, depth, leaf, global);
               ca::detail::tiling t = defaults;
               t.force_global_bins = global;
+              t.min_tiles = global ? 264 : 0;
               const auto p = ca::detail::plan_evaluation(t, rows, slots, dim, depth, leaf);
               CHECK(p.tile_rows % 4 == 0);
               CHECK(p.tile_rows >= 4);
@@ -227,6 +229,22 @@ TEST_CASE("tile planner: fits shared memory, covers every row", "[apply]") {
   CHECK(narrow.smem_bins);
   CHECK(narrow.smem_acc);
   CHECK(narrow.tile_rows == 1024);
+  // Small batches are spread over at least min_tiles blocks (an H100 has 132 SMs: 264).
+  ca::detail::tiling spread = defaults;
+  spread.min_tiles = 264;
+  CHECK(ca::detail::plan_evaluation(spread, 10000000, 28, 1, 6, false).tile_rows == 1024);
+  const auto thousand = ca::detail::plan_evaluation(spread, 1000, 28, 1, 6, false);
+  CHECK(thousand.tile_rows == 4);
+  CHECK(thousand.tiles == 250);
+  const auto batch64k = ca::detail::plan_evaluation(spread, 65536, 28, 1, 6, false);
+  CHECK(batch64k.tile_rows == 252);
+  CHECK(batch64k.tiles == 261);
+  CHECK(ca::detail::plan_evaluation(spread, 1, 28, 1, 6, false).tile_rows == 4);
+  // 2000 slots: no staged tile of 256 rows fits; global bins, 256 rows, 64 trees per pass.
+  const auto wide = ca::detail::plan_evaluation(spread, 100000, 2000, 1, 6, false);
+  CHECK(!wide.smem_bins);
+  CHECK(wide.tile_rows == 256);
+  CHECK(wide.tree_chunk == 64);
 }
 
 namespace {
@@ -260,16 +278,7 @@ host_pool make_host_pool(cbg::test::random_inputs& in) {
 }
 
 cbg::mutable_tensor_view host_out(void* data, cbg::dtype t, std::int64_t rows, std::int64_t cols, bool column_major) {
-  cbg::mutable_tensor_view v;
-  v.data = data;
-  v.type = t;
-  v.memory = cbg::memory_kind::host;
-  v.rank = 2;
-  v.shape[0] = rows;
-  v.shape[1] = cols;
-  v.strides[0] = column_major ? 1 : cols;
-  v.strides[1] = column_major ? rows : 1;
-  return v;
+  return cbg::test::matrix_view(data, t, cbg::memory_kind::host, -1, rows, cols, column_major ? 1 : 0);
 }
 
 }  // namespace
