@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "cbg/apply/device_model.hpp"
 #include "cbg/core/error.hpp"
 #include "cbg/data/pool.hpp"
 #include "cbg/quantize/quantizer.hpp"
@@ -34,6 +35,8 @@ struct cbg_model_t {
   std::vector<std::string> flat_names;   // name per flat feature
   std::vector<std::string> class_names;  // from the info map
   std::vector<std::uint8_t> saved;       // bytes of the last cbg_model_save_buffer()
+  // Device copies for cbg_predict_to_device, made on first use per device (thread-safe).
+  mutable cbg::apply::device_model_cache device_images;
 };
 
 namespace cbg::capi {

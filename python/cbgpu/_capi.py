@@ -70,6 +70,8 @@ CBG_PREDICTION_CLASS = 3
 CBG_PREDICTION_EXPONENT = 4
 CBG_PREDICTION_RMSE_WITH_UNCERTAINTY = 5
 CBG_PREDICTION_MULTI_PROBABILITY = 6
+CBG_PREDICT_VALUES = 0
+CBG_PREDICT_LEAF_INDEXES = 1
 
 # ---- callback types ---------------------------------------------------------------------------------
 # void (*)(void* user_data, int32_t level, const char* category, const char* message)
@@ -227,6 +229,16 @@ class cbg_train_callbacks_t(ctypes.Structure):
     ]
 
 
+class cbg_predict_desc_t(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("prediction_type", ctypes.c_int32),
+        ("output", ctypes.c_int32),
+        ("tree_begin", ctypes.c_int64),
+        ("tree_end", ctypes.c_int64),
+    ]
+
+
 # ---- loading --------------------------------------------------------------------------------------------
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -317,6 +329,10 @@ _PROTOTYPES = {
                                           ctypes.c_size_t]),
     "cbg_train_callbacks_init": (_st, [_P(cbg_train_callbacks_t)]),
     "cbg_train": (_st, [_vp, ctypes.c_char_p, _vp, _P(cbg_train_callbacks_t), _P(_vp)]),
+    "cbg_predict_desc_init": (_st, [_P(cbg_predict_desc_t)]),
+    "cbg_predict_output_shape": (_st, [_vp, _P(cbg_predict_desc_t), ctypes.c_int64, _P(ctypes.c_int64)]),
+    "cbg_predict_to_device": (_st, [_vp, _vp, _P(cbg_predict_desc_t), _P(cbg_tensor_ref_t), _vp]),
+    "cbg_predict_to_host": (_st, [_vp, _vp, _P(cbg_predict_desc_t), _P(cbg_tensor_ref_t), _vp]),
 }
 
 

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Model: CatBoost .cbm / JSON models through the C ABI (load, save, info, host prediction)."""
+"""Model: CatBoost .cbm / JSON models through the C ABI (load, save, info, prediction on the host
+from arrays, and from pools or GPU arrays with the GPU evaluator)."""
 from __future__ import annotations
 
 import ctypes
@@ -8,8 +9,11 @@ import os
 import numpy as np
 
 from . import _capi
-from ._capi import _check, lib
+from ._capi import _check, cbg_predict_desc_t, lib
+from ._context import Context
+from ._dlpack import export
 from ._handle import Handle
+from ._pool import Pool
 
 FORMATS = {"cbm": _capi.CBG_MODEL_FORMAT_CBM, "json": _capi.CBG_MODEL_FORMAT_JSON}
 PREDICTION_TYPES = {
@@ -141,8 +145,25 @@ class Model(Handle):
         return d, rows, (floats, cats)
 
     def predict(self, floats, cats=None, prediction_type: str = "RawFormulaVal", tree_begin: int = 0,
-                tree_end: int = 0) -> np.ndarray:
-        """Host prediction: floats [rows, n_float_features], cats [rows, n_cat_features] as hashes."""
+                tree_end: int = 0, *, output_type: str | None = None, out=None, dtype=np.float64,
+                stream: int | None = None, ctx: Context | None = None):
+        """Predictions [rows, columns].
+
+        - `floats` a cbgpu.Pool, or an array in GPU memory (CuPy, PyTorch, ... through DLPack;
+          [rows, n_flat_features], categorical columns as integers): the GPU evaluator
+          (cbg_predict_to_device) for a pool on a GPU context, the host evaluator for a CPU pool.
+          A GPU array becomes a pool on `ctx` (default: a new context on the array's device).
+          The result is a CuPy array in GPU memory (`output_type="cupy"`, the default on a GPU) or a
+          NumPy array (`"numpy"`: copied back once); or pass `out`, any writable DLPack array of
+          the right shape (Model.output_shape) and dtype, written in place and returned. `dtype`:
+          float64 or float32 for new outputs. Without `stream` the call waits for its results;
+          with one it only enqueues on it.
+        - otherwise the host reference on host arrays: `floats` [rows, n_float_features] float32,
+          `cats` [rows, n_cat_features] as CatBoost hashes (cat_hash).
+        """
+        if _on_device_path(floats):
+            return self._predict_pool(floats, _capi.CBG_PREDICT_VALUES, prediction_type, tree_begin, tree_end,
+                                      output_type, out, dtype, stream, ctx)
         d, rows, keep = self._desc(floats, cats, tree_begin, tree_end, prediction_type)
         cols = self.prediction_columns(prediction_type)
         out = np.empty((rows, cols), dtype=np.float64)
@@ -151,7 +172,14 @@ class Model(Handle):
         del keep
         return out
 
-    def leaf_indexes(self, floats, cats=None, tree_begin: int = 0, tree_end: int = 0) -> np.ndarray:
+    def leaf_indexes(self, floats, cats=None, tree_begin: int = 0, tree_end: int = 0, *,
+                     output_type: str | None = None, out=None, stream: int | None = None,
+                     ctx: Context | None = None):
+        """Leaf index of every row in every tree of the range, [rows, trees] (uint32). Accepts
+        what predict() accepts."""
+        if _on_device_path(floats):
+            return self._predict_pool(floats, _capi.CBG_PREDICT_LEAF_INDEXES, "RawFormulaVal", tree_begin,
+                                      tree_end, output_type, out, np.uint32, stream, ctx)
         d, rows, keep = self._desc(floats, cats, tree_begin, tree_end, "RawFormulaVal")
         n_trees = (tree_end or self.info()["n_trees"]) - tree_begin
         out = np.empty((rows, n_trees), dtype=np.uint32)
@@ -159,3 +187,75 @@ class Model(Handle):
                                                out.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), out.size))
         del keep
         return out
+
+    # ---- pools and GPU arrays: cbg_predict_* ----------------------------------------------------------
+
+    def _predict_desc(self, output: int, prediction_type: str, tree_begin: int, tree_end: int):
+        d = cbg_predict_desc_t()
+        _check(lib.cbg_predict_desc_init(ctypes.byref(d)))
+        d.prediction_type = PREDICTION_TYPES[prediction_type]
+        d.output = output
+        d.tree_begin = tree_begin
+        d.tree_end = tree_end
+        return d
+
+    def output_shape(self, n_rows: int, prediction_type: str = "RawFormulaVal", tree_begin: int = 0,
+                     tree_end: int = 0, leaf_indexes: bool = False) -> tuple[int, int]:
+        """Shape of the output of predict() (or leaf_indexes()) over n_rows rows."""
+        output = _capi.CBG_PREDICT_LEAF_INDEXES if leaf_indexes else _capi.CBG_PREDICT_VALUES
+        d = self._predict_desc(output, prediction_type, tree_begin, tree_end)
+        shape = (ctypes.c_int64 * 2)()
+        _check(lib.cbg_predict_output_shape(self.handle, ctypes.byref(d), n_rows, shape))
+        return int(shape[0]), int(shape[1])
+
+    def _predict_pool(self, data, output, prediction_type, tree_begin, tree_end, output_type, out, dtype, stream,
+                      ctx):
+        own_pool = not isinstance(data, Pool)
+        pool = self._pool_of(data, ctx) if own_pool else data
+        try:
+            info = pool.info()
+            on_gpu = info["device"] >= 0
+            d = self._predict_desc(output, prediction_type, tree_begin, tree_end)
+            if out is None:
+                kind = output_type or ("cupy" if on_gpu else "numpy")
+                shape = self.output_shape(info["n_rows"], prediction_type, tree_begin, tree_end,
+                                          output == _capi.CBG_PREDICT_LEAF_INDEXES)
+                if kind == "cupy":
+                    import cupy
+                    with cupy.cuda.Device(info["device"]):
+                        out = cupy.empty(shape, dtype=dtype)
+                elif kind == "numpy":
+                    out = np.empty(shape, dtype=dtype)
+                else:
+                    raise ValueError(f"output_type must be 'cupy' or 'numpy', not {output_type!r}")
+            exported = export(out, pool.ctx.stream if on_gpu else None)
+            ref = exported.borrowed_ref()
+            to_device = _is_device_array(out)
+            call = lib.cbg_predict_to_device if to_device else lib.cbg_predict_to_host
+            _check(call(self.handle, pool.handle, ctypes.byref(d), ctypes.byref(ref), stream))
+            del exported
+            if to_device and stream is None:
+                pool.ctx.sync()  # results ready for any stream of the caller
+            return out
+        finally:
+            if own_pool:
+                pool.close()
+
+    def _pool_of(self, array, ctx: Context | None) -> Pool:
+        if ctx is None:
+            ctx = Context(int(array.__dlpack_device__()[1]))
+        return Pool(ctx, array, cat_features=self.cat_feature_indices() or None)
+
+
+_CUDA_DEVICES = (2, 13)  # kDLCUDA, kDLCUDAManaged
+
+
+def _is_device_array(x) -> bool:
+    if hasattr(x, "__dlpack_device__"):
+        return int(x.__dlpack_device__()[0]) in _CUDA_DEVICES
+    return hasattr(x, "__cuda_array_interface__")
+
+
+def _on_device_path(x) -> bool:
+    """Pools and GPU arrays go through cbg_predict_*; host arrays through the host reference."""
+    return isinstance(x, Pool) or _is_device_array(x)

@@ -75,6 +75,7 @@ class Pool(Handle):
         handle = ctypes.c_void_p()
         _check(lib.cbg_pool_from_dlpack(ctx_handle, ctypes.byref(desc), ctypes.byref(handle)))
         self._handle = handle.value
+        self.ctx = ctx  # predictions into device arrays wait for its stream
 
 
     def info(self) -> dict[str, int]:

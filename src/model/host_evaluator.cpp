@@ -51,57 +51,19 @@ std::uint32_t cat_input(const host_rows& rows, std::size_t r, std::int32_t cat_i
   return rows.cat_hashes[r * rows.cat_row_stride + static_cast<std::size_t>(cat_index)];
 }
 
+ctr_table_view view_of(const ctr_table& t) {
+  return ctr_table_view{t.bucket_hashes.data(), t.bucket_indices.data(), t.bucket_hashes.size(), t.means.data(),
+                        t.counts.data(),        t.counter_denominator,   t.target_classes_count};
+}
+
 float ctr_feature_value(const model& m, const ctr_feature& f, const ctr_table& t, const host_rows& rows,
                         std::size_t r) {
-  std::uint64_t h = 0;
-  for (std::int32_t c : f.ctr.base.proj.cat_features) h = projection_add_cat(h, cat_input(rows, r, c));
-  for (const auto& s : f.ctr.base.proj.float_splits)
-    h = projection_add_bit(h, float_split_true(float_input(m, rows, r, s.float_index), s.border));
-  for (const auto& s : f.ctr.base.proj.one_hot_splits)
-    h = projection_add_bit(h, one_hot_split_true(cat_input(rows, r, s.cat_index), s.value));
-  const std::uint32_t idx = ctr_lookup(t.bucket_hashes.data(), t.bucket_indices.data(), t.bucket_hashes.size(), h);
-  const bool found = idx != ctr_not_found;
-  const auto& c = f.ctr;
-  float a = 0.f, b = 0.f;
-  switch (c.base.type) {
-    case ctr_type::binarized_target_mean_value:
-    case ctr_type::float_target_mean_value:
-      if (found) {
-        a = t.means[idx].sum;
-        b = static_cast<float>(t.means[idx].count);
-      }
-      break;
-    case ctr_type::counter:
-    case ctr_type::feature_freq:
-      if (found) a = static_cast<float>(t.counts[idx]);
-      b = static_cast<float>(t.counter_denominator);
-      break;
-    case ctr_type::buckets:
-    case ctr_type::borders: {
-      if (!found) break;
-      const auto classes = static_cast<std::size_t>(t.target_classes_count);
-      const std::int32_t* cnt = t.counts.data() + idx * classes;
-      if (c.base.type == ctr_type::buckets) {
-        std::int64_t total = 0;
-        for (std::size_t k = 0; k < classes; ++k) total += cnt[k];
-        a = static_cast<float>(cnt[c.target_border_idx]);
-        b = static_cast<float>(total);
-      } else if (classes == 2) {
-        a = static_cast<float>(cnt[1]);
-        b = static_cast<float>(cnt[0] + cnt[1]);
-      } else {
-        std::int64_t good = 0, total = 0;
-        for (std::size_t k = 0; k < classes; ++k) {
-          total += cnt[k];
-          if (static_cast<std::int64_t>(k) > c.target_border_idx) good += cnt[k];
-        }
-        a = static_cast<float>(good);
-        b = static_cast<float>(total);
-      }
-      break;
-    }
-  }
-  return ctr_value(a, b, c.prior_num, c.prior_denom, c.shift, c.scale);
+  const auto& p = f.ctr.base.proj;
+  const std::uint64_t key = projection_key(
+      p.cat_features.data(), p.cat_features.size(), p.float_splits.data(), p.float_splits.size(),
+      p.one_hot_splits.data(), p.one_hot_splits.size(), [&](std::int32_t c) { return cat_input(rows, r, c); },
+      [&](std::int32_t fi) { return float_input(m, rows, r, fi); });
+  return ctr_value_of(view_of(t), calc_of(f.ctr), key);
 }
 
 void check_rows(const model& m, const host_rows& rows) {
@@ -164,22 +126,6 @@ std::uint32_t tree_leaf(const model& m, std::size_t t, const std::vector<std::ui
   return leaf;
 }
 
-void softmax(const double* x, std::size_t n, double* out, bool log) {
-  double mx = x[0];
-  for (std::size_t i = 1; i < n; ++i) mx = std::max(mx, x[i]);
-  double sum = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    out[i] = std::exp(x[i] - mx);
-    sum += out[i];
-  }
-  if (log) {
-    const double ls = std::log(sum);
-    for (std::size_t i = 0; i < n; ++i) out[i] = x[i] - mx - ls;
-  } else {
-    for (std::size_t i = 0; i < n; ++i) out[i] /= sum;
-  }
-}
-
 }  // namespace
 
 std::size_t prediction_columns(const model& m, prediction_type type) {
@@ -202,6 +148,33 @@ std::size_t prediction_columns(const model& m, prediction_type type) {
   CBG_FAIL(status::invalid_argument, fmt::format("unknown prediction type {}", static_cast<int>(type)));
 }
 
+postprocess_plan plan_postprocess(const model& m, prediction_type type) {
+  (void)prediction_columns(m, type);  // refuses types that do not fit the model
+  const model_semantics sem = semantics(m);
+  const bool one = m.approx_dimension == 1;
+  postprocess_plan p;
+  switch (type) {
+    case prediction_type::raw_formula_val: p.kind = post_kind::raw; break;
+    case prediction_type::exponent: p.kind = post_kind::exponent; break;
+    case prediction_type::multi_probability: p.kind = post_kind::sigmoid_each; break;
+    case prediction_type::rmse_with_uncertainty: p.kind = post_kind::rmse_with_uncertainty; break;
+    case prediction_type::probability:
+      p.kind = one ? post_kind::probability_binary
+                   : (sigmoid_per_dim_loss(sem.loss) ? post_kind::sigmoid_each : post_kind::softmax);
+      break;
+    case prediction_type::log_probability:
+      p.kind = one ? post_kind::log_probability_binary
+                   : (sigmoid_per_dim_loss(sem.loss) ? post_kind::log_sigmoid_each : post_kind::log_softmax);
+      break;
+    case prediction_type::class_index:
+      p.kind = one ? post_kind::class_binary
+                   : (multi_label_loss(sem.loss) ? post_kind::class_each : post_kind::class_argmax);
+      break;
+  }
+  p.logit_threshold = -std::log(1.0 / sem.binclass_probability_threshold - 1.0);
+  return p;
+}
+
 void predict_host(const model& m, const host_rows& rows, prediction_type type, std::size_t tree_begin,
                   std::size_t tree_end, double* out, std::size_t out_size) {
   const std::size_t cols = prediction_columns(m, type);
@@ -210,14 +183,13 @@ void predict_host(const model& m, const host_rows& rows, prediction_type type, s
   CBG_EXPECTS(rows.n_rows == 0 || out != nullptr, status::null_pointer, "the output is NULL");
   CBG_EXPECTS(out_size / cols >= rows.n_rows, status::shape,
               fmt::format("output of {} values is too small for {} rows x {} columns", out_size, rows.n_rows, cols));
-  const model_semantics sem = semantics(m);
+  const postprocess_plan post = plan_postprocess(m, type);
   const plan p = make_plan(m);
   const auto offsets = leaf_offsets(m);
   const auto dim = static_cast<std::size_t>(m.approx_dimension);
   std::vector<std::uint8_t> bits(p.features.size());
   std::vector<float> ctr_values(m.ctr_features.size());
-  std::vector<double> raw(dim), tmp(dim);
-  const double logit_threshold = -std::log(1.0 / sem.binclass_probability_threshold - 1.0);
+  std::vector<double> raw(dim);
 
   for (std::size_t r = 0; r < rows.n_rows; ++r) {
     binarize_row(m, p, rows, r, bits, ctr_values);
@@ -227,59 +199,9 @@ void predict_host(const model& m, const host_rows& rows, prediction_type type, s
       const double* values = m.leaf_values.data() + offsets[t] + leaf * dim;
       for (std::size_t k = 0; k < dim; ++k) raw[k] += values[k];
     }
-    if (m.scale != 1.0)
-      for (auto& v : raw) v *= m.scale;
-    if (tree_begin == 0)
-      for (std::size_t k = 0; k < dim; ++k)
-        if (m.bias[k] != 0.0) raw[k] += m.bias[k];
-
+    for (std::size_t k = 0; k < dim; ++k) raw[k] = scaled_raw(raw[k], m.scale, m.bias[k], tree_begin == 0);
     double* o = out + r * cols;
-    switch (type) {
-      case prediction_type::raw_formula_val:
-        std::copy(raw.begin(), raw.end(), o);
-        break;
-      case prediction_type::exponent:
-        for (std::size_t k = 0; k < dim; ++k) o[k] = std::exp(raw[k]);
-        break;
-      case prediction_type::multi_probability:
-        for (std::size_t k = 0; k < dim; ++k) o[k] = sigmoid(raw[k]);
-        break;
-      case prediction_type::rmse_with_uncertainty:
-        o[0] = raw[0];
-        o[1] = std::exp(2.0 * raw[1]);
-        break;
-      case prediction_type::probability:
-      case prediction_type::log_probability: {
-        const bool log = type == prediction_type::log_probability;
-        if (dim == 1) {
-          if (log) {
-            o[0] = log_sigmoid(-raw[0]);
-            o[1] = log_sigmoid(raw[0]);
-          } else {
-            const double p1 = sigmoid(raw[0]);
-            o[0] = 1.0 - p1;
-            o[1] = p1;
-          }
-        } else if (sigmoid_per_dim_loss(sem.loss)) {
-          for (std::size_t k = 0; k < dim; ++k) o[k] = log ? log_sigmoid(raw[k]) : sigmoid(raw[k]);
-        } else {
-          softmax(raw.data(), dim, o, log);
-        }
-        break;
-      }
-      case prediction_type::class_index:
-        if (dim == 1) {
-          o[0] = raw[0] > logit_threshold ? 1.0 : 0.0;
-        } else if (multi_label_loss(sem.loss)) {
-          for (std::size_t k = 0; k < dim; ++k) o[k] = raw[k] > 0.0 ? 1.0 : 0.0;
-        } else {
-          std::size_t best = 0;
-          for (std::size_t k = 1; k < dim; ++k)
-            if (raw[k] > raw[best]) best = k;
-          o[0] = static_cast<double>(best);
-        }
-        break;
-    }
+    postprocess_row(post, raw.data(), static_cast<int>(dim), [o](int j, double v) { o[j] = v; });
   }
 }
 

@@ -645,6 +645,107 @@ static void test_models(void) {
   CHECK_STATUS(cbg_model_info((const cbg_model_t*)&info, &info), CBG_ERR_INVALID_HANDLE);
 }
 
+/* cbg_predict_*: k_pool_model_json is k_model_json with the one-hot value of the integer 7
+ * (CatBoost hashes integers as decimal text: "7" -> -17943309). On a CPU context the host
+ * evaluator reads the pool's columns; the argument checks hold without a GPU. */
+static const char* k_pool_model_json =
+    "{\"features_info\": {\"float_features\": [{\"borders\": [0.5], \"feature_id\": \"x\", \"feature_index\": 0,"
+    " \"flat_feature_index\": 0, \"has_nans\": true, \"nan_value_treatment\": \"AsTrue\"}],"
+    " \"categorical_features\": [{\"feature_id\": \"c\", \"feature_index\": 0, \"flat_feature_index\": 1,"
+    " \"values\": [-17943309]}]},"
+    " \"model_info\": {\"params\": {\"loss_function\": {\"type\": \"Logloss\"}}},"
+    " \"oblivious_trees\": [{\"splits\": [{\"split_index\": 0}, {\"split_index\": 1}], \"leaf_values\": [1, 2, 3, 4]},"
+    " {\"splits\": [{\"split_index\": 0}], \"leaf_values\": [10, 20]}],"
+    " \"scale_and_bias\": [1, [0.25]]}";
+
+static void test_predict_from_pools(void) {
+  float x[3] = {0.0f, 1.0f, NAN};
+  int64_t c[3] = {7, 8, 7};
+  double out[6];
+  int64_t shape[2] = {0, 0};
+  fake_tensor fx, fc, fout;
+  cbg_tensor_ref_t columns[2];
+  int32_t cat[1] = {1};
+  cbg_pool_desc_t pd;
+  cbg_pool_t* pool = NULL;
+  cbg_model_t* m = NULL;
+  cbg_predict_desc_t d;
+  cbg_tensor_ref_t ref;
+  cbg_context_t* ctx = cpu_context();
+
+  CHECK_STATUS(cbg_model_load_buffer(k_pool_model_json, strlen(k_pool_model_json), CBG_MODEL_FORMAT_JSON, &m), CBG_OK);
+  CHECK_STATUS(cbg_predict_desc_init(NULL), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_predict_desc_init(&d), CBG_OK);
+  CHECK(d.struct_size == sizeof(d) && d.prediction_type == CBG_PREDICTION_RAW_FORMULA_VAL &&
+        d.output == CBG_PREDICT_VALUES && d.tree_begin == 0 && d.tree_end == 0);
+  CHECK_STATUS(cbg_predict_output_shape(m, NULL, 3, shape), CBG_OK);
+  CHECK(shape[0] == 3 && shape[1] == 1);
+  d.prediction_type = CBG_PREDICTION_PROBABILITY;
+  CHECK_STATUS(cbg_predict_output_shape(m, &d, 3, shape), CBG_OK);
+  CHECK(shape[1] == 2);
+  d.output = CBG_PREDICT_LEAF_INDEXES;
+  d.tree_begin = 1;
+  CHECK_STATUS(cbg_predict_output_shape(m, &d, 3, shape), CBG_OK);
+  CHECK(shape[0] == 3 && shape[1] == 1);
+  CHECK_STATUS(cbg_predict_output_shape(m, &d, -1, shape), CBG_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(cbg_predict_output_shape(m, &d, 3, NULL), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_predict_output_shape(NULL, &d, 3, shape), CBG_ERR_NULL_POINTER);
+  d.struct_size = 4;
+  CHECK_STATUS(cbg_predict_output_shape(m, &d, 3, shape), CBG_ERR_INVALID_ARGUMENT);
+  cbg_predict_desc_init(&d);
+  d.prediction_type = 42;
+  CHECK_STATUS(cbg_predict_output_shape(m, &d, 3, shape), CBG_ERR_INVALID_ARGUMENT);
+  d.prediction_type = CBG_PREDICTION_RMSE_WITH_UNCERTAINTY;
+  CHECK_STATUS(cbg_predict_output_shape(m, &d, 3, shape), CBG_ERR_UNSUPPORTED);
+  cbg_predict_desc_init(&d);
+  d.tree_end = 3;
+  CHECK_STATUS(cbg_predict_output_shape(m, &d, 3, shape), CBG_ERR_INVALID_ARGUMENT);
+
+  /* A CPU pool: x (float32) and c (int64, categorical). */
+  fake_init(&fx, x, kDLCPU, kDLFloat, 32, 1, 3, 0);
+  fake_init(&fc, c, kDLCPU, kDLInt, 64, 1, 3, 0);
+  columns[0] = borrowed(&fx);
+  columns[1] = borrowed(&fc);
+  cbg_pool_desc_init(&pd);
+  pd.columns = columns;
+  pd.n_columns = 2;
+  pd.cat_features = cat;
+  pd.n_cat_features = 1;
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &pd, &pool), CBG_OK);
+
+  /* rows (0, 7), (1, 8), (NaN -> +inf, 7): 3 + 10, 2 + 20, 4 + 20, plus the bias */
+  fake_init(&fout, out, kDLCPU, kDLFloat, 64, 2, 3, 1);
+  ref = borrowed(&fout);
+  CHECK_STATUS(cbg_predict_to_host(m, pool, NULL, &ref, NULL), CBG_OK);
+  CHECK(out[0] == 13.25 && out[1] == 22.25 && out[2] == 24.25);
+  cbg_predict_desc_init(&d);
+  d.tree_begin = 1;
+  CHECK_STATUS(cbg_predict_to_host(m, pool, &d, &ref, NULL), CBG_OK);
+  CHECK(out[0] == 10 && out[1] == 20 && out[2] == 20);
+  d.output = CBG_PREDICT_LEAF_INDEXES;
+  d.tree_begin = 0;
+  fout.shape[1] = 2;
+  CHECK_STATUS(cbg_predict_to_host(m, pool, &d, &ref, NULL), CBG_OK);
+  CHECK(out[0] == 2 && out[1] == 0 && out[2] == 1 && out[3] == 1 && out[4] == 3 && out[5] == 1);
+  /* Errors: shape, NULLs, a CPU pool into the device entry point, a read-only output. */
+  CHECK_STATUS(cbg_predict_to_host(m, pool, NULL, &ref, NULL), CBG_ERR_SHAPE);
+  CHECK(strstr(cbg_last_error(), "cbg_predict_output_shape") != NULL);
+  fout.shape[1] = 1;
+  CHECK_STATUS(cbg_predict_to_host(m, pool, NULL, NULL, NULL), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_predict_to_host(m, NULL, NULL, &ref, NULL), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_predict_to_host((cbg_model_t*)pool, pool, NULL, &ref, NULL), CBG_ERR_INVALID_HANDLE);
+  CHECK_STATUS(cbg_predict_to_device(m, pool, NULL, &ref, NULL), CBG_ERR_NO_DEVICE);
+  fout.managed.flags = 1; /* DLPACK_FLAG_BITMASK_READ_ONLY */
+  ref.kind = CBG_TENSOR_DLPACK_VERSIONED;
+  ref.ptr = &fout.managed;
+  CHECK_STATUS(cbg_predict_to_host(m, pool, NULL, &ref, NULL), CBG_ERR_READ_ONLY);
+  CHECK(fout.deleted == 0); /* outputs are borrowed */
+
+  CHECK_STATUS(cbg_pool_free(pool), CBG_OK);
+  CHECK_STATUS(cbg_model_free(m), CBG_OK);
+  CHECK_STATUS(cbg_context_free(ctx), CBG_OK);
+}
+
 /* cbg_get_api: the table holds the very functions the library exports. */
 static void test_api_table(void) {
   const void* raw = NULL;
@@ -797,6 +898,7 @@ int main(int argc, char** argv) {
     test_models();
     test_api_table();
     test_train();
+    test_predict_from_pools();
   }
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

@@ -799,6 +799,94 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  */
 CBG_API cbg_status cbg_train(cbg_pool_t* pool, const char* params_json, cbg_pool_t* eval_pool,
                              const cbg_train_callbacks_t* callbacks, cbg_model_t** out);
+
+/* ------------------------------------------------------------------------------------------------
+ * Prediction from pools: the GPU evaluator (device data in, device results out, on the caller's
+ * stream), and host outputs when asked for
+ * ---------------------------------------------------------------------------------------------- */
+
+#define CBG_PREDICT_VALUES 0       /**< Predictions of `prediction_type`: [rows, columns]. */
+#define CBG_PREDICT_LEAF_INDEXES 1 /**< The leaf index of every row in every tree of the range: [rows, trees]. */
+
+/**
+ * @brief What to predict. Initialise with cbg_predict_desc_init(); NULL means all defaults.
+ *
+ * The pool's columns are the model's flat features (cbg_model_float_feature_index(),
+ * cbg_model_cat_feature_index()): numeric features in any numeric dtype (converted to float32, as
+ * CatBoost does), categorical features as integer or bool columns that the pool lists as
+ * categorical (hashed on the device as CatBoost hashes the decimal text of an integer).
+ * @since 0.1
+ */
+typedef struct cbg_predict_desc_t {
+  size_t struct_size;       /**< sizeof(cbg_predict_desc_t). */
+  int32_t prediction_type;  /**< CBG_PREDICTION_* (default RAW_FORMULA_VAL); ignored for leaf indexes. */
+  int32_t output;           /**< CBG_PREDICT_VALUES (default) or CBG_PREDICT_LEAF_INDEXES. */
+  int64_t tree_begin;       /**< First tree (default 0). The bias is added only from tree 0. */
+  int64_t tree_end;         /**< One past the last tree; 0 (default): all trees. */
+} cbg_predict_desc_t;
+
+/** @brief Fills `desc` with struct_size and the defaults. Thread-safe. @since 0.1 */
+CBG_API cbg_status cbg_predict_desc_init(cbg_predict_desc_t* desc);
+
+/**
+ * @brief The shape of the output of a prediction over `n_rows` rows, so that callers can allocate
+ *        it first: shape[0] = n_rows, shape[1] = columns (CBG_PREDICT_VALUES:
+ *        cbg_model_prediction_columns(); CBG_PREDICT_LEAF_INDEXES: trees in the range).
+ * @param desc   NULL for the defaults.
+ * @param[out] shape  two values.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT (bad
+ *         struct_size, type, output kind, tree range, negative n_rows), #CBG_ERR_UNSUPPORTED (type
+ *         does not fit the model). Thread-safe; touches no GPU. @since 0.1
+ */
+CBG_API cbg_status cbg_predict_output_shape(const cbg_model_t* model, const cbg_predict_desc_t* desc,
+                                            int64_t n_rows, int64_t* shape);
+
+/**
+ * @brief Evaluates the model on the rows of a pool on the GPU, into a caller-allocated device tensor.
+ *
+ * Everything happens on the device: the model is uploaded to the pool's device once (the first call
+ * for a device uploads it and waits for that copy; later calls reuse it), categorical values are
+ * hashed, rows are binarized and the trees evaluated there; no feature or result is copied to the
+ * host (strict mode, #CBG_CONTEXT_STRICT_NO_D2H, holds). Results equal cbg_model_predict_host():
+ * RawFormulaVal bit for bit (leaf values summed in tree order in double), the other types to
+ * about 1e-15 (the GPU's exp and log).
+ * @param model  the model; its device copies are cached in it (thread-safe).
+ * @param pool   a pool on a GPU context; columns in device, managed or pinned host memory.
+ * @param desc   NULL for the defaults.
+ * @param out    borrowed (also for the DLPACK kinds: the deleter is not called): a writable tensor
+ *               in device or managed memory of the context's device, of shape [rows, columns] or,
+ *               for one column, [rows] (cbg_predict_output_shape()); float32 or float64 (leaf
+ *               indexes also int32, uint32, int64, uint64); any non-overlapping strides. A raw
+ *               device pointer is passed as a CBG_TENSOR_DLTENSOR describing it.
+ * @param stream the stream to work on, or NULL for the pool's context stream. The pool's data must
+ *               be ready for it: work on other streams is not waited for.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT (bad
+ *         struct_size, type, output kind, tree range, overlapping output strides, a feature whose
+ *         role differs between model and pool), #CBG_ERR_UNSUPPORTED (type does not fit the model,
+ *         a model beyond the evaluator's limits), #CBG_ERR_NO_DEVICE (a CPU context), #CBG_ERR_DEVICE
+ *         (host output or pageable host columns), #CBG_ERR_DTYPE, #CBG_ERR_SHAPE,
+ *         #CBG_ERR_DLPACK_VERSION, #CBG_ERR_READ_ONLY, #CBG_ERR_CUDA, #CBG_ERR_OUT_OF_MEMORY.
+ * Thread-safe (many threads may predict with one model and one pool, each on its own stream);
+ * enqueues on `stream` (the calls contain no host synchronisation and can be captured into a CUDA
+ * graph once the model has been uploaded to the device). @since 0.1
+ */
+CBG_API cbg_status cbg_predict_to_device(const cbg_model_t* model, const cbg_pool_t* pool,
+                                         const cbg_predict_desc_t* desc, const cbg_tensor_ref_t* out,
+                                         cbg_stream_t stream);
+
+/**
+ * @brief The same into a host tensor (kDLCPU or kDLCUDAHost), when the caller wants the results on
+ *        the host: on a GPU context they are computed on the device and copied back once (an
+ *        accounted device-to-host copy, refused above 64 KiB in strict mode); on a CPU context the
+ *        host evaluator reads the pool's columns.
+ * @return as cbg_predict_to_device(), plus #CBG_ERR_STRICT_D2H; #CBG_ERR_DEVICE for a device output.
+ * Thread-safe; blocks until `out` is written. @since 0.1
+ */
+CBG_API cbg_status cbg_predict_to_host(const cbg_model_t* model, const cbg_pool_t* pool,
+                                       const cbg_predict_desc_t* desc, const cbg_tensor_ref_t* out,
+                                       cbg_stream_t stream);
+
+/* ------------------------------------------------------------------------------------------------
  * The function table, for dlopen users
  * ---------------------------------------------------------------------------------------------- */
 
@@ -866,6 +954,12 @@ typedef struct cbg_api_v1_t {
   cbg_status (*model_leaf_indexes_host)(const cbg_model_t*, const cbg_model_predict_host_desc_t*, uint32_t*, size_t);
   cbg_status (*train_callbacks_init)(cbg_train_callbacks_t*);
   cbg_status (*train)(cbg_pool_t*, const char*, cbg_pool_t*, const cbg_train_callbacks_t*, cbg_model_t**);
+  cbg_status (*predict_desc_init)(cbg_predict_desc_t*);
+  cbg_status (*predict_output_shape)(const cbg_model_t*, const cbg_predict_desc_t*, int64_t, int64_t*);
+  cbg_status (*predict_to_device)(const cbg_model_t*, const cbg_pool_t*, const cbg_predict_desc_t*,
+                                  const cbg_tensor_ref_t*, cbg_stream_t);
+  cbg_status (*predict_to_host)(const cbg_model_t*, const cbg_pool_t*, const cbg_predict_desc_t*,
+                                const cbg_tensor_ref_t*, cbg_stream_t);
 } cbg_api_v1_t;
 
 /**

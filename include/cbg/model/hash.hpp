@@ -151,23 +151,31 @@ CBG_HOST_DEVICE inline std::uint32_t cat_hash(const void* utf8, std::size_t len)
   return static_cast<std::uint32_t>(city_hash64(utf8, len) & 0xFFFFFFFFULL);
 }
 
-// The hash of an integer categorical value: its decimal text ("-5", "17"), as CatBoost's Python
-// package hashes ints.
-CBG_HOST_DEVICE inline std::uint32_t cat_hash_int(std::int64_t value) {
+// The hash of the decimal text of `magnitude`, with a leading '-' when `negative`.
+CBG_HOST_DEVICE inline std::uint32_t cat_hash_decimal(std::uint64_t magnitude, bool negative) {
   char buf[24];
   int n = 0;
-  // magnitude as unsigned so INT64_MIN works
-  std::uint64_t mag = value < 0 ? ~static_cast<std::uint64_t>(value) + 1 : static_cast<std::uint64_t>(value);
   char rev[24];
   int r = 0;
   do {
-    rev[r++] = static_cast<char>('0' + mag % 10);
-    mag /= 10;
-  } while (mag != 0);
-  if (value < 0) buf[n++] = '-';
+    rev[r++] = static_cast<char>('0' + magnitude % 10);
+    magnitude /= 10;
+  } while (magnitude != 0);
+  if (negative) buf[n++] = '-';
   while (r > 0) buf[n++] = rev[--r];
   return cat_hash(buf, static_cast<std::size_t>(n));
 }
+
+// The hash of an integer categorical value: its decimal text ("-5", "17"), as CatBoost's Python
+// package hashes ints.
+CBG_HOST_DEVICE inline std::uint32_t cat_hash_int(std::int64_t value) {
+  // magnitude as unsigned so INT64_MIN works
+  const std::uint64_t mag = value < 0 ? ~static_cast<std::uint64_t>(value) + 1 : static_cast<std::uint64_t>(value);
+  return cat_hash_decimal(mag, value < 0);
+}
+
+// The hash of an unsigned integer categorical value (numpy's uint64 is hashed as its decimal text too).
+CBG_HOST_DEVICE inline std::uint32_t cat_hash_uint(std::uint64_t value) { return cat_hash_decimal(value, false); }
 
 // CTR projection hashing (ctr_provider.h CalcHash): h = M * (h + M * v) mod 2^64.
 inline constexpr std::uint64_t projection_magic = 0x4906ba494954cb65ULL;

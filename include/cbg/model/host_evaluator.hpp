@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cbg/model/apply_math.hpp"
 #include "cbg/model/model.hpp"
 
 namespace cbg::model {
@@ -39,6 +40,15 @@ struct host_rows {
 // Class: 1, or the dimension for multi-label losses (MultiLogloss, MultiCrossEntropy);
 // RMSEWithUncertainty: 2 (needs dimension 2).
 std::size_t prediction_columns(const model& m, prediction_type type);
+
+// How `type` post-processes a row of this model (the loss decides softmax against per-dimension
+// sigmoids, and which Class rule applies). Throws as prediction_columns().
+postprocess_plan plan_postprocess(const model& m, prediction_type type);
+
+// The CTR formula of a CTR feature (its type, target border and prior/shift/scale).
+[[nodiscard]] inline ctr_calc calc_of(const ctr_description& d) noexcept {
+  return ctr_calc{d.base.type, d.target_border_idx, d.prior_num, d.prior_denom, d.shift, d.scale};
+}
 
 // Writes [n_rows, prediction_columns] values into `out` (row-major, out_size elements at least),
 // using trees [tree_begin, tree_end). Class predictions are class indices (0, 1, ...).

@@ -11,21 +11,15 @@
 #include <vector>
 
 #include "cbg/config.hpp"
+#include "cbg/model/apply_math.hpp"
 
 namespace cbg::model {
 
 // Values are those of CatBoost's ENanValueTreatment (features.fbs).
 enum class nan_treatment : std::uint8_t { as_is = 0, as_false = 1, as_true = 2 };
 
-// Values are those of CatBoost's ECtrType (ctr_data.fbs).
-enum class ctr_type : std::uint8_t {
-  borders = 0,
-  buckets = 1,
-  binarized_target_mean_value = 2,
-  float_target_mean_value = 3,
-  counter = 4,
-  feature_freq = 5,
-};
+// ctr_type (CatBoost's ECtrType) and ctr_mean_history live in apply_math.hpp: the per-row CTR
+// math shared with the GPU evaluator reads them.
 inline constexpr int ctr_type_count = 6;
 
 // CatBoost's name of a CTR type ("Borders", ...); the inverse returns false for unknown names.
@@ -104,11 +98,6 @@ struct ctr_feature {
 };
 
 inline constexpr std::uint64_t ctr_empty_hash = ~std::uint64_t{0};
-
-struct ctr_mean_history {
-  float sum = 0.f;
-  std::int32_t count = 0;
-};
 
 // The learned statistics of one ctr_base (TCtrValueTable), decoded from the raw bytes.
 struct ctr_table {
