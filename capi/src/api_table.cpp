@@ -60,12 +60,12 @@ cbg_api_v1_t make_table_v1() noexcept {
     t.model_predict_host_desc_init = &cbg_model_predict_host_desc_init;
     t.model_predict_host = &cbg_model_predict_host;
     t.model_leaf_indexes_host = &cbg_model_leaf_indexes_host;
-  t.train_callbacks_init = &cbg_train_callbacks_init;
-  t.train = &cbg_train;
-  t.predict_desc_init = &cbg_predict_desc_init;
-  t.predict_output_shape = &cbg_predict_output_shape;
-  t.predict_to_device = &cbg_predict_to_device;
-  t.predict_to_host = &cbg_predict_to_host;
+    t.train_callbacks_init = &cbg_train_callbacks_init;
+    t.train = &cbg_train;
+    t.predict_desc_init = &cbg_predict_desc_init;
+    t.predict_output_shape = &cbg_predict_output_shape;
+    t.predict_to_device = &cbg_predict_to_device;
+    t.predict_to_host = &cbg_predict_to_host;
   return t;
 }
 

@@ -782,6 +782,8 @@ static void test_api_table(void) {
     CHECK(device == CBG_DEVICE_CPU);
     CHECK_STATUS(t->context_free(ctx), CBG_OK);
   }
+}
+
 /* ---- training --------------------------------------------------------------------------------- */
 static int progress_calls = 0;
 static int32_t stop_after_three(void* user, const cbg_train_progress_t* p) {
