@@ -279,6 +279,7 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   const train_params p = parse_params(params_json);
 
   CBG_EXPECTS(learn.num_rows() > 0, status::bad_data, "the learn pool has no rows");
+  CBG_EXPECTS(learn.label().has_value(), status::bad_data, "the learn pool has no label");
   CBG_EXPECTS(learn.num_categorical() == 0, status::not_implemented,
               "categorical features in training are not implemented yet (issue #5)");
   const pool* eval = options.eval;
@@ -289,6 +290,7 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     CBG_EXPECTS(eval->ctx()->device() == ctx.device(), status::invalid_argument,
                 "the eval pool was made with a context of another device");
     CBG_EXPECTS(eval->num_rows() > 0, status::bad_data, "the eval pool has no rows");
+    CBG_EXPECTS(eval->label().has_value(), status::bad_data, "the eval pool has no label");
     for (std::int64_t j = 0; j < eval->num_features(); ++j) {
       CBG_EXPECTS(!eval->is_categorical(j), status::invalid_argument,
                   "the eval pool has categorical features where the learn pool has none");
