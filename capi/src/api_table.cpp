@@ -66,6 +66,9 @@ cbg_api_v1_t make_table_v1() noexcept {
     t.predict_output_shape = &cbg_predict_output_shape;
     t.predict_to_device = &cbg_predict_to_device;
     t.predict_to_host = &cbg_predict_to_host;
+    t.context_memory_stats = &cbg_context_memory_stats;
+    t.context_reset_memory_peak = &cbg_context_reset_memory_peak;
+    t.context_fail_allocation = &cbg_context_fail_allocation;
   return t;
 }
 

@@ -53,6 +53,7 @@ CBG_API cbg_status cbg_context_create(const cbg_context_desc_t* desc, cbg_contex
     o.alloc = reinterpret_cast<cbg::alloc_hook>(d.alloc_fn);
     o.free = reinterpret_cast<cbg::free_hook>(d.free_fn);
     o.alloc_user_data = d.alloc_user_data;
+    o.memory_limit = d.device_memory_limit;
     cbg_context_t handle{cbg::context::create(o)};
     publish(out, std::move(handle));
   });
@@ -108,6 +109,36 @@ CBG_API cbg_status cbg_copy_stats(const cbg_context_t* ctx, cbg_copy_stats_t* st
 
 CBG_API cbg_status cbg_copy_stats_reset(cbg_context_t* ctx) {
   return guarded(__func__, [&] { checked(ctx, "ctx").impl->copies().reset(); });
+}
+
+CBG_API cbg_status cbg_context_memory_stats(const cbg_context_t* ctx, cbg_memory_stats_t* stats) {
+  return guarded(__func__, [&] {
+    const auto& c = checked(ctx, "ctx");
+    require(stats, "stats");
+    check_out_struct(*stats, sizeof(cbg_memory_stats_t), "cbg_memory_stats_t");
+    const cbg::memory_stats m = c.impl->memory() != nullptr ? c.impl->memory()->stats() : cbg::memory_stats{};
+    stats->in_use_bytes = m.in_use;
+    stats->peak_bytes = m.peak;
+    stats->limit_bytes = m.limit;
+    stats->allocations = m.allocations;
+    stats->failed_allocations = m.failures;
+  });
+}
+
+CBG_API cbg_status cbg_context_reset_memory_peak(cbg_context_t* ctx) {
+  return guarded(__func__, [&] {
+    const auto& c = checked(ctx, "ctx");
+    if (c.impl->memory() != nullptr) c.impl->memory()->reset_peak();
+  });
+}
+
+CBG_API cbg_status cbg_context_fail_allocation(cbg_context_t* ctx, uint64_t n) {
+  return guarded(__func__, [&] {
+    const auto& c = checked(ctx, "ctx");
+    CBG_EXPECTS(c.impl->memory() != nullptr, cbg::status::unsupported,
+                "a CPU context makes no device allocations to fail (host allocations are not injected)");
+    c.impl->memory()->fail_allocation(n);
+  });
 }
 
 }  // extern "C"

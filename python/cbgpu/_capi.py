@@ -95,7 +95,14 @@ class cbg_context_desc_t(ctypes.Structure):
         ("alloc_fn", cbg_device_alloc_fn),
         ("free_fn", cbg_device_free_fn),
         ("alloc_user_data", ctypes.c_void_p),
+        ("device_memory_limit", ctypes.c_size_t),
     ]
+
+
+class cbg_memory_stats_t(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("in_use_bytes", ctypes.c_uint64), ("peak_bytes", ctypes.c_uint64),
+                ("limit_bytes", ctypes.c_uint64), ("allocations", ctypes.c_uint64),
+                ("failed_allocations", ctypes.c_uint64)]
 
 
 class cbg_copy_stats_t(ctypes.Structure):
@@ -333,6 +340,9 @@ _PROTOTYPES = {
     "cbg_predict_output_shape": (_st, [_vp, _P(cbg_predict_desc_t), ctypes.c_int64, _P(ctypes.c_int64)]),
     "cbg_predict_to_device": (_st, [_vp, _vp, _P(cbg_predict_desc_t), _P(cbg_tensor_ref_t), _vp]),
     "cbg_predict_to_host": (_st, [_vp, _vp, _P(cbg_predict_desc_t), _P(cbg_tensor_ref_t), _vp]),
+    "cbg_context_memory_stats": (_st, [_vp, _P(cbg_memory_stats_t)]),
+    "cbg_context_reset_memory_peak": (_st, [_vp]),
+    "cbg_context_fail_allocation": (_st, [_vp, ctypes.c_uint64]),
 }
 
 

@@ -6,7 +6,7 @@ import ctypes
 
 from ._handle import Handle
 from ._capi import (CBG_CONTEXT_STRICT_NO_D2H, CBG_DEVICE_AUTO, CBG_LOG_TRACE, _check,
-                    cbg_context_desc_t, cbg_copy_stats_t, lib)
+                    cbg_context_desc_t, cbg_copy_stats_t, cbg_memory_stats_t, lib)
 
 
 class Context(Handle):
@@ -16,12 +16,13 @@ class Context(Handle):
     _free = staticmethod(lib.cbg_context_free)
 
     def __init__(self, device: int = CBG_DEVICE_AUTO, *, seed: int = 0, strict_no_d2h: bool = False,
-                 log_level: int = CBG_LOG_TRACE, stream: int | None = None):
+                 log_level: int = CBG_LOG_TRACE, stream: int | None = None, device_memory_limit: int = 0):
         """Creates a context (cbg_context_create).
 
         device: CUDA ordinal, CBG_DEVICE_CPU or CBG_DEVICE_AUTO; strict_no_d2h: refuse device-to-host
         copies above 64 KiB; log_level: this context's records below it are dropped; stream: a borrowed
-        cudaStream_t as an integer, or None for a stream the context owns.
+        cudaStream_t as an integer, or None for a stream the context owns; device_memory_limit: a budget
+        in bytes for this context's device memory (0: none).
         """
         super().__init__()
         desc = cbg_context_desc_t()
@@ -31,6 +32,7 @@ class Context(Handle):
         desc.log_level = log_level
         desc.stream = stream
         desc.flags = CBG_CONTEXT_STRICT_NO_D2H if strict_no_d2h else 0
+        desc.device_memory_limit = device_memory_limit
         handle = ctypes.c_void_p()
         _check(lib.cbg_context_create(ctypes.byref(desc), ctypes.byref(handle)))
         self._handle = handle.value
@@ -67,6 +69,21 @@ class Context(Handle):
     def reset_copy_stats(self) -> None:
         """Zeroes the copy counters."""
         _check(lib.cbg_copy_stats_reset(self.handle))
+
+    def memory_stats(self) -> dict[str, int]:
+        """Device memory through this context: {"in_use_bytes", "peak_bytes", "limit_bytes",
+        "allocations", "failed_allocations"} (zeros on the CPU)."""
+        stats = cbg_memory_stats_t(struct_size=ctypes.sizeof(cbg_memory_stats_t))
+        _check(lib.cbg_context_memory_stats(self.handle, ctypes.byref(stats)))
+        return {name: getattr(stats, name) for name, _ in cbg_memory_stats_t._fields_[1:]}
+
+    def reset_memory_peak(self) -> None:
+        """Sets the peak to the bytes in use now."""
+        _check(lib.cbg_context_reset_memory_peak(self.handle))
+
+    def fail_allocation(self, n: int) -> None:
+        """Testing hook: the n-th device allocation from now fails with CBG_ERR_OUT_OF_MEMORY (0 disarms)."""
+        _check(lib.cbg_context_fail_allocation(self.handle, n))
 
     def __repr__(self) -> str:
         if self._handle is None:

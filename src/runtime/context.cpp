@@ -51,14 +51,17 @@ std::shared_ptr<context> context::create(const context_options& options) {
       CBG_CUDA_TRY(cudaStreamCreateWithFlags(&ctx->owned_stream_, cudaStreamNonBlocking));
       ctx->stream_ = ctx->owned_stream_;
     }
+    std::shared_ptr<device_memory_resource> upstream;
     if (options.resource) {
-      ctx->resource_ = options.resource;
+      upstream = options.resource;
     } else if (options.alloc != nullptr || options.free != nullptr) {
-      ctx->resource_ = make_callback_resource(ctx->device_, options.alloc, options.free,
-                                              options.alloc_user_data);
+      upstream = make_callback_resource(ctx->device_, options.alloc, options.free, options.alloc_user_data);
     } else {
-      ctx->resource_ = make_async_pool_resource(ctx->device_);
+      upstream = make_async_pool_resource(ctx->device_);
     }
+    ctx->accounting_ = std::make_shared<accounting_resource>(ctx->device_, std::move(upstream),
+                                                             options.memory_limit);
+    ctx->resource_ = ctx->accounting_;
   }
   if (ctx->log_enabled(log::level::debug)) {
     ctx->log(log::level::debug, "cbgpu.context",

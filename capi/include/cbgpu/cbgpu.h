@@ -183,6 +183,10 @@ typedef struct cbg_context_desc_t {
   cbg_device_alloc_fn alloc_fn; /**< NULL (default): a stream-ordered pool (cudaMallocAsync). */
   cbg_device_free_fn free_fn;   /**< Must be set exactly when alloc_fn is. */
   void* alloc_user_data;        /**< Passed to alloc_fn/free_fn. */
+  size_t device_memory_limit;   /**< Budget for this context's device memory in bytes (default 0:
+                                     none). An allocation that would exceed it fails with
+                                     #CBG_ERR_OUT_OF_MEMORY naming the budget; the call that made
+                                     it fails cleanly and the context stays usable. @since 0.1 */
 } cbg_context_desc_t;
 
 /**
@@ -253,6 +257,40 @@ CBG_API cbg_status cbg_copy_stats(const cbg_context_t* ctx, cbg_copy_stats_t* st
 
 /** @brief Zeroes the copy counters of a context. Thread-safe. @since 0.1 */
 CBG_API cbg_status cbg_copy_stats_reset(cbg_context_t* ctx);
+
+/** Device memory of a context: what the library holds through it now, its peak and the budget. */
+typedef struct cbg_memory_stats_t {
+  size_t struct_size;          /**< sizeof(cbg_memory_stats_t), set by the caller. */
+  uint64_t in_use_bytes;       /**< Allocated through this context and not yet freed. */
+  uint64_t peak_bytes;         /**< Highest in_use_bytes since creation or the last peak reset. */
+  uint64_t limit_bytes;        /**< cbg_context_desc_t.device_memory_limit (0: none). */
+  uint64_t allocations;        /**< Successful allocations since creation. */
+  uint64_t failed_allocations; /**< Refused by the budget, injected, or out of device memory. */
+} cbg_memory_stats_t;
+
+/**
+ * @brief Reads the device memory accounting of a context. Every device allocation the library makes
+ *        for work on this context (pools' device copies, quantized data, training state, prediction
+ *        scratch) is counted; a model's device image, shared by all contexts, is not. A CPU context
+ *        reports zeros. in_use_bytes back at its old value after the objects are freed means nothing
+ *        leaked.
+ * @param[in,out] stats  caller-owned; set stats->struct_size first.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT
+ *         (struct_size too small). Thread-safe (atomic counters). @since 0.1
+ */
+CBG_API cbg_status cbg_context_memory_stats(const cbg_context_t* ctx, cbg_memory_stats_t* stats);
+
+/** @brief Sets peak_bytes to the current in_use_bytes. Thread-safe. @since 0.1 */
+CBG_API cbg_status cbg_context_reset_memory_peak(cbg_context_t* ctx);
+
+/**
+ * @brief Fault injection for tests of your own error handling (and ours): the n-th device
+ *        allocation through this context from now on fails, once, with #CBG_ERR_OUT_OF_MEMORY
+ *        ("injected allocation failure"), exactly as a real out-of-memory would. n = 0 disarms.
+ * @return #CBG_OK, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_UNSUPPORTED (a CPU context: host allocations
+ *         are not injected). Thread-safe. @since 0.1
+ */
+CBG_API cbg_status cbg_context_fail_allocation(cbg_context_t* ctx, uint64_t n);
 
 /* ------------------------------------------------------------------------------------------------
  * Tensors crossing the ABI
@@ -960,6 +998,9 @@ typedef struct cbg_api_v1_t {
                                   const cbg_tensor_ref_t*, cbg_stream_t);
   cbg_status (*predict_to_host)(const cbg_model_t*, const cbg_pool_t*, const cbg_predict_desc_t*,
                                 const cbg_tensor_ref_t*, cbg_stream_t);
+  cbg_status (*context_memory_stats)(const cbg_context_t*, cbg_memory_stats_t*);
+  cbg_status (*context_reset_memory_peak)(cbg_context_t*);
+  cbg_status (*context_fail_allocation)(cbg_context_t*, uint64_t);
 } cbg_api_v1_t;
 
 /**

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cbg/log/logger.hpp"
+#include "cbg/memory/accounting_resource.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/memory/resource.hpp"
 
@@ -28,6 +29,7 @@ struct context_options {
   alloc_hook alloc = nullptr;                        // caller's allocator (both hooks or neither)
   free_hook free = nullptr;
   void* alloc_user_data = nullptr;
+  std::size_t memory_limit = 0;  // device memory budget in bytes (0: none); see accounting_resource
 };
 
 class context {
@@ -45,6 +47,9 @@ class context {
   [[nodiscard]] const std::shared_ptr<device_memory_resource>& resource() const noexcept {
     return resource_;
   }
+  // The accounting in front of resource(): bytes in use, peak, budget, fault injection. Null on
+  // the CPU.
+  [[nodiscard]] accounting_resource* memory() const noexcept { return accounting_.get(); }
   [[nodiscard]] copy_counters& copies() const noexcept { return copies_; }
   [[nodiscard]] const copy_rules& rules() const noexcept { return rules_; }
 
@@ -69,7 +74,8 @@ class context {
   log::level log_level_ = log::level::trace;
   copy_rules rules_{};
   mutable copy_counters copies_;
-  std::shared_ptr<device_memory_resource> resource_;
+  std::shared_ptr<accounting_resource> accounting_;
+  std::shared_ptr<device_memory_resource> resource_;  // accounting_, as the base class
 };
 
 }  // namespace cbg
