@@ -235,7 +235,7 @@ named_metric parse_metric(const std::string& text, const std::string& what) {
   named_metric m;
   m.name = text;
   const auto* e = std::find_if(std::begin(metric_names), std::end(metric_names),
-                               [&](const metric_name_entry& x) { return name == x.name; });
+                               [&name = name](const metric_name_entry& x) { return name == x.name; });
   if (e == std::end(metric_names)) {
     std::string list;
     for (const auto& x : metric_names) list += list.empty() ? x.name : fmt::format(", {}", x.name);
