@@ -16,9 +16,13 @@
 #include <cuda/std/functional>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-
+#include <map>
 #include <string>
+#include <utility>
 
 #include "kernels/common/cccl.cuh"
 
@@ -238,10 +242,40 @@ struct point_args {
   unsigned long long* sums = nullptr;       // [leaves][channels]
   unsigned* max_key = nullptr;
   double* partial = nullptr;                // [tiles]
+  // Leaf estimation on the device: when set, the pass is the one the search's mode asks for (and
+  // none once it is done); point, scales and the wants above are taken from here.
+  const leaf_search_status* search = nullptr;
+  const double* search_candidate = nullptr;
+  const double* search_point = nullptr;
+  const fixed_scale* candidate_scales = nullptr;  // bounded losses: the static scales; else null
+  const fixed_scale* sums_scales = nullptr;       // mode sums: the scales from the maxima
+  bool candidate_value = false;                   // backtracking: the candidate's function value
 };
+
+// The pass a leaf search asks for (block-uniform); false when it is done.
+__device__ inline bool resolve_search_pass(point_args& a) {
+  if (a.search == nullptr) return true;
+  const std::int32_t mode = a.search->mode;
+  if (mode == leaf_mode_candidate) {
+    a.point = a.search_candidate;
+    a.want_value = a.candidate_value;
+    a.scales = a.candidate_scales;
+    a.want_max = a.candidate_scales == nullptr;
+    return true;
+  }
+  if (mode == leaf_mode_sums) {
+    a.point = a.search_point;
+    a.want_value = false;
+    a.want_max = false;
+    a.scales = a.sums_scales;
+    return true;
+  }
+  return false;
+}
 
 template <int D>
 __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
+  if (!resolve_search_pass(a)) return;
   __shared__ double shared[lanes];
   __shared__ unsigned block_max[max_channels];
   __shared__ unsigned long long block_sums[shared_sum_slots];
@@ -269,9 +303,15 @@ __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
     }
     const double w = weight_of(a.v.weight, r);
     const float t = a.v.target[r];
-    if (a.want_value) acc[0] += -w * point_loss(l, ap, t);
-    if (a.scales == nullptr && !a.want_max) continue;
-    point_derivatives(l, ap, t, w, der, hess);
+    if (a.scales == nullptr && !a.want_max) {
+      if (a.want_value) acc[0] += -w * point_loss(l, ap, t);
+      continue;
+    }
+    if (a.want_value) {
+      acc[0] += -w * point_loss_and_derivatives(l, ap, t, w, der, hess);
+    } else {
+      point_derivatives(l, ap, t, w, der, hess);
+    }
     double ch[D > 0 ? D + D + 1 : max_channels];
     leaf_channels(l, a.hess_channels, der, hess, w, ch);
     for (int c = 0; c < channels; ++c) {
@@ -294,6 +334,74 @@ __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
     }
   }
   if (a.want_value) fold_block<1>(acc, shared, a.partial + blockIdx.x);
+}
+
+// ---- leaf estimation on the device (leaf_math.hpp) ----------------------------------------------------
+// Zeroes what the next pass adds into: the leaf sums and the channel maxima (when the search goes on).
+__device__ inline void clear_for_next_pass(const leaf_search_config& c, const leaf_search_view& v,
+                                           unsigned long long* sums, unsigned* max_key) {
+  if (v.status->mode == leaf_mode_done) return;
+  const int t = static_cast<int>(threadIdx.x);
+  const std::int64_t slots = static_cast<std::int64_t>(c.leaves) * c.channels();
+  for (std::int64_t i = t; i < slots; i += lanes) sums[i] = 0;
+  for (int i = t; i < c.channels(); i += lanes) max_key[i] = 0;
+}
+
+// After the pass at the approx: point 0, leaf weights, the first direction, gdir, the candidate.
+__global__ void __launch_bounds__(lanes) leaf_start_kernel(leaf_search_config c, leaf_search_view v,
+                                                           unsigned long long* sums, const fixed_scale* scales,
+                                                           double value, unsigned* max_key) {
+  __shared__ int go;
+  const int t = static_cast<int>(threadIdx.x);
+  const auto* s = reinterpret_cast<const std::int64_t*>(sums);
+  leaf_zero_point(c, v, t, lanes);
+  leaf_directions(c, v, s, scales, true, t, lanes);
+  __syncthreads();
+  if (t == 0) {
+    leaf_start(v, value);
+    go = leaf_begin_direction(c, v, s, scales) ? 1 : 0;
+  }
+  __syncthreads();
+  if (go != 0) leaf_candidate(c, v, v.status->step, t, lanes);
+  __syncthreads();
+  clear_for_next_pass(c, v, sums, max_key);
+}
+
+// After a pass of the search: the decision, the next direction and candidate (one block).
+__global__ void __launch_bounds__(lanes) leaf_decide_kernel(leaf_search_config c, leaf_search_view v,
+                                                            unsigned long long* sums, const double* value,
+                                                            const fixed_scale* bound_scales, unsigned* max_key) {
+  __shared__ int prev;
+  __shared__ int go;
+  __shared__ int accept;
+  __shared__ int directions;
+  const int t = static_cast<int>(threadIdx.x);
+  if (t == 0) prev = v.status->mode;
+  __syncthreads();
+  if (prev == leaf_mode_done) return;
+  const auto* s = reinterpret_cast<const std::int64_t*>(sums);
+  if (prev == leaf_mode_candidate) {
+    if (t == 0) {
+      const leaf_next next = leaf_after_candidate(c, v, c.backtracking != 0 ? *value : 0.0);
+      if (v.status->mode == leaf_mode_sums) leaf_scales_from_max(c, v, max_key);
+      accept = next.accept ? 1 : 0;
+      directions = next.directions ? 1 : 0;
+      go = next.candidate ? 1 : 0;
+    }
+    __syncthreads();
+    if (accept != 0) leaf_accept(c, v, t, lanes);
+    if (directions != 0) leaf_directions(c, v, s, bound_scales, false, t, lanes);
+    __syncthreads();
+    if (t == 0 && directions != 0) go = leaf_begin_direction(c, v, s, bound_scales) ? 1 : 0;
+  } else {
+    leaf_directions(c, v, s, v.scales, false, t, lanes);
+    __syncthreads();
+    if (t == 0) go = leaf_begin_direction(c, v, s, v.scales) ? 1 : 0;
+  }
+  __syncthreads();
+  if (go != 0) leaf_candidate(c, v, v.status->step, t, lanes);
+  __syncthreads();
+  clear_for_next_pass(c, v, sums, max_key);
 }
 
 __global__ void apply_learn_kernel(double* approx, std::int64_t n, int dims, const std::uint32_t* leaf,
@@ -402,6 +510,62 @@ int grid_of(std::int64_t n, int threads = 256) {
 }
 int tiles_of(std::int64_t n) { return static_cast<int>(std::max<std::int64_t>(1, sum_tiles_of(n))); }
 
+// Benchmark aid: with CBGPU_BOOSTING_PROFILE=<file>, every backend call waits for its work and adds
+// its wall time to a per-call total; the totals are appended to <file> as one JSON line when the
+// backend goes away (training is then slower by the waits; off by default).
+class call_profile {
+ public:
+  call_profile() {
+    const char* path = std::getenv("CBGPU_BOOSTING_PROFILE");
+    if (path != nullptr && *path != 0) path_ = path;
+  }
+  ~call_profile() {
+    if (path_.empty() || totals_.empty()) return;
+    std::FILE* f = std::fopen(path_.c_str(), "a");
+    if (f == nullptr) return;
+    std::fprintf(f, "{\"boosting_profile\": {");
+    bool first = true;
+    for (const auto& [name, t] : totals_) {
+      std::fprintf(f, "%s\"%s\": {\"ms\": %.4f, \"calls\": %d}", first ? "" : ", ", name.c_str(), t.first, t.second);
+      first = false;
+    }
+    std::fprintf(f, "}}\n");
+    std::fclose(f);
+  }
+  call_profile(const call_profile&) = delete;
+  call_profile& operator=(const call_profile&) = delete;
+  [[nodiscard]] bool on() const { return !path_.empty(); }
+  void add(const char* name, double ms) {
+    auto& t = totals_[name];
+    t.first += ms;
+    t.second += 1;
+  }
+
+ private:
+  std::string path_;
+  std::map<std::string, std::pair<double, int>> totals_;
+};
+
+// Times one backend call when profiling (waits for the stream at the end).
+class call_timer {
+ public:
+  call_timer(call_profile& p, cudaStream_t s, const char* name)
+      : p_(p), s_(s), name_(name), start_(std::chrono::steady_clock::now()) {}
+  ~call_timer() {
+    if (!p_.on()) return;
+    if (cudaStreamSynchronize(s_) != cudaSuccess) return;
+    p_.add(name_, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count());
+  }
+  call_timer(const call_timer&) = delete;
+  call_timer& operator=(const call_timer&) = delete;
+
+ private:
+  call_profile& p_;
+  cudaStream_t s_;
+  const char* name_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 // ---- the backend -------------------------------------------------------------------------------------
 class device_backend final : public boosting_backend {
  public:
@@ -439,6 +603,7 @@ class device_backend final : public boosting_backend {
   [[nodiscard]] const std::vector<std::uint8_t>& nan_modes() const override { return modes_; }
 
   [[nodiscard]] std::vector<float> split_borders(const std::vector<split>& splits) override {
+    const call_timer timer(profile_, stream(), "split_borders");
     std::vector<float> out(splits.size());
     if (splits.empty()) return out;
     border_gather g;
@@ -540,6 +705,7 @@ class device_backend final : public boosting_backend {
   }
 
   weak_result weak_target(const weak_request& req) override {
+    const call_timer timer(profile_, stream(), "weak_target");
     const int channels = loss_.dims + req.hess_channels + 1;
     zero(max_keys(), static_cast<std::size_t>(channels));
     weak_args a;
@@ -564,6 +730,7 @@ class device_backend final : public boosting_backend {
   }
 
   tree_structure search(const tree_search_params& p, std::vector<double> noise) override {
+    const call_timer timer(profile_, stream(), "search");
     if (!workspace_) workspace_ = make_device_search_workspace(ctx_, q_, loss_.dims, p);
     device_search_input in;
     in.q = &q_;
@@ -575,21 +742,15 @@ class device_backend final : public boosting_backend {
   }
 
   point_result at_point(const point_request& req) override {
+    const call_timer timer(profile_, stream(), "at_point");
     const int channels = loss_.dims + req.hess_channels + 1;
     const int tiles = tiles_of(rows());
     const std::size_t slots =
         req.scales != nullptr ? static_cast<std::size_t>(req.leaves) * static_cast<std::size_t>(channels) : 0;
     ensure(result_, result_leaf_at + slots * sizeof(unsigned long long));
-    point_args a;
-    a.v = learn_view();
-    a.loss = loss_;
-    a.leaf = leaf_.data();
-    a.leaves = req.leaves;
-    a.hess_channels = req.hess_channels;
+    point_args a = pass_args(req.leaves, req.hess_channels);
     a.want_value = req.want_value;
     a.want_max = req.want_max;
-    a.partial = scratch_a_.data();
-    a.max_key = max_keys();
     if (req.point != nullptr && !req.point->empty()) {
       ensure(point_, req.point->size());
       h2d(point_.data(), req.point->data(), req.point->size(), "leaf point");
@@ -603,9 +764,7 @@ class device_backend final : public boosting_backend {
       a.sums = leaf_sums();
     }
     if (req.want_max) zero(max_keys(), static_cast<std::size_t>(channels));
-    if (loss_.dims == 1) point_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
-    else point_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
-    CBG_CHECK_CUDA(stream());
+    launch_point(a);
     if (req.want_value) finish_sums<1>(tiles);
     // Everything in one copy (per-leaf sums are model-sized: pieces that strict mode admits).
     const std::vector<unsigned char> r = read_result(req.want_max ? channels : 0, slots);
@@ -619,7 +778,91 @@ class device_backend final : public boosting_backend {
     return out;
   }
 
+  // Leaf estimation with every decision on the device: the pass at the approx, a start kernel, then
+  // rounds of (pass the search's mode asks for, its ordered value, a decide kernel) enqueued without
+  // a host round trip; one read of the status, point and leaf weights at the end (more rounds only
+  // when nothing was accepted yet: backtracking may try up to 100 candidates).
+  // Multi-GPU: the leaf sums and maxima of each pass (leaf_sums(), max_keys()) and the value's tile
+  // partials are complete after launch_search_pass(); a reduction across devices goes there.
+  leaf_result estimate_leaves(const leaf_request& r) override {
+    const call_timer timer(profile_, stream(), "estimate_leaves");
+    const leaf_search_config& c = r.config;
+    const int channels = c.channels();
+    CBG_EXPECTS(channels <= max_channels && r.zero_scales != nullptr &&
+                    r.zero_scales->size() >= static_cast<std::size_t>(channels) &&
+                    (c.bounded == 0 || c.iterations <= 1 ||
+                     (r.bound_scales != nullptr && r.bound_scales->size() >= static_cast<std::size_t>(channels))),
+                status::internal, "estimate_leaves: bad request");
+    const auto values = static_cast<std::size_t>(c.values());
+    const auto leaves = static_cast<std::size_t>(c.leaves);
+    const std::size_t slots = leaves * static_cast<std::size_t>(channels);
+    constexpr std::size_t head = 8;  // doubles holding the status
+    static_assert(sizeof(leaf_search_status) <= head * sizeof(double));
+    ensure(result_, result_leaf_at + slots * sizeof(unsigned long long));
+    ensure(leaf_block_, head + 3 * values + leaves);
+    ensure(scales_, static_cast<std::size_t>(3 * max_channels));
+    fixed_scale* zero_scales = scales_.data();
+    fixed_scale* bound_scales = scales_.data() + max_channels;
+    h2d(zero_scales, r.zero_scales->data(), static_cast<std::size_t>(channels), "fixed-point scales");
+    const bool use_bound = c.bounded != 0 && c.iterations > 1;
+    if (use_bound) h2d(bound_scales, r.bound_scales->data(), static_cast<std::size_t>(channels), "fixed-point scales");
+    leaf_search_view v;
+    v.status = reinterpret_cast<leaf_search_status*>(leaf_block_.data());
+    v.point = leaf_block_.data() + head;
+    v.leaf_weight = v.point + values;
+    v.direction = v.leaf_weight + leaves;
+    v.candidate = v.direction + values;
+    v.scales = scales_.data() + 2 * max_channels;
+
+    point_args a = pass_args(c.leaves, c.hess_channels);
+    a.scales = zero_scales;
+    a.sums = leaf_sums();
+    zero(leaf_sums(), slots);
+    launch_point(a);
+    leaf_start_kernel<<<1, lanes, 0, stream()>>>(c, v, leaf_sums(), zero_scales, r.start_value, max_keys());
+    CBG_CHECK_CUDA(stream());
+
+    point_args ra = pass_args(c.leaves, c.hess_channels);
+    ra.search = v.status;
+    ra.search_candidate = v.candidate;
+    ra.search_point = v.point;
+    ra.candidate_scales = c.bounded != 0 ? bound_scales : nullptr;
+    ra.sums_scales = v.scales;
+    ra.candidate_value = c.backtracking != 0;
+    ra.sums = leaf_sums();
+    const double* value = reinterpret_cast<const double*>(result_.data() + result_sums_at);
+    int rounds = c.iterations <= 1 ? 0 : (c.bounded != 0 ? c.iterations : 2 * c.iterations);
+    int total = 0;
+    std::vector<double> back(head + values + leaves);
+    leaf_search_status st;
+    while (true) {
+      for (int i = 0; i < rounds; ++i) {
+        launch_point(ra);
+        if (c.backtracking != 0) finish_sums<1>(tiles_of(rows()));
+        leaf_decide_kernel<<<1, lanes, 0, stream()>>>(c, v, leaf_sums(), value, bound_scales, max_keys());
+        CBG_CHECK_CUDA(stream());
+      }
+      total += rounds;
+      const std::size_t bytes = back.size() * sizeof(double);
+      const auto* src = reinterpret_cast<const unsigned char*>(leaf_block_.data());
+      auto* dst = reinterpret_cast<unsigned char*>(back.data());
+      for (std::size_t at = 0; at < bytes; at += strict_d2h_metadata_limit) {
+        d2h(dst + at, src + at, std::min(strict_d2h_metadata_limit, bytes - at), "leaf values");
+      }
+      std::memcpy(static_cast<void*>(&st), back.data(), sizeof(st));
+      CBG_EXPECTS(st.error == 0, status::bad_data, non_finite_derivative_message);
+      if (st.mode == leaf_mode_done) break;
+      CBG_EXPECTS(total < 400, status::internal, "leaf estimation did not finish");
+      rounds = 16;
+    }
+    leaf_result out;
+    out.point.assign(back.begin() + head, back.begin() + static_cast<std::ptrdiff_t>(head + values));
+    out.leaf_weight.assign(back.begin() + static_cast<std::ptrdiff_t>(head + values), back.end());
+    return out;
+  }
+
   void apply(const std::vector<value_split>& splits, const std::vector<double>& delta) override {
+    const call_timer timer(profile_, stream(), "apply");
     ensure(delta_, delta.size());
     h2d(delta_.data(), delta.data(), delta.size(), "leaf values");
     apply_learn_kernel<<<grid_of(rows()), 256, 0, stream()>>>(approx_.data(), rows(), loss_.dims, leaf_.data(),
@@ -638,6 +881,7 @@ class device_backend final : public boosting_backend {
   }
 
   void metric_sums(const metric_spec& m, bool eval, double out[metric_terms]) override {
+    const call_timer timer(profile_, stream(), "metric_sums");
     const rows_view v = eval ? eval_view() : learn_view();
     const int tiles = tiles_of(v.n);
     ensure(scratch_a_, static_cast<std::size_t>(tiles * metric_terms));
@@ -651,6 +895,7 @@ class device_backend final : public boosting_backend {
   }
 
   double auc(bool eval) override {
+    const call_timer timer(profile_, stream(), "auc");
     const rows_view v = eval ? eval_view() : learn_view();
     const std::int64_t n = v.n;
     auto keys = buffer<double>(static_cast<std::size_t>(n));
@@ -733,6 +978,25 @@ class device_backend final : public boosting_backend {
   }
   void fill_ones(float* p, std::int64_t n) const {
     fill_kernel<<<grid_of(n), 256, 0, stream()>>>(p, n, 1.0f);
+    CBG_CHECK_CUDA(stream());
+  }
+
+  // The arguments every learn-set pass shares.
+  point_args pass_args(int leaves, int hess_channels) {
+    point_args a;
+    a.v = learn_view();
+    a.loss = loss_;
+    a.leaf = leaf_.data();
+    a.leaves = leaves;
+    a.hess_channels = hess_channels;
+    a.partial = scratch_a_.data();
+    a.max_key = max_keys();
+    return a;
+  }
+  void launch_point(const point_args& a) {
+    const int tiles = tiles_of(rows());
+    if (loss_.dims == 1) point_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
+    else point_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
     CBG_CHECK_CUDA(stream());
   }
 
@@ -847,10 +1111,12 @@ class device_backend final : public boosting_backend {
   device_buffer<float> der_, search_weight_;
   device_buffer<std::uint32_t> leaf_;
   device_buffer<double> scratch_a_, scratch_b_, point_, delta_;
+  device_buffer<double> leaf_block_;  // leaf estimation: status, point, leaf weights, direction, candidate
   device_buffer<unsigned char> result_;
   device_buffer<float> gathered_;
   device_buffer<fixed_scale> scales_;
   device_search_workspace_ptr workspace_;
+  call_profile profile_;
 };
 
 }  // namespace

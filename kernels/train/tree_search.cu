@@ -39,6 +39,7 @@ class device_search_workspace {
   // 20-25 % slower (cbgpu-tree-bench, H100, 2026-11-21: bench/RESULTS.md).
   int blocks_per_sm = 2;
   bool fast_histograms = true;  // histogram_fast for one dimension: 4.2x histogram_simple (same run)
+  int groups_per_block = 1;     // histogram_fast: packed word groups per block
   // Profiling (benchmarks): an event after every stage of the last search.
   bool profiling = false;
   std::vector<std::string> stage_names;
@@ -76,7 +77,7 @@ class device_search_workspace {
   void plan(const quantize::device_quantized& q) {
     plans.clear();
     const detail::search_view v = view(q);
-    for (int d = 0; d < depth; ++d) plans.push_back(detail::plan_histogram(v, d, device, blocks_per_sm, fast_histograms));
+    for (int d = 0; d < depth; ++d) plans.push_back(detail::plan_histogram(v, d, device, blocks_per_sm, fast_histograms, groups_per_block));
   }
 };
 
@@ -236,6 +237,12 @@ void set_histogram_blocks_per_sm(device_search_workspace& w, const quantize::dev
 
 void set_fast_histograms(device_search_workspace& w, const quantize::device_quantized& q, bool on) {
   w.fast_histograms = on;
+  scoped_device guard(w.device);
+  w.plan(q);
+}
+
+void set_histogram_groups_per_block(device_search_workspace& w, const quantize::device_quantized& q, int groups) {
+  w.groups_per_block = std::max(1, groups);
   scoped_device guard(w.device);
   w.plan(q);
 }

@@ -148,4 +148,62 @@ double auc_of_sorted(const std::vector<double>& scores, const std::vector<std::u
   return auc_from_counts(wins, positives, negatives);
 }
 
+const char* const non_finite_derivative_message =
+    "a derivative is not finite (the approx overflowed; try a smaller learning_rate)";
+
+leaf_result estimate_leaves_by_points(boosting_backend& b, const leaf_request& r) {
+  const leaf_search_config& c = r.config;
+  const auto values = static_cast<std::size_t>(c.values());
+  std::vector<double> point(values), direction(values), candidate(values);
+  leaf_result out;
+  out.leaf_weight.resize(static_cast<std::size_t>(c.leaves));
+  std::vector<fixed_scale> scales(static_cast<std::size_t>(c.channels()));
+  leaf_search_status st;
+  const leaf_search_view v{&st, point.data(), direction.data(), candidate.data(), out.leaf_weight.data(),
+                           scales.data()};
+
+  point_request q;
+  q.leaves = c.leaves;
+  q.hess_channels = c.hess_channels;
+  q.scales = r.zero_scales;
+  point_result at = b.at_point(q);
+  leaf_zero_point(c, v, 0, 1);
+  leaf_directions(c, v, at.sums.data(), r.zero_scales->data(), true, 0, 1);
+  leaf_start(v, r.start_value);
+  if (leaf_begin_direction(c, v, at.sums.data(), r.zero_scales->data())) leaf_candidate(c, v, st.step, 0, 1);
+  while (st.mode != leaf_mode_done) {
+    q = point_request{};
+    q.leaves = c.leaves;
+    q.hess_channels = c.hess_channels;
+    if (st.mode == leaf_mode_candidate) {
+      q.point = &candidate;
+      q.want_value = c.backtracking != 0;
+      q.want_max = c.bounded == 0;
+      q.scales = c.bounded != 0 ? r.bound_scales : nullptr;
+      at = b.at_point(q);
+      const leaf_next next = leaf_after_candidate(c, v, at.value);
+      if (next.accept) leaf_accept(c, v, 0, 1);
+      if (st.mode == leaf_mode_sums) {
+        std::vector<std::uint32_t> keys;
+        for (float m : at.channel_max) keys.push_back(abs_float_key(m));
+        const bool finite = leaf_scales_from_max(c, v, keys.data());
+        CBG_EXPECTS(finite, status::bad_data, non_finite_derivative_message);
+      }
+      if (next.directions) {
+        leaf_directions(c, v, at.sums.data(), r.bound_scales->data(), false, 0, 1);
+        if (leaf_begin_direction(c, v, at.sums.data(), r.bound_scales->data())) leaf_candidate(c, v, st.step, 0, 1);
+      }
+      if (next.candidate) leaf_candidate(c, v, st.step, 0, 1);
+    } else {
+      q.point = &point;
+      q.scales = &scales;
+      at = b.at_point(q);
+      leaf_directions(c, v, at.sums.data(), scales.data(), false, 0, 1);
+      if (leaf_begin_direction(c, v, at.sums.data(), scales.data())) leaf_candidate(c, v, st.step, 0, 1);
+    }
+  }
+  out.point = std::move(point);
+  return out;
+}
+
 }  // namespace cbg::train

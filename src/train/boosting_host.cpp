@@ -174,6 +174,8 @@ class host_backend final : public boosting_backend {
     return out;
   }
 
+  leaf_result estimate_leaves(const leaf_request& r) override { return estimate_leaves_by_points(*this, r); }
+
   void apply(const std::vector<value_split>& splits, const std::vector<double>& delta) override {
     const int d = loss_.dims;
     const std::int64_t n = rows();

@@ -19,6 +19,7 @@
 
 #include "cbg/data/pool.hpp"
 #include "cbg/quantize/quantizer.hpp"
+#include "cbg/train/leaf_math.hpp"
 #include "cbg/train/loss.hpp"
 #include "cbg/train/metric.hpp"
 #include "cbg/train/params.hpp"
@@ -87,6 +88,19 @@ struct point_result {
   std::vector<std::int64_t> sums;  // leaves * channels
 };
 
+// Leaf estimation of the last searched tree (leaf_math.hpp): the sums at the approx (zero_scales),
+// then the Newton/Gradient steps with backtracking.
+struct leaf_request {
+  leaf_search_config config;
+  const std::vector<fixed_scale>* zero_scales = nullptr;   // of the sums at the approx
+  const std::vector<fixed_scale>* bound_scales = nullptr;  // bounded losses: of every candidate's sums
+  double start_value = 0;                                  // the function value at the approx
+};
+struct leaf_result {
+  std::vector<double> point;        // leaves * dims
+  std::vector<double> leaf_weight;  // leaves: sum of w
+};
+
 class boosting_backend {
  public:
   virtual ~boosting_backend() = default;
@@ -117,6 +131,9 @@ class boosting_backend {
   virtual tree_structure search(const tree_search_params& p, std::vector<double> noise) = 0;
   // A pass at a point of leaf estimation (the leaf index of the last search).
   virtual point_result at_point(const point_request& r) = 0;
+  // The whole leaf estimation of the last search. The host drives it pass by pass through at_point
+  // (estimate_leaves_by_points); the GPU keeps it on the device (one read at the end).
+  virtual leaf_result estimate_leaves(const leaf_request& r) = 0;
   // approx += delta[leaf] (leaves * dims) for the learn set (leaf index of the last search) and
   // the eval set (leaves from the splits on raw values).
   virtual void apply(const std::vector<value_split>& splits, const std::vector<double>& delta) = 0;

@@ -21,6 +21,7 @@
 #include "cbg/model/host_evaluator.hpp"
 #include "cbg/model/io.hpp"
 #include "cbg/train/det_math.hpp"
+#include "cbg/train/leaf_math.hpp"
 #include "cbg/train/loss.hpp"
 #include "cbg/train/params.hpp"
 #include "cbg/train/reduce_math.hpp"
@@ -227,6 +228,79 @@ TEST_CASE("loss derivatives are the negative gradient and the Hessian of the los
       CHECK(std::fabs(hv - second) < 1e-5);
     }
   }
+}
+
+TEST_CASE("the fused loss and derivatives equal the separate ones bit for bit", "[train]") {
+  using tr::loss_kind;
+  const auto bits = [](double v) {
+    std::uint64_t u;
+    std::memcpy(&u, &v, sizeof(u));
+    return u;
+  };
+  for (const loss_kind kind : {loss_kind::logloss, loss_kind::cross_entropy, loss_kind::rmse, loss_kind::poisson}) {
+    tr::loss_spec l;
+    l.kind = kind;
+    for (const double x : {0.0, -0.0, 1e-300, -1e-300, 0.3, -0.3, 2.5, -2.5, 36.0, -36.0, 700.0, -700.0, 800.0, -800.0}) {
+      for (const float t : {0.0f, 1.0f, 0.25f}) {
+        CAPTURE(static_cast<int>(kind), x, t);
+        double d1[1], h1[1], d2[1], h2[1];
+        tr::point_derivatives(l, &x, t, 1.5, d1, h1);
+        const double v1 = tr::point_loss(l, &x, t);
+        const double v2 = tr::point_loss_and_derivatives(l, &x, t, 1.5, d2, h2);
+        CHECK(bits(v1) == bits(v2));
+        CHECK(bits(d1[0]) == bits(d2[0]));
+        CHECK(bits(h1[0]) == bits(h2[0]));
+      }
+    }
+  }
+}
+
+TEST_CASE("leaf estimation steps: Newton with backtracking on a one-leaf problem", "[train]") {
+  // One leaf, Logloss-like sums given directly: the state machine's decisions in order.
+  tr::leaf_search_config c;
+  c.loss.kind = tr::loss_kind::logloss;
+  c.iterations = 3;
+  c.bounded = 1;
+  c.leaves = 1;
+  c.hess_channels = 1;
+  c.rows = 100;
+  c.l2 = 1.0;
+  std::vector<double> point(1), direction(1), candidate(1), weight(1);
+  std::vector<tr::fixed_scale> scales(3);
+  tr::leaf_search_status st;
+  const tr::leaf_search_view v{&st, point.data(), direction.data(), candidate.data(), weight.data(), scales.data()};
+  const std::vector<tr::fixed_scale> unit(3);  // scale 1: sums are the values
+  const std::vector<std::int64_t> at_zero = {30, 9, 100};
+  tr::leaf_zero_point(c, v, 0, 1);
+  tr::leaf_directions(c, v, at_zero.data(), unit.data(), true, 0, 1);
+  tr::leaf_start(v, -70.0);
+  REQUIRE(tr::leaf_begin_direction(c, v, at_zero.data(), unit.data()));
+  tr::leaf_candidate(c, v, st.step, 0, 1);
+  CHECK(weight[0] == 100.0);
+  CHECK(direction[0] == 3.0);  // 30 / (9 + 1)
+  CHECK(candidate[0] == 3.0);
+  CHECK(st.gdir == 90.0);
+  // A worse value: rejected, half the step.
+  tr::leaf_next n = tr::leaf_after_candidate(c, v, -80.0);
+  CHECK((!n.accept && n.candidate && !n.directions));
+  tr::leaf_candidate(c, v, st.step, 0, 1);
+  CHECK(candidate[0] == 1.5);
+  CHECK(st.used == 1);
+  // Better: accepted, new direction from the candidate's sums.
+  n = tr::leaf_after_candidate(c, v, -60.0);
+  CHECK((n.accept && n.directions));
+  tr::leaf_accept(c, v, 0, 1);
+  CHECK(point[0] == 1.5);
+  const std::vector<std::int64_t> at_candidate = {4, 7, 100};
+  tr::leaf_directions(c, v, at_candidate.data(), unit.data(), false, 0, 1);
+  REQUIRE(tr::leaf_begin_direction(c, v, at_candidate.data(), unit.data()));
+  tr::leaf_candidate(c, v, st.step, 0, 1);
+  CHECK(candidate[0] == 2.0);  // 1.5 + 4 / 8
+  // The third attempt uses up the iterations: done whatever the value.
+  n = tr::leaf_after_candidate(c, v, -61.0);
+  CHECK(st.mode == tr::leaf_mode_done);
+  CHECK(point[0] == 1.5);
+  CHECK(weight[0] == 100.0);
 }
 
 // ---- parameters ---------------------------------------------------------------------------------------
