@@ -194,32 +194,65 @@ struct weak_args {
   float* weight = nullptr;  // [n], bootstrapped
   unsigned* max_key = nullptr;
   double* partial = nullptr;  // [tiles][2]
+  double2* saved = nullptr;   // one dimension: (der, hess) of each row at the approx, or null
 };
+
+// Rows a lane works on at once (independent FP64 chains in flight); their results are added in row
+// order, so the ordered sums are those of the one-row loop.
+constexpr int row_batch = 2;
+
+// Rows j0 .. j0 + row_batch - 1 of the lane in its tile (r = tile * 4096 + j * 256 + lane), or -1.
+__device__ inline void batch_rows(int j0, std::int64_t n, std::int64_t (&r)[row_batch]) {
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * sum_tile + threadIdx.x;
+#pragma unroll
+  for (int u = 0; u < row_batch; ++u) {
+    const std::int64_t row = first + static_cast<std::int64_t>(j0 + u) * lanes;
+    r[u] = j0 + u < sum_rows_per_lane && row < n ? row : -1;
+  }
+}
 
 template <int D>
 __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
   __shared__ double shared[2 * lanes];
   __shared__ unsigned block_max[max_channels];
+  constexpr int CH = D > 0 ? D + D + 1 : max_channels;
+  constexpr int U = D > 0 ? row_batch : 1;
   const loss_spec l = fixed_loss<D>(a.loss);
   const int channels = l.dims + a.req.hess_channels + 1;
   for (int c = static_cast<int>(threadIdx.x); c < channels; c += lanes) block_max[c] = 0;
   __syncthreads();
   double acc[2] = {0.0, 0.0};
-  CBG_FOR_TILE_ROWS(r, a.v.n) {
-    double ap[D > 0 ? D : max_dims], der[D > 0 ? D : max_dims];
-    double hess[D > 0 ? D : max_hessian];
-    gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
-    const double w = weight_of(a.v.weight, r);
-    const float t = a.v.target[r];
-    point_derivatives(l, ap, t, w, der, hess);
-    const weak_row row = weak_row_values(l, a.req, der, hess, w, bootstrap_factor(a.req.bootstrap, r));
-    for (int k = 0; k < l.dims; ++k) a.der[k * a.v.n + r] = row.der[k];
-    a.weight[r] = row.weight;
-    acc[0] += row.sigma;
-    acc[1] += a.req.want_value ? -w * point_loss(l, ap, t) : 0.0;
-    double ch[D > 0 ? D + D + 1 : max_channels];
-    leaf_channels(l, a.req.hess_channels, der, hess, w, ch);
-    for (int c = 0; c < channels; ++c) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
+  for (int j0 = 0; j0 < sum_rows_per_lane; j0 += U) {
+    std::int64_t rows[row_batch];
+    batch_rows(j0, a.v.n, rows);
+    double sigma[U], value[U], ch[U][CH];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t r = rows[u];
+      if (r < 0) continue;
+      double ap[D > 0 ? D : max_dims], der[D > 0 ? D : max_dims];
+      double hess[D > 0 ? D : max_hessian];
+      gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
+      const double w = weight_of(a.v.weight, r);
+      const float t = a.v.target[r];
+      value[u] = a.req.want_value ? -w * point_loss_and_derivatives(l, ap, t, w, der, hess) : 0.0;
+      if (!a.req.want_value) point_derivatives(l, ap, t, w, der, hess);
+      const weak_row row = weak_row_values(l, a.req, der, hess, w, bootstrap_factor(a.req.bootstrap, r));
+      for (int k = 0; k < l.dims; ++k) a.der[k * a.v.n + r] = row.der[k];
+      a.weight[r] = row.weight;
+      if constexpr (D == 1) {
+        if (a.saved != nullptr) a.saved[r] = make_double2(der[0], hess[0]);
+      }
+      sigma[u] = row.sigma;
+      leaf_channels(l, a.req.hess_channels, der, hess, w, ch[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (rows[u] < 0) continue;
+      acc[0] += sigma[u];
+      acc[1] += value[u];
+      for (int c = 0; c < channels; ++c) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[u][c])));
+    }
   }
   __syncthreads();
   for (int c = static_cast<int>(threadIdx.x); c < channels; c += lanes) atomicMax(&a.max_key[c], block_max[c]);
@@ -250,6 +283,7 @@ struct point_args {
   const fixed_scale* candidate_scales = nullptr;  // bounded losses: the static scales; else null
   const fixed_scale* sums_scales = nullptr;       // mode sums: the scales from the maxima
   bool candidate_value = false;                   // backtracking: the candidate's function value
+  const double2* saved = nullptr;  // one dimension, no point: der and hess at the approx (weak pass)
 };
 
 // The pass a leaf search asks for (block-uniform); false when it is done.
@@ -273,54 +307,91 @@ __device__ inline bool resolve_search_pass(point_args& a) {
   return false;
 }
 
+// Adds v to a 64-bit sum kept as two 32-bit shared counters (lo, hi): the carry of the low word
+// goes to the high word, so the pair holds the exact sum modulo 2^64 whatever the order.
+__device__ inline void add_split_counter(unsigned* pair, unsigned long long v) {
+  const auto lo = static_cast<unsigned>(v);
+  unsigned hi = static_cast<unsigned>(v >> 32);
+  const unsigned old = atomicAdd(pair, lo);
+  if (old + lo < old) hi += 1u;
+  if (hi != 0) atomicAdd(pair + 1, hi);
+}
+
 template <int D>
 __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
   if (!resolve_search_pass(a)) return;
   __shared__ double shared[lanes];
   __shared__ unsigned block_max[max_channels];
-  __shared__ unsigned long long block_sums[shared_sum_slots];
+  __shared__ unsigned block_sums[2 * shared_sum_slots];  // per slot: low and high 32 bits
   __shared__ fixed_scale scales[max_channels];
+  constexpr int CH = D > 0 ? D + D + 1 : max_channels;
+  constexpr int U = D > 0 ? row_batch : 1;
   const loss_spec l = fixed_loss<D>(a.loss);
   const int channels = l.dims + a.hess_channels + 1;
   const int slots = a.leaves * channels;
   const bool shared_sums = a.scales != nullptr && slots <= shared_sum_slots;
+  const bool want_channels = a.scales != nullptr || a.want_max;
   for (int c = static_cast<int>(threadIdx.x); c < channels; c += lanes) {
     block_max[c] = 0;
     if (a.scales != nullptr) scales[c] = a.scales[c];
   }
   if (shared_sums) {
-    for (int s = static_cast<int>(threadIdx.x); s < slots; s += lanes) block_sums[s] = 0;
+    for (int s = static_cast<int>(threadIdx.x); s < 2 * slots; s += lanes) block_sums[s] = 0;
   }
   __syncthreads();
   double acc[1] = {0.0};
-  CBG_FOR_TILE_ROWS(r, a.v.n) {
-    double ap[D > 0 ? D : max_dims], der[D > 0 ? D : max_dims];
-    double hess[D > 0 ? D : max_hessian];
-    const std::uint32_t leaf = a.leaf[r];
-    gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
-    if (a.point != nullptr) {
-      for (int k = 0; k < l.dims; ++k) ap[k] += a.point[static_cast<std::int64_t>(leaf) * l.dims + k];
+  for (int j0 = 0; j0 < sum_rows_per_lane; j0 += U) {
+    std::int64_t rows[row_batch];
+    batch_rows(j0, a.v.n, rows);
+    double value[U], ch[U][CH];
+    std::uint32_t leaf[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t r = rows[u];
+      if (r < 0) continue;
+      double ap[D > 0 ? D : max_dims], der[D > 0 ? D : max_dims];
+      double hess[D > 0 ? D : max_hessian];
+      leaf[u] = a.leaf[r];
+      gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
+      if (a.point != nullptr) {
+        for (int k = 0; k < l.dims; ++k) ap[k] += a.point[static_cast<std::int64_t>(leaf[u]) * l.dims + k];
+      }
+      const double w = weight_of(a.v.weight, r);
+      value[u] = 0.0;
+      if constexpr (D == 1) {
+        if (a.saved != nullptr && !a.want_value) {
+          const double2 dh = a.saved[r];
+          der[0] = dh.x;
+          hess[0] = dh.y;
+          leaf_channels(l, a.hess_channels, der, hess, w, ch[u]);
+          continue;
+        }
+      }
+      const float t = a.v.target[r];
+      if (!want_channels) {
+        if (a.want_value) value[u] = -w * point_loss(l, ap, t);
+        continue;
+      }
+      if (a.want_value) {
+        value[u] = -w * point_loss_and_derivatives(l, ap, t, w, der, hess);
+      } else {
+        point_derivatives(l, ap, t, w, der, hess);
+      }
+      leaf_channels(l, a.hess_channels, der, hess, w, ch[u]);
     }
-    const double w = weight_of(a.v.weight, r);
-    const float t = a.v.target[r];
-    if (a.scales == nullptr && !a.want_max) {
-      if (a.want_value) acc[0] += -w * point_loss(l, ap, t);
-      continue;
-    }
-    if (a.want_value) {
-      acc[0] += -w * point_loss_and_derivatives(l, ap, t, w, der, hess);
-    } else {
-      point_derivatives(l, ap, t, w, der, hess);
-    }
-    double ch[D > 0 ? D + D + 1 : max_channels];
-    leaf_channels(l, a.hess_channels, der, hess, w, ch);
-    for (int c = 0; c < channels; ++c) {
-      if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
-      if (a.scales != nullptr) {
-        const auto v = static_cast<unsigned long long>(to_fixed64(ch[c], scales[c]));
-        unsigned long long* slot = shared_sums ? &block_sums[leaf * channels + c]
-                                               : &a.sums[static_cast<std::int64_t>(leaf) * channels + c];
-        atomicAdd(slot, v);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (rows[u] < 0) continue;
+      if (a.want_value) acc[0] += value[u];
+      if (!want_channels) continue;
+      for (int c = 0; c < channels; ++c) {
+        if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[u][c])));
+        if (a.scales != nullptr) {
+          const auto v = static_cast<unsigned long long>(to_fixed64(ch[u][c], scales[c]));
+          const std::int64_t slot = static_cast<std::int64_t>(leaf[u]) * channels + c;
+          if (shared_sums) add_split_counter(&block_sums[2 * slot], v);
+          else atomicAdd(&a.sums[slot], v);
+        }
       }
     }
   }
@@ -330,7 +401,9 @@ __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
   }
   if (shared_sums) {
     for (int s = static_cast<int>(threadIdx.x); s < slots; s += lanes) {
-      if (block_sums[s] != 0) atomicAdd(&a.sums[s], block_sums[s]);
+      const unsigned long long total =
+          (static_cast<unsigned long long>(block_sums[2 * s + 1]) << 32) | block_sums[2 * s];
+      if (total != 0) atomicAdd(&a.sums[s], total);
     }
   }
   if (a.want_value) fold_block<1>(acc, shared, a.partial + blockIdx.x);
@@ -435,12 +508,24 @@ template <int D>
 __global__ void __launch_bounds__(lanes) metric_kernel(rows_view v, loss_spec loss, metric_spec m, double* partial) {
   __shared__ double shared[metric_terms * lanes];
   const loss_spec l = fixed_loss<D>(loss);
+  constexpr int U = D > 0 ? row_batch : 1;
   double acc[metric_terms] = {0.0, 0.0, 0.0, 0.0};
-  CBG_FOR_TILE_ROWS(r, v.n) {
-    double ap[D > 0 ? D : max_dims], t[metric_terms];
-    gather_approx(v.approx, v.n, l.dims, r, ap);
-    metric_row_terms(m, l, ap, v.target[r], weight_of(v.weight, r), t);
-    for (int c = 0; c < metric_terms; ++c) acc[c] += t[c];
+  for (int j0 = 0; j0 < sum_rows_per_lane; j0 += U) {
+    std::int64_t rows[row_batch];
+    batch_rows(j0, v.n, rows);
+    double t[U][metric_terms];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (rows[u] < 0) continue;
+      double ap[D > 0 ? D : max_dims];
+      gather_approx(v.approx, v.n, l.dims, rows[u], ap);
+      metric_row_terms(m, l, ap, v.target[rows[u]], weight_of(v.weight, rows[u]), t[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (rows[u] < 0) continue;
+      for (int c = 0; c < metric_terms; ++c) acc[c] += t[u][c];
+    }
   }
   fold_block<metric_terms>(acc, shared, partial + static_cast<std::int64_t>(blockIdx.x) * metric_terms);
 }
@@ -716,6 +801,10 @@ class device_backend final : public boosting_backend {
     a.weight = search_weight_.data();
     a.max_key = max_keys();
     a.partial = scratch_a_.data();
+    if (saves_derivatives()) {
+      ensure(saved_, static_cast<std::size_t>(rows()));
+      a.saved = saved_.data();
+    }
     const int tiles = tiles_of(rows());
     if (loss_.dims == 1) weak_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
     else weak_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
@@ -817,6 +906,7 @@ class device_backend final : public boosting_backend {
     point_args a = pass_args(c.leaves, c.hess_channels);
     a.scales = zero_scales;
     a.sums = leaf_sums();
+    if (saves_derivatives()) a.saved = saved_.data();  // the weak pass's, at the same approx
     zero(leaf_sums(), slots);
     launch_point(a);
     leaf_start_kernel<<<1, lanes, 0, stream()>>>(c, v, leaf_sums(), zero_scales, r.start_value, max_keys());
@@ -981,6 +1071,13 @@ class device_backend final : public boosting_backend {
     CBG_CHECK_CUDA(stream());
   }
 
+  // One-dimensional losses whose derivatives cost exponentials: the weak pass keeps each row's der
+  // and hess (16 bytes a row) for the leaf sums at the approx, which then need no math.
+  [[nodiscard]] bool saves_derivatives() const {
+    return loss_.dims == 1 && (loss_.kind == loss_kind::logloss || loss_.kind == loss_kind::cross_entropy ||
+                               loss_.kind == loss_kind::poisson || loss_.kind == loss_kind::tweedie);
+  }
+
   // The arguments every learn-set pass shares.
   point_args pass_args(int leaves, int hess_channels) {
     point_args a;
@@ -1112,6 +1209,7 @@ class device_backend final : public boosting_backend {
   device_buffer<std::uint32_t> leaf_;
   device_buffer<double> scratch_a_, scratch_b_, point_, delta_;
   device_buffer<double> leaf_block_;  // leaf estimation: status, point, leaf weights, direction, candidate
+  device_buffer<double2> saved_;      // (der, hess) per row at the approx (saves_derivatives)
   device_buffer<unsigned char> result_;
   device_buffer<float> gathered_;
   device_buffer<fixed_scale> scales_;

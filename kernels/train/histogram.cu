@@ -210,6 +210,10 @@ __device__ __forceinline__ std::size_t fast_counter_words(const histogram_plan& 
   return (static_cast<std::size_t>(p.slots_per_pass) * p.groups_per_block * 8 * bin_stride + 3) / 4 * 4;  // 16-byte aligned
 }
 
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
 // G: packed word groups (4 features each) a block adds per row it reads, so that the row's der,
 // weight and leaf are read once for 4G features (G = 1: one group per block).
 template <int G>
@@ -295,6 +299,20 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
     constexpr int unroll = 4;
     // Warp-uniform loop: the warp's first row decides, so every lane takes part in the ballots.
     for (std::int64_t base = r_begin + (threadIdx.x & ~31u); base < r_end; base += unroll * blockDim.x) {
+      if (p.prefetch) {
+        // The next round's rows into L2 while this round's adds run (no registers held).
+#pragma unroll
+        for (int k = 0; k < unroll; ++k) {
+          const std::int64_t r = base + unroll * blockDim.x + lane + static_cast<std::int64_t>(k) * blockDim.x;
+          if (r < r_end) {
+#pragma unroll
+            for (int g = 0; g < G; ++g) prefetch_l2(words[g] + r);
+            prefetch_l2(a.v.der + r);
+            prefetch_l2(a.v.weight + r);
+            if (level > 0) prefetch_l2(a.v.leaf + r);
+          }
+        }
+      }
       std::uint32_t word[unroll][G];
       std::uint32_t slot[unroll];
       float dv[unroll];
@@ -406,9 +424,10 @@ int max_shared(int device) {
 }  // namespace
 
 histogram_plan plan_histogram(const search_view& v, int level, int device, int blocks_per_sm, bool fast,
-                              int groups_per_block) {
+                              int groups_per_block, bool prefetch) {
   histogram_plan p;
   p.fast = fast && v.channels == 2;
+  p.prefetch = prefetch;
   const std::int64_t groups = (v.features + 3) / 4;
   const std::uint32_t n_slots = level == 0 ? 1u : (1u << (level - 1));
   const std::size_t per_slot_feature = static_cast<std::size_t>(v.bin_stride) * v.channels * sizeof(unsigned);

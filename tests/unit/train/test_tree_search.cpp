@@ -449,6 +449,7 @@ TEST_CASE("GPU search equals the host reference split for split and row for row"
       CAPTURE(kernel);
       tr::detail::set_fast_histograms(*ws, d.q, kernel > 0);
       tr::detail::set_histogram_groups_per_block(*ws, d.q, std::max(kernel, 1));
+      tr::detail::set_histogram_prefetch(*ws, d.q, kernel != 2);
       std::vector<std::uint32_t> gpu_leaves;
       const tr::tree_structure gpu = device_search(*ctx, c, d, *ws, p, gpu_leaves, noise);
       CAPTURE(host.splits.size(), gpu.splits.size());
@@ -474,10 +475,12 @@ TEST_CASE("GPU search: repeated runs and other launch geometries give the same t
   for (const bool fast : {true, false}) {
     tr::detail::set_fast_histograms(*ws, d.q, fast);
     for (int blocks : {4, 1, 2, 3}) {
-      for (int groups : {1, 2, 4}) {
-        CAPTURE(fast, blocks, groups);
+      for (int groups : {1, 2, 4, 0}) {
+        const bool prefetch = groups != 2;
+        CAPTURE(fast, blocks, groups, prefetch);
         tr::detail::set_histogram_blocks_per_sm(*ws, d.q, blocks);
         tr::detail::set_histogram_groups_per_block(*ws, d.q, groups);
+        tr::detail::set_histogram_prefetch(*ws, d.q, prefetch);
         std::vector<std::uint32_t> leaves;
         CHECK(device_search(*ctx, c, d, *ws, p, leaves, noise) == first);
         CHECK(leaves == first_leaves);
