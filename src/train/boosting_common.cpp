@@ -9,6 +9,7 @@
 #include "cbg/core/error.hpp"
 #include "cbg/data/column_view.hpp"
 #include "cbg/quantize/quantize_math.hpp"
+#include "cbg/train/boosting_math.hpp"
 
 namespace cbg::train {
 
@@ -204,6 +205,52 @@ leaf_result estimate_leaves_by_points(boosting_backend& b, const leaf_request& r
   }
   out.point = std::move(point);
   return out;
+}
+
+void mvs_bootstrap_host(std::vector<float>& der, std::vector<float>& weight, int dims, const bootstrap_spec& b) {
+  const auto n = static_cast<std::int64_t>(weight.size());
+  double lambda = b.mvs_reg;
+  if (!(lambda >= 0)) {
+    double l1 = 0;
+    ordered_sum_host<1>(
+        n,
+        [&](std::int64_t r, double* v) {
+          double s = 0;
+          for (int k = 0; k < dims; ++k) s += std::fabs(static_cast<double>(der[static_cast<std::size_t>(k * n + r)]));
+          v[0] = s;
+        },
+        &l1);
+    const double mean = l1 / static_cast<double>(n);
+    lambda = mean * mean;
+  }
+  const auto lam = static_cast<float>(lambda);
+  std::vector<float> c, sorted;
+  for (std::int64_t start = 0; start < n; start += mvs_block_rows) {
+    const std::int64_t m = std::min(mvs_block_rows, n - start);
+    c.resize(static_cast<std::size_t>(m));
+    for (std::int64_t j = 0; j < m; ++j) c[static_cast<std::size_t>(j)] = mvs_candidate(der.data(), n, dims, start + j, lam);
+    sorted = c;
+    std::sort(sorted.begin(), sorted.end());
+    const fixed_scale scale = fixed_scale_for(sorted.back(), m);
+    const double sample = static_cast<double>(m) * b.subsample;
+    std::int64_t fixed_sum = 0;
+    double mu = 0;
+    for (std::int64_t i = 0; i < m; ++i) {
+      const float ci = sorted[static_cast<std::size_t>(i)];
+      fixed_sum += to_fixed64(ci, scale);
+      const double s_i = from_fixed64(fixed_sum, scale);
+      if (mvs_rank_qualifies(s_i, ci, m, i, sample)) mu = mvs_threshold(s_i, m, i, sample);
+    }
+    for (std::int64_t j = 0; j < m; ++j) {
+      const std::int64_t r = start + j;
+      const double f = mvs_factor(c[static_cast<std::size_t>(j)], mu, b.key, r);
+      for (int k = 0; k < dims; ++k) {
+        float& d = der[static_cast<std::size_t>(k * n + r)];
+        d = mvs_scaled(d, f);
+      }
+      weight[static_cast<std::size_t>(r)] = mvs_scaled(weight[static_cast<std::size_t>(r)], f);
+    }
+  }
 }
 
 }  // namespace cbg::train

@@ -30,6 +30,9 @@ void check_baseline(const pool& p, const loss_spec& l);
 // target whose cumulative weight (fixed point) reaches alpha times the total.
 double quantile_of_sorted(const std::vector<float>& target, const std::vector<float>& weight,
                           double alpha);
+// MVS (boosting_math.hpp) on the host: scales the search der ([dims][n]) and weights in place.
+void mvs_bootstrap_host(std::vector<float>& der, std::vector<float>& weight, int dims, const bootstrap_spec& b);
+
 // Leaf estimation driven pass by pass through b.at_point (the host reference's estimate_leaves).
 leaf_result estimate_leaves_by_points(boosting_backend& b, const leaf_request& r);
 // The message of a derivative that is not finite (the approx overflowed).

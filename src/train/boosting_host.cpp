@@ -112,6 +112,7 @@ class host_backend final : public boosting_backend {
           }
         },
         sums);
+    if (req.bootstrap.kind == bootstrap_kind::mvs) mvs_bootstrap_host(der_, search_weight_, d, req.bootstrap);
     out.sigma_sum = sums[0];
     out.value = sums[1];
     for (std::uint32_t k : max_key) out.channel_max.push_back(float_of_key(k));

@@ -47,7 +47,7 @@ const std::set<std::string>& known_keys() {
       "leaf_estimation_backtracking", "boost_from_average", "use_best_model", "od_type", "od_wait",
       "od_pval", "early_stopping_rounds", "metric_period", "verbose", "silent", "logging_level",
       "train_dir", "allow_writing_files", "task_type", "devices", "thread_count", "name",
-      "boosting_type", "grow_policy", "target_border"};
+      "boosting_type", "grow_policy", "target_border", "mvs_reg"};
   return k;
 }
 
@@ -346,6 +346,8 @@ train_params parse_params(const std::string& json_text) {
       p.bagging_temperature = r.number_in(0, 1e300);
     } else if (key == "subsample") {
       p.subsample = r.number_in(0, 1, /*lo_open=*/true);
+    } else if (key == "mvs_reg") {
+      p.mvs_reg = r.number_in(0, 1e300);
     } else if (key == "sampling_unit") {
       (void)r.choice<int>({{"Object", 0}});
     } else if (key == "random_seed") {
@@ -632,6 +634,9 @@ std::string catboost_params_json(const resolved_params& r, const std::vector<std
   if (p.bootstrap == bootstrap_kind::bayesian) bootstrap["bagging_temperature"] = p.bagging_temperature;
   if (p.bootstrap == bootstrap_kind::bernoulli || p.bootstrap == bootstrap_kind::mvs) {
     bootstrap["subsample"] = r.subsample;
+  }
+  if (p.bootstrap == bootstrap_kind::mvs && p.mvs_reg) {
+    bootstrap["mvs_reg"] = *p.mvs_reg;
   }
   bootstrap["sampling_unit"] = "Object";
   static const char* score_names[2][2] = {{"Cosine", "L2"}, {"NewtonCosine", "NewtonL2"}};

@@ -322,6 +322,7 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     wr.bootstrap.kind = p.bootstrap;
     wr.bootstrap.bagging_temperature = p.bagging_temperature;
     wr.bootstrap.subsample = r.subsample;
+    wr.bootstrap.mvs_reg = p.mvs_reg.value_or(-1.0);
     wr.bootstrap.key = stream_key(p.random_seed, static_cast<std::uint64_t>(it));
     wr.newton_weights = p.newton_score;
     wr.want_value = r.leaf_iterations > 1;

@@ -56,6 +56,7 @@ struct bootstrap_spec {
   bootstrap_kind kind = bootstrap_kind::no;
   double bagging_temperature = 1.0;
   double subsample = 1.0;
+  double mvs_reg = -1.0;  // MVS: the lambda of the candidates; negative: (mean |der|)^2 of the iteration
   std::uint64_t key = 0;  // stream_key(seed, iteration)
 };
 

@@ -52,6 +52,7 @@ struct train_params {
   bootstrap_kind bootstrap = bootstrap_kind::bayesian;
   double bagging_temperature = 1.0;
   std::optional<double> subsample;
+  std::optional<double> mvs_reg;  // MVS: candidates sqrt(der^2 + mvs_reg); unset: (mean |der|)^2
   std::uint64_t random_seed = 0;
   // quantization
   int border_count = quantize::default_border_count;

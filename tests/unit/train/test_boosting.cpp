@@ -26,6 +26,7 @@
 #include "cbg/train/params.hpp"
 #include "cbg/train/reduce_math.hpp"
 #include "cbg/train/trainer.hpp"
+#include "src/train/boosting_common.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
 
@@ -301,6 +302,44 @@ TEST_CASE("leaf estimation steps: Newton with backtracking on a one-leaf problem
   CHECK(st.mode == tr::leaf_mode_done);
   CHECK(point[0] == 1.5);
   CHECK(weight[0] == 100.0);
+}
+
+TEST_CASE("MVS keeps about the subsample, unbiased, the largest derivatives for sure", "[train]") {
+  const std::int64_t n = 20000;  // two full blocks of 8192 and a partial one
+  std::mt19937 gen(3);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<float> der(static_cast<std::size_t>(n)), weight(static_cast<std::size_t>(n), 1.f);
+  for (float& d : der) d = normal(gen);
+  der[5] = 40.f;  // far above any threshold
+  for (const double subsample : {0.3, 0.8}) {
+    std::vector<float> d = der, w = weight;
+    tr::bootstrap_spec b;
+    b.kind = tr::bootstrap_kind::mvs;
+    b.subsample = subsample;
+    b.key = tr::stream_key(7, 1);
+    cbg::train::mvs_bootstrap_host(d, w, 1, b);
+    std::int64_t kept = 0;
+    double total = 0;
+    for (std::int64_t r = 0; r < n; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (w[i] > 0) ++kept;
+      total += w[i];
+      if (w[i] == 0.f) CHECK(d[i] == 0.f);
+      else CHECK(std::fabs(d[i] - der[i] * w[i]) <= 1e-6f * std::fabs(der[i] * w[i]));
+    }
+    CAPTURE(subsample, kept, total);
+    CHECK(std::fabs(static_cast<double>(kept) / n - subsample) < 0.02);
+    CHECK(std::fabs(total / n - 1.0) < 0.05);
+    CHECK(w[5] == 1.f);
+    // The same key gives the same weights; another key others.
+    std::vector<float> d2 = der, w2 = weight;
+    cbg::train::mvs_bootstrap_host(d2, w2, 1, b);
+    CHECK(w2 == w);
+    b.key = tr::stream_key(7, 2);
+    std::vector<float> d3 = der, w3 = weight;
+    cbg::train::mvs_bootstrap_host(d3, w3, 1, b);
+    CHECK(w3 != w);
+  }
 }
 
 // ---- parameters ---------------------------------------------------------------------------------------
@@ -583,6 +622,8 @@ TEST_CASE("GPU training equals the host reference tree for tree, byte for byte",
       {"regression", R"({"loss_function": "RMSEWithUncertainty", "iterations": 10})"},
       {"regression", R"({"loss_function": "RMSE", "iterations": 10, "score_function": "NewtonCosine",
                         "bagging_temperature": 3})"},
+      {"binary", R"({"loss_function": "Logloss", "iterations": 12, "bootstrap_type": "MVS", "subsample": 0.5})"},
+      {"regression", R"({"loss_function": "RMSE", "iterations": 10, "bootstrap_type": "MVS", "mvs_reg": 0.05})"},
   };
   for (const gpu_case& c : cases) {
     CAPTURE(c.params);
