@@ -367,12 +367,13 @@ train_params parse_params(const std::string& json_text) {
                                                  {"Forbidden", quantize::nan_mode::forbidden}});
     } else if (key == "leaf_estimation_method") {
       const std::string s = r.text();
-      if (s == "Exact" || s == "Simple") {
+      if (s == "Simple") {
         CBG_FAIL(status::not_implemented,
                  fmt::format("parameter 'leaf_estimation_method': {} is not implemented", s));
       }
       p.method = r.choice<leaf_method>({{"Newton", leaf_method::newton},
-                                        {"Gradient", leaf_method::gradient}});
+                                        {"Gradient", leaf_method::gradient},
+                                        {"Exact", leaf_method::exact}});
     } else if (key == "leaf_estimation_iterations") {
       p.leaf_iterations = static_cast<int>(r.integer(1, 1000));
     } else if (key == "leaf_estimation_backtracking") {
@@ -588,7 +589,15 @@ resolved_params resolve_params(const train_params& p, const data_facts& f) {
     default:
       break;
   }
+  // Exact (the weighted quantile of the residuals per leaf) is CatBoost's GPU choice for MAE and
+  // Quantile when boosting_type is Plain when the options are resolved: that is, when it was set.
+  if ((lk == loss_kind::mae || lk == loss_kind::quantile) && p.given.contains("boosting_type")) {
+    default_method = leaf_method::exact;
+  }
   r.method = p.method.value_or(default_method);
+  if (r.method == leaf_method::exact && lk != loss_kind::mae && lk != loss_kind::quantile) {
+    invalid("leaf_estimation_method", fmt::format("Exact is only for MAE and Quantile, not {}", p.loss_name));
+  }
   if (p.method && *p.method == leaf_method::gradient && default_method == leaf_method::newton &&
       (lk == loss_kind::multiclass || lk == loss_kind::multiclass_one_vs_all)) {
     default_iterations = 10;
@@ -682,7 +691,9 @@ std::string catboost_params_json(const resolved_params& r, const std::vector<std
         {"score_function", score_names[p.newton_score][static_cast<int>(p.score)]},
         {"grow_policy", "SymmetricTree"},
         {"bootstrap", bootstrap},
-        {"leaf_estimation_method", r.method == leaf_method::newton ? "Newton" : "Gradient"},
+        {"leaf_estimation_method", r.method == leaf_method::newton   ? "Newton"
+                                   : r.method == leaf_method::exact ? "Exact"
+                                                                    : "Gradient"},
         {"leaf_estimation_iterations", r.leaf_iterations},
         {"leaf_estimation_backtracking", backtracking_names[static_cast<int>(p.backtracking)]}}},
       {"data_processing_options",

@@ -362,7 +362,9 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     lreq.zero_scales = &zero_scales;
     lreq.bound_scales = &bound_scales;
     lreq.start_value = weak.value;
-    leaf_result leaf = b->estimate_leaves(lreq);
+    leaf_result leaf = r.method == leaf_method::exact
+                           ? b->exact_leaves(leaves, loss.alpha, zero_scales[static_cast<std::size_t>(dims)])
+                           : b->estimate_leaves(lreq);
     const std::vector<double>& point = leaf.point;
     const std::vector<double>& leaf_weight = leaf.leaf_weight;
     std::vector<double> delta(point.size());

@@ -135,6 +135,10 @@ class boosting_backend {
   // The whole leaf estimation of the last search. The host drives it pass by pass through at_point
   // (estimate_leaves_by_points); the GPU keeps it on the device (one read at the end).
   virtual leaf_result estimate_leaves(const leaf_request& r) = 0;
+  // Exact leaves (MAE/Quantile) of the last search: per leaf the smallest residual target - approx
+  // whose cumulative sample weight (ascending residuals, fixed point at weight_scale) reaches alpha
+  // times the leaf's (the last residual if none does; 0 for an empty leaf); leaf weights as sums.
+  virtual leaf_result exact_leaves(int leaves, double alpha, const fixed_scale& weight_scale) = 0;
   // approx += delta[leaf] (leaves * dims) for the learn set (leaf index of the last search) and
   // the eval set (leaves from the splits on raw values).
   virtual void apply(const std::vector<value_split>& splits, const std::vector<double>& delta) = 0;

@@ -70,6 +70,12 @@ CBG_HOST_DEVICE inline void leaf_channels(const loss_spec& l, int hess_channels,
   ch[l.dims + hess_channels] = w;
 }
 
+// The residual of Exact leaf estimation (one dimension); -0 and +0 are one value.
+CBG_HOST_DEVICE inline double exact_residual(float target, double approx) noexcept {
+  const double r = static_cast<double>(target) - approx;
+  return r == 0 ? 0.0 : r;
+}
+
 // ---- MVS (minimal variance sampling; CatBoost's GPU scheme, deterministic) -------------------------
 // The rows fall into blocks of 8192. In a block of m rows each row has a candidate
 // c = sqrt(lambda + sum_k der_k^2) (float, fused multiply-adds, as CatBoost's GPU kernel). With the

@@ -342,6 +342,44 @@ TEST_CASE("MVS keeps about the subsample, unbiased, the largest derivatives for 
   }
 }
 
+TEST_CASE("host training: Exact leaves are the weighted quantiles of the residuals", "[train]") {
+  // Depth 1 on one feature: two leaves; the first tree's leaf values are learning_rate times the
+  // alpha-quantile of (label - start) of each side, the start being the alpha-quantile of all labels.
+  auto hctx = make_context(cbg::cpu_device);
+  dataset d = make_data(2001, 4, "regression", 5, /*weights=*/false);
+  pool_fixture hp = host_pool(hctx, d, false);
+  const double alpha = 0.3;
+  const cbg::model::model m = tr::train(*hp.pool, R"({"loss_function": "Quantile:alpha=0.3", "iterations": 1,
+      "depth": 1, "leaf_estimation_method": "Exact", "learning_rate": 1.0, "random_strength": 0,
+      "bootstrap_type": "No", "boost_from_average": true})", {});
+  REQUIRE(m.tree_count() == 1);
+  const auto quantile = [alpha](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    // The smallest value whose cumulative count reaches alpha * count (unit weights are exact).
+    const double goal = alpha * static_cast<double>(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (static_cast<double>(i + 1) >= goal) return v[i];
+    }
+    return v.back();
+  };
+  std::vector<double> labels(d.label.begin(), d.label.end());
+  const double start = quantile(labels);
+  // The one split: the only feature with a border.
+  std::size_t f = 0;
+  while (f < m.float_features.size() && m.float_features[f].borders.empty()) ++f;
+  REQUIRE(f < m.float_features.size());
+  REQUIRE(m.float_features[f].borders.size() == 1);
+  const float border = m.float_features[f].borders[0];
+  const auto column = static_cast<std::size_t>(m.float_features[f].flat_index);
+  std::vector<double> left, right;
+  for (std::int64_t r = 0; r < d.rows; ++r) {
+    const double res = static_cast<double>(d.label[static_cast<std::size_t>(r)]) - start;
+    (d.x[column * static_cast<std::size_t>(d.rows) + static_cast<std::size_t>(r)] > border ? right : left).push_back(res);
+  }
+  CHECK(m.leaf_values.at(0) == quantile(left));
+  CHECK(m.leaf_values.at(1) == quantile(right));
+}
+
 // ---- parameters ---------------------------------------------------------------------------------------
 TEST_CASE("parameters: CatBoost's names, aliases, GPU defaults", "[train]") {
   const tr::train_params d = tr::parse_params("");
@@ -393,7 +431,7 @@ TEST_CASE("parameters: an unknown or invalid one is refused by name", "[train]")
   fails_with(R"({"border_count": 300})", cbg::status::invalid_argument, "'border_count'");
   fails_with(R"({"iterations": 10, "n_estimators": 10})", cbg::status::invalid_argument, "'iterations'");
   fails_with(R"({"boosting_type": "Ordered"})", cbg::status::not_implemented, "'boosting_type'");
-  fails_with(R"({"leaf_estimation_method": "Exact"})", cbg::status::not_implemented, "'leaf_estimation_method'");
+  fails_with(R"({"leaf_estimation_method": "Simple"})", cbg::status::not_implemented, "'leaf_estimation_method'");
   fails_with(R"([1, 2])", cbg::status::invalid_argument, "JSON object");
   fails_with(R"({"depth": )", cbg::status::invalid_argument, "not valid JSON");
 }
@@ -427,6 +465,13 @@ TEST_CASE("parameters: the data-dependent defaults of CatBoost's GPU mode", "[tr
   CHECK(r.learning_rate == 0.1);
   r = tr::resolve_params(tr::parse_params(R"({"loss_function": "MAE"})"), f);
   CHECK(r.method == tr::leaf_method::gradient);
+  // Exact: CatBoost's GPU choice for MAE/Quantile once boosting_type Plain is set; MAE/Quantile only.
+  r = tr::resolve_params(tr::parse_params(R"({"loss_function": "MAE", "boosting_type": "Plain"})"), f);
+  CHECK(r.method == tr::leaf_method::exact);
+  r = tr::resolve_params(tr::parse_params(R"({"loss_function": "Quantile:alpha=0.2", "leaf_estimation_method": "Exact"})"), f);
+  CHECK(r.method == tr::leaf_method::exact);
+  CHECK_THROWS_AS(tr::resolve_params(tr::parse_params(R"({"loss_function": "RMSE", "leaf_estimation_method": "Exact"})"), f),
+                  cbg::error);
   r = tr::resolve_params(tr::parse_params(R"({"loss_function": "Tweedie:variance_power=1.5"})"), f);
   CHECK(r.leaf_iterations == 20);
   f.has_eval = true;
@@ -624,6 +669,8 @@ TEST_CASE("GPU training equals the host reference tree for tree, byte for byte",
                         "bagging_temperature": 3})"},
       {"binary", R"({"loss_function": "Logloss", "iterations": 12, "bootstrap_type": "MVS", "subsample": 0.5})"},
       {"regression", R"({"loss_function": "RMSE", "iterations": 10, "bootstrap_type": "MVS", "mvs_reg": 0.05})"},
+      {"regression", R"({"loss_function": "Quantile:alpha=0.3", "iterations": 12, "leaf_estimation_method": "Exact"})"},
+      {"regression", R"({"loss_function": "MAE", "iterations": 10, "boosting_type": "Plain", "depth": 3})"},
   };
   for (const gpu_case& c : cases) {
     CAPTURE(c.params);
