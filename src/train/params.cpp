@@ -226,6 +226,7 @@ const char* bootstrap_name(bootstrap_kind k) noexcept {
     case bootstrap_kind::bernoulli: return "Bernoulli";
     case bootstrap_kind::mvs: return "MVS";
     case bootstrap_kind::no: return "No";
+    case bootstrap_kind::poisson: return "Poisson";
   }
   return "?";
 }
@@ -334,14 +335,11 @@ train_params parse_params(const std::string& json_text) {
       p.score = (s % 2 == 0) ? score_function::cosine : score_function::l2;
       p.newton_score = s >= 2;
     } else if (key == "bootstrap_type") {
-      const std::string s = r.text();
-      if (s == "Poisson") {
-        CBG_FAIL(status::not_implemented, "parameter 'bootstrap_type': Poisson is not implemented");
-      }
       p.bootstrap = r.choice<bootstrap_kind>({{"Bayesian", bootstrap_kind::bayesian},
                                               {"Bernoulli", bootstrap_kind::bernoulli},
                                               {"MVS", bootstrap_kind::mvs},
-                                              {"No", bootstrap_kind::no}});
+                                              {"No", bootstrap_kind::no},
+                                              {"Poisson", bootstrap_kind::poisson}});
     } else if (key == "bagging_temperature") {
       p.bagging_temperature = r.number_in(0, 1e300);
     } else if (key == "subsample") {
@@ -641,7 +639,8 @@ std::string catboost_params_json(const resolved_params& r, const std::vector<std
   json loss = metric_json(r.objective);
   json bootstrap{{"type", bootstrap_name(p.bootstrap)}};
   if (p.bootstrap == bootstrap_kind::bayesian) bootstrap["bagging_temperature"] = p.bagging_temperature;
-  if (p.bootstrap == bootstrap_kind::bernoulli || p.bootstrap == bootstrap_kind::mvs) {
+  if (p.bootstrap == bootstrap_kind::bernoulli || p.bootstrap == bootstrap_kind::mvs ||
+      p.bootstrap == bootstrap_kind::poisson) {
     bootstrap["subsample"] = r.subsample;
   }
   if (p.bootstrap == bootstrap_kind::mvs && p.mvs_reg) {

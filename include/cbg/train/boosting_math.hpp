@@ -25,7 +25,8 @@ CBG_HOST_DEVICE inline void gather_approx(const double* approx, std::int64_t n, 
 }
 
 // The bootstrap multiplier of row r (catboost-training.md §3.2, drawn from a counter-based stream):
-// Bayesian (-ln(U + 1e-20))^T, Bernoulli [U < subsample], No 1.
+// Bayesian (-ln(U + 1e-20))^T, Bernoulli [U < subsample], Poisson(-ln(1 - subsample)), No 1 (MVS
+// is applied after the pass, per block of rows: mvs_* below).
 CBG_HOST_DEVICE inline double bootstrap_factor(const bootstrap_spec& b, std::int64_t r) noexcept {
   switch (b.kind) {
     case bootstrap_kind::bayesian: {
@@ -35,6 +36,22 @@ CBG_HOST_DEVICE inline double bootstrap_factor(const bootstrap_spec& b, std::int
     }
     case bootstrap_kind::bernoulli:
       return draw_uniform(b.key, static_cast<std::uint64_t>(r)) < b.subsample ? 1.0 : 0.0;
+    case bootstrap_kind::poisson: {
+      // CatBoost's GPU Poisson: lambda = -ln(1 - subsample), so a row is left out with probability
+      // 1 - subsample; drawn by inversion (at most 64 steps); subsample 1: every weight 1.
+      if (!(b.subsample < 1.0)) return 1.0;
+      const double lambda = -det_log(1.0 - b.subsample);
+      const double u = draw_uniform(b.key, static_cast<std::uint64_t>(r));
+      double p = det_exp(-lambda);
+      double cdf = p;
+      int k = 0;
+      while (u >= cdf && k < 64) {
+        ++k;
+        p *= lambda / k;
+        cdf += p;
+      }
+      return static_cast<double>(k);
+    }
     case bootstrap_kind::mvs:
     case bootstrap_kind::no:
       break;

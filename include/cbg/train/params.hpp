@@ -22,7 +22,7 @@
 
 namespace cbg::train {
 
-enum class bootstrap_kind : std::uint8_t { bayesian, bernoulli, mvs, no };
+enum class bootstrap_kind : std::uint8_t { bayesian, bernoulli, mvs, no, poisson };
 enum class leaf_method : std::uint8_t { newton, gradient, exact };  // exact: MAE/Quantile only
 enum class backtracking_kind : std::uint8_t { no, any_improvement, armijo };
 enum class od_kind : std::uint8_t { none, iter, inc_to_dec };

@@ -20,6 +20,7 @@
 #include "cbg/memory/device_buffer.hpp"
 #include "cbg/model/host_evaluator.hpp"
 #include "cbg/model/io.hpp"
+#include "cbg/train/boosting_math.hpp"
 #include "cbg/train/det_math.hpp"
 #include "cbg/train/leaf_math.hpp"
 #include "cbg/train/loss.hpp"
@@ -302,6 +303,26 @@ TEST_CASE("leaf estimation steps: Newton with backtracking on a one-leaf problem
   CHECK(st.mode == tr::leaf_mode_done);
   CHECK(point[0] == 1.5);
   CHECK(weight[0] == 100.0);
+}
+
+TEST_CASE("Poisson bootstrap: a row is left out with probability 1 - subsample, mean -ln(1 - subsample)", "[train]") {
+  tr::bootstrap_spec b;
+  b.kind = tr::bootstrap_kind::poisson;
+  b.subsample = 0.66;
+  b.key = tr::stream_key(11, 4);
+  const int n = 200000;
+  int zeros = 0;
+  double total = 0;
+  for (int r = 0; r < n; ++r) {
+    const double k = tr::bootstrap_factor(b, r);
+    CHECK(k == std::floor(k));
+    if (k == 0) ++zeros;
+    total += k;
+  }
+  CHECK(std::fabs(static_cast<double>(zeros) / n - 0.34) < 0.005);
+  CHECK(std::fabs(total / n + std::log(1 - 0.66)) < 0.01);
+  b.subsample = 1.0;
+  CHECK(tr::bootstrap_factor(b, 17) == 1.0);
 }
 
 TEST_CASE("MVS keeps about the subsample, unbiased, the largest derivatives for sure", "[train]") {
@@ -668,6 +689,8 @@ TEST_CASE("GPU training equals the host reference tree for tree, byte for byte",
       {"regression", R"({"loss_function": "RMSE", "iterations": 10, "score_function": "NewtonCosine",
                         "bagging_temperature": 3})"},
       {"binary", R"({"loss_function": "Logloss", "iterations": 12, "bootstrap_type": "MVS", "subsample": 0.5})"},
+      {"binary", R"({"loss_function": "Logloss", "iterations": 10, "bootstrap_type": "Poisson", "subsample": 0.7,
+                     "leaf_estimation_iterations": 3})"},
       {"regression", R"({"loss_function": "RMSE", "iterations": 10, "bootstrap_type": "MVS", "mvs_reg": 0.05})"},
       {"regression", R"({"loss_function": "Quantile:alpha=0.3", "iterations": 12, "leaf_estimation_method": "Exact"})"},
       {"regression", R"({"loss_function": "MAE", "iterations": 10, "boosting_type": "Plain", "depth": 3})"},
