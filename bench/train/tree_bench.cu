@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
         tr::detail::set_fast_histograms(*ws, dq, true);
         tr::detail::set_histogram_blocks_per_sm(*ws, dq, 2);
         tr::detail::set_histogram_groups_per_block(*ws, dq, 0);
-        tr::detail::set_histogram_prefetch(*ws, dq, true);
+        tr::detail::set_histogram_prefetch(*ws, dq, false);
         return;
       }
       const int blocks = key % 10;
@@ -244,7 +244,7 @@ int main(int argc, char** argv) {
       const auto& plans = tr::detail::histogram_plans(*ws);
       std::printf("  key %d: %s blocks/SM %d groups/block %d prefetch %d: %.3f ms per tree (median of %d), %.1f%% of floor speed; hist grids:",
                   key, blocks > 0 ? "fast" : "simple", blocks > 0 ? blocks : -blocks,
-                  key == 0 ? 0 : (key % 100) / 10 + 1, key == 0 || key >= 100 ? 1 : 0,
+                  key == 0 ? 0 : (key % 100) / 10 + 1, key >= 100 ? 1 : 0,
                   median(times), trees, 100.0 * floor_ms / median(times));
       for (const auto& pl : plans) {
         std::printf(" [fpb %d g %d pf %d slots %d units %d chunks %d blocks %d smem %zu]", pl.features_per_block,

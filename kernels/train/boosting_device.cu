@@ -309,91 +309,75 @@ __device__ inline bool resolve_search_pass(point_args& a) {
   return false;
 }
 
-// Adds v to a 64-bit sum kept as two 32-bit shared counters (lo, hi): the carry of the low word
-// goes to the high word, so the pair holds the exact sum modulo 2^64 whatever the order.
-__device__ inline void add_split_counter(unsigned* pair, unsigned long long v) {
-  const auto lo = static_cast<unsigned>(v);
-  unsigned hi = static_cast<unsigned>(v >> 32);
-  const unsigned old = atomicAdd(pair, lo);
-  if (old + lo < old) hi += 1u;
-  if (hi != 0) atomicAdd(pair + 1, hi);
-}
-
+// One row at a time with 64-bit shared atomics: this form measured 2.66 ms for a Higgs-shape Logloss
+// leaf estimation (11 passes, H200, 2026-11-21); two rows in flight with the sums split into two
+// 32-bit counters took 3.11 ms (bench/RESULTS.md).
 template <int D>
 __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
   if (!resolve_search_pass(a)) return;
   __shared__ double shared[lanes];
   __shared__ unsigned block_max[max_channels];
-  __shared__ unsigned block_sums[2 * shared_sum_slots];  // per slot: low and high 32 bits
+  __shared__ unsigned long long block_sums[shared_sum_slots];
   __shared__ fixed_scale scales[max_channels];
-  constexpr int CH = D > 0 ? D + D + 1 : max_channels;
-  constexpr int U = D > 0 ? row_batch : 1;
   const loss_spec l = fixed_loss<D>(a.loss);
   const int channels = l.dims + a.hess_channels + 1;
   const int slots = a.leaves * channels;
   const bool shared_sums = a.scales != nullptr && slots <= shared_sum_slots;
-  const bool want_channels = a.scales != nullptr || a.want_max;
   for (int c = static_cast<int>(threadIdx.x); c < channels; c += lanes) {
     block_max[c] = 0;
     if (a.scales != nullptr) scales[c] = a.scales[c];
   }
   if (shared_sums) {
-    for (int s = static_cast<int>(threadIdx.x); s < 2 * slots; s += lanes) block_sums[s] = 0;
+    for (int s = static_cast<int>(threadIdx.x); s < slots; s += lanes) block_sums[s] = 0;
   }
   __syncthreads();
   double acc[1] = {0.0};
-  for (int j0 = 0; j0 < sum_rows_per_lane; j0 += U) {
-    std::int64_t rows[row_batch];
-    batch_rows(j0, a.v.n, rows);
-    double value[U], ch[U][CH];
-    std::uint32_t leaf[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const std::int64_t r = rows[u];
-      if (r < 0) continue;
-      double ap[D > 0 ? D : max_dims], der[D > 0 ? D : max_dims];
-      double hess[D > 0 ? D : max_hessian];
-      leaf[u] = a.leaf[r];
-      gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
-      if (a.point != nullptr) {
-        for (int k = 0; k < l.dims; ++k) ap[k] += a.point[static_cast<std::int64_t>(leaf[u]) * l.dims + k];
-      }
-      const double w = weight_of(a.v.weight, r);
-      value[u] = 0.0;
-      if constexpr (D == 1) {
-        if (a.saved != nullptr && !a.want_value) {
-          const double2 dh = a.saved[r];
-          der[0] = dh.x;
-          hess[0] = dh.y;
-          leaf_channels(l, a.hess_channels, der, hess, w, ch[u]);
-          continue;
+  CBG_FOR_TILE_ROWS(r, a.v.n) {
+    double ap[D > 0 ? D : max_dims], der[D > 0 ? D : max_dims];
+    double hess[D > 0 ? D : max_hessian];
+    const std::uint32_t leaf = a.leaf[r];
+    const double w = weight_of(a.v.weight, r);
+    if constexpr (D == 1) {
+      if (a.saved != nullptr && a.point == nullptr && !a.want_value) {
+        // The sums at the approx: the weak pass's der and hess, no math.
+        const double2 dh = a.saved[r];
+        der[0] = dh.x;
+        hess[0] = dh.y;
+        double ch[D + D + 1];
+        leaf_channels(l, a.hess_channels, der, hess, w, ch);
+        for (int c = 0; c < channels; ++c) {
+          if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
+          if (a.scales != nullptr) {
+            const auto v = static_cast<unsigned long long>(to_fixed64(ch[c], scales[c]));
+            atomicAdd(shared_sums ? &block_sums[leaf * channels + c] : &a.sums[static_cast<std::int64_t>(leaf) * channels + c], v);
+          }
         }
-      }
-      const float t = a.v.target[r];
-      if (!want_channels) {
-        if (a.want_value) value[u] = -w * point_loss(l, ap, t);
         continue;
       }
-      if (a.want_value) {
-        value[u] = -w * point_loss_and_derivatives(l, ap, t, w, der, hess);
-      } else {
-        point_derivatives(l, ap, t, w, der, hess);
-      }
-      leaf_channels(l, a.hess_channels, der, hess, w, ch[u]);
     }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if (rows[u] < 0) continue;
-      if (a.want_value) acc[0] += value[u];
-      if (!want_channels) continue;
-      for (int c = 0; c < channels; ++c) {
-        if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[u][c])));
-        if (a.scales != nullptr) {
-          const auto v = static_cast<unsigned long long>(to_fixed64(ch[u][c], scales[c]));
-          const std::int64_t slot = static_cast<std::int64_t>(leaf[u]) * channels + c;
-          if (shared_sums) add_split_counter(&block_sums[2 * slot], v);
-          else atomicAdd(&a.sums[slot], v);
-        }
+    gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
+    if (a.point != nullptr) {
+      for (int k = 0; k < l.dims; ++k) ap[k] += a.point[static_cast<std::int64_t>(leaf) * l.dims + k];
+    }
+    const float t = a.v.target[r];
+    if (a.scales == nullptr && !a.want_max) {
+      if (a.want_value) acc[0] += -w * point_loss(l, ap, t);
+      continue;
+    }
+    if (a.want_value) {
+      acc[0] += -w * point_loss_and_derivatives(l, ap, t, w, der, hess);
+    } else {
+      point_derivatives(l, ap, t, w, der, hess);
+    }
+    double ch[D > 0 ? D + D + 1 : max_channels];
+    leaf_channels(l, a.hess_channels, der, hess, w, ch);
+    for (int c = 0; c < channels; ++c) {
+      if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
+      if (a.scales != nullptr) {
+        const auto v = static_cast<unsigned long long>(to_fixed64(ch[c], scales[c]));
+        unsigned long long* slot = shared_sums ? &block_sums[leaf * channels + c]
+                                               : &a.sums[static_cast<std::int64_t>(leaf) * channels + c];
+        atomicAdd(slot, v);
       }
     }
   }
@@ -403,9 +387,7 @@ __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
   }
   if (shared_sums) {
     for (int s = static_cast<int>(threadIdx.x); s < slots; s += lanes) {
-      const unsigned long long total =
-          (static_cast<unsigned long long>(block_sums[2 * s + 1]) << 32) | block_sums[2 * s];
-      if (total != 0) atomicAdd(&a.sums[s], total);
+      if (block_sums[s] != 0) atomicAdd(&a.sums[s], block_sums[s]);
     }
   }
   if (a.want_value) fold_block<1>(acc, shared, a.partial + blockIdx.x);

@@ -43,7 +43,9 @@ class device_search_workspace {
   // Epsilon-shape 8.32 against 9.10 ms per tree; 1 for Higgs-shape: 3.56 against 3.75 ms;
   // cbgpu-tree-bench, H200, 2026-11-21).
   int groups_per_block = 0;
-  bool prefetch = true;  // histogram_fast: L2 prefetch of the next round's rows
+  // histogram_fast: L2 prefetch of the next round's rows. Off: it made the search slower (Higgs-shape
+  // 4.17 against 3.59 ms, Epsilon-shape 8.99 against 8.36 ms per tree; same bench and run).
+  bool prefetch = false;
   // Profiling (benchmarks): an event after every stage of the last search.
   bool profiling = false;
   std::vector<std::string> stage_names;
