@@ -203,11 +203,28 @@ int main(int argc, char** argv) {
                 level0 / 1e9, floor_ms);
 
     // Geometries: blocks per SM (fast histogram kernel), and the simple kernel (key -2).
+    // Key: blocks per SM (negative: the simple kernel) + 10 * (groups per block - 1) + 100 * L2 prefetch;
+    // 0: the library's default.
     std::map<int, double> per_geometry;
     tr::tree_structure structure;
-    for (int blocks : {2, 1, 3, 4, -2}) {
+    const auto set_geometry = [&](int key) {
+      if (key == 0) {
+        tr::detail::set_fast_histograms(*ws, dq, true);
+        tr::detail::set_histogram_blocks_per_sm(*ws, dq, 2);
+        tr::detail::set_histogram_groups_per_block(*ws, dq, 0);
+        tr::detail::set_histogram_prefetch(*ws, dq, false);
+        return;
+      }
+      const int blocks = key % 10;
+      const int groups = (key % 100) / 10 + 1;
       tr::detail::set_fast_histograms(*ws, dq, blocks > 0);
       tr::detail::set_histogram_blocks_per_sm(*ws, dq, blocks > 0 ? blocks : -blocks);
+      tr::detail::set_histogram_groups_per_block(*ws, dq, groups);
+      tr::detail::set_histogram_prefetch(*ws, dq, key >= 100);
+    };
+    for (int key : {0, 2, 102, 1, 101, -2, 12, 112, 32, 132, 31, 131}) {
+      set_geometry(key);
+      const int blocks = key == 0 ? 2 : key % 10;
       std::vector<double> times;
       cudaEvent_t a, b;
       BENCH_CHECK(cudaEventCreate(&a));
@@ -223,13 +240,15 @@ int main(int argc, char** argv) {
       }
       BENCH_CHECK(cudaEventDestroy(a));
       BENCH_CHECK(cudaEventDestroy(b));
-      per_geometry[blocks] = median(times);
+      per_geometry[key] = median(times);
       const auto& plans = tr::detail::histogram_plans(*ws);
-      std::printf("  %s blocks/SM %d: %.3f ms per tree (median of %d), %.1f%% of floor speed; hist grids:",
-                  blocks > 0 ? "fast" : "simple", blocks > 0 ? blocks : -blocks,
+      std::printf("  key %d: %s blocks/SM %d groups/block %d prefetch %d: %.3f ms per tree (median of %d), %.1f%% of floor speed; hist grids:",
+                  key, blocks > 0 ? "fast" : "simple", blocks > 0 ? blocks : -blocks,
+                  key == 0 ? 0 : (key % 100) / 10 + 1, key >= 100 ? 1 : 0,
                   median(times), trees, 100.0 * floor_ms / median(times));
       for (const auto& pl : plans) {
-        std::printf(" [fpb %d slots %d units %d chunks %d blocks %d smem %zu]", pl.features_per_block,
+        std::printf(" [fpb %d g %d pf %d slots %d units %d chunks %d blocks %d smem %zu]", pl.features_per_block,
+                    pl.groups_per_block, pl.prefetch ? 1 : 0,
                     pl.slots_per_pass, pl.units, pl.row_chunks, pl.blocks, pl.shared_bytes);
       }
       std::printf("\n");
@@ -238,8 +257,7 @@ int main(int argc, char** argv) {
     for (const auto& [k, v] : per_geometry) {
       if (v < per_geometry[best_blocks]) best_blocks = k;
     }
-    tr::detail::set_fast_histograms(*ws, dq, best_blocks > 0);
-    tr::detail::set_histogram_blocks_per_sm(*ws, dq, best_blocks > 0 ? best_blocks : -best_blocks);
+    set_geometry(best_blocks);
     // One profiled tree: each stage's time on the GPU timeline.
     tr::detail::set_search_profiling(*ws, true);
     std::map<std::string, double> by_kind;

@@ -9,6 +9,8 @@
 //  * AUC and the weighted quantile through CUB's (stable, deterministic) radix sort, scans and
 //    reductions over integers.
 // Only scalars, per-leaf sums (leaves x channels) and per-split border values come back to the host.
+#include <cub/block/block_radix_sort.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
@@ -16,9 +18,13 @@
 #include <cuda/std/functional>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-
+#include <map>
 #include <string>
+#include <utility>
 
 #include "kernels/common/cccl.cuh"
 
@@ -190,32 +196,65 @@ struct weak_args {
   float* weight = nullptr;  // [n], bootstrapped
   unsigned* max_key = nullptr;
   double* partial = nullptr;  // [tiles][2]
+  double2* saved = nullptr;   // one dimension: (der, hess) of each row at the approx, or null
 };
+
+// Rows a lane works on at once (independent FP64 chains in flight); their results are added in row
+// order, so the ordered sums are those of the one-row loop.
+constexpr int row_batch = 2;
+
+// Rows j0 .. j0 + row_batch - 1 of the lane in its tile (r = tile * 4096 + j * 256 + lane), or -1.
+__device__ inline void batch_rows(int j0, std::int64_t n, std::int64_t (&r)[row_batch]) {
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * sum_tile + threadIdx.x;
+#pragma unroll
+  for (int u = 0; u < row_batch; ++u) {
+    const std::int64_t row = first + static_cast<std::int64_t>(j0 + u) * lanes;
+    r[u] = j0 + u < sum_rows_per_lane && row < n ? row : -1;
+  }
+}
 
 template <int D>
 __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
   __shared__ double shared[2 * lanes];
   __shared__ unsigned block_max[max_channels];
+  constexpr int CH = D > 0 ? D + D + 1 : max_channels;
+  constexpr int U = D > 0 ? row_batch : 1;
   const loss_spec l = fixed_loss<D>(a.loss);
   const int channels = l.dims + a.req.hess_channels + 1;
   for (int c = static_cast<int>(threadIdx.x); c < channels; c += lanes) block_max[c] = 0;
   __syncthreads();
   double acc[2] = {0.0, 0.0};
-  CBG_FOR_TILE_ROWS(r, a.v.n) {
-    double ap[D > 0 ? D : max_dims], der[D > 0 ? D : max_dims];
-    double hess[D > 0 ? D : max_hessian];
-    gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
-    const double w = weight_of(a.v.weight, r);
-    const float t = a.v.target[r];
-    point_derivatives(l, ap, t, w, der, hess);
-    const weak_row row = weak_row_values(l, a.req, der, hess, w, bootstrap_factor(a.req.bootstrap, r));
-    for (int k = 0; k < l.dims; ++k) a.der[k * a.v.n + r] = row.der[k];
-    a.weight[r] = row.weight;
-    acc[0] += row.sigma;
-    acc[1] += a.req.want_value ? -w * point_loss(l, ap, t) : 0.0;
-    double ch[D > 0 ? D + D + 1 : max_channels];
-    leaf_channels(l, a.req.hess_channels, der, hess, w, ch);
-    for (int c = 0; c < channels; ++c) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
+  for (int j0 = 0; j0 < sum_rows_per_lane; j0 += U) {
+    std::int64_t rows[row_batch];
+    batch_rows(j0, a.v.n, rows);
+    double sigma[U], value[U], ch[U][CH];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t r = rows[u];
+      if (r < 0) continue;
+      double ap[D > 0 ? D : max_dims], der[D > 0 ? D : max_dims];
+      double hess[D > 0 ? D : max_hessian];
+      gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
+      const double w = weight_of(a.v.weight, r);
+      const float t = a.v.target[r];
+      value[u] = a.req.want_value ? -w * point_loss_and_derivatives(l, ap, t, w, der, hess) : 0.0;
+      if (!a.req.want_value) point_derivatives(l, ap, t, w, der, hess);
+      const weak_row row = weak_row_values(l, a.req, der, hess, w, bootstrap_factor(a.req.bootstrap, r));
+      for (int k = 0; k < l.dims; ++k) a.der[k * a.v.n + r] = row.der[k];
+      a.weight[r] = row.weight;
+      if constexpr (D == 1) {
+        if (a.saved != nullptr) a.saved[r] = make_double2(der[0], hess[0]);
+      }
+      sigma[u] = row.sigma;
+      leaf_channels(l, a.req.hess_channels, der, hess, w, ch[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (rows[u] < 0) continue;
+      acc[0] += sigma[u];
+      acc[1] += value[u];
+      for (int c = 0; c < channels; ++c) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[u][c])));
+    }
   }
   __syncthreads();
   for (int c = static_cast<int>(threadIdx.x); c < channels; c += lanes) atomicMax(&a.max_key[c], block_max[c]);
@@ -238,10 +277,44 @@ struct point_args {
   unsigned long long* sums = nullptr;       // [leaves][channels]
   unsigned* max_key = nullptr;
   double* partial = nullptr;                // [tiles]
+  // Leaf estimation on the device: when set, the pass is the one the search's mode asks for (and
+  // none once it is done); point, scales and the wants above are taken from here.
+  const leaf_search_status* search = nullptr;
+  const double* search_candidate = nullptr;
+  const double* search_point = nullptr;
+  const fixed_scale* candidate_scales = nullptr;  // bounded losses: the static scales; else null
+  const fixed_scale* sums_scales = nullptr;       // mode sums: the scales from the maxima
+  bool candidate_value = false;                   // backtracking: the candidate's function value
+  const double2* saved = nullptr;  // one dimension, no point: der and hess at the approx (weak pass)
 };
 
+// The pass a leaf search asks for (block-uniform); false when it is done.
+__device__ inline bool resolve_search_pass(point_args& a) {
+  if (a.search == nullptr) return true;
+  const std::int32_t mode = a.search->mode;
+  if (mode == leaf_mode_candidate) {
+    a.point = a.search_candidate;
+    a.want_value = a.candidate_value;
+    a.scales = a.candidate_scales;
+    a.want_max = a.candidate_scales == nullptr;
+    return true;
+  }
+  if (mode == leaf_mode_sums) {
+    a.point = a.search_point;
+    a.want_value = false;
+    a.want_max = false;
+    a.scales = a.sums_scales;
+    return true;
+  }
+  return false;
+}
+
+// One row at a time with 64-bit shared atomics: this form measured 2.66 ms for a Higgs-shape Logloss
+// leaf estimation (11 passes, H200, 2026-11-21); two rows in flight with the sums split into two
+// 32-bit counters took 3.11 ms (bench/RESULTS.md).
 template <int D>
 __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
+  if (!resolve_search_pass(a)) return;
   __shared__ double shared[lanes];
   __shared__ unsigned block_max[max_channels];
   __shared__ unsigned long long block_sums[shared_sum_slots];
@@ -263,15 +336,39 @@ __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
     double ap[D > 0 ? D : max_dims], der[D > 0 ? D : max_dims];
     double hess[D > 0 ? D : max_hessian];
     const std::uint32_t leaf = a.leaf[r];
+    const double w = weight_of(a.v.weight, r);
+    if constexpr (D == 1) {
+      if (a.saved != nullptr && a.point == nullptr && !a.want_value) {
+        // The sums at the approx: the weak pass's der and hess, no math.
+        const double2 dh = a.saved[r];
+        der[0] = dh.x;
+        hess[0] = dh.y;
+        double ch[D + D + 1];
+        leaf_channels(l, a.hess_channels, der, hess, w, ch);
+        for (int c = 0; c < channels; ++c) {
+          if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
+          if (a.scales != nullptr) {
+            const auto v = static_cast<unsigned long long>(to_fixed64(ch[c], scales[c]));
+            atomicAdd(shared_sums ? &block_sums[leaf * channels + c] : &a.sums[static_cast<std::int64_t>(leaf) * channels + c], v);
+          }
+        }
+        continue;
+      }
+    }
     gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
     if (a.point != nullptr) {
       for (int k = 0; k < l.dims; ++k) ap[k] += a.point[static_cast<std::int64_t>(leaf) * l.dims + k];
     }
-    const double w = weight_of(a.v.weight, r);
     const float t = a.v.target[r];
-    if (a.want_value) acc[0] += -w * point_loss(l, ap, t);
-    if (a.scales == nullptr && !a.want_max) continue;
-    point_derivatives(l, ap, t, w, der, hess);
+    if (a.scales == nullptr && !a.want_max) {
+      if (a.want_value) acc[0] += -w * point_loss(l, ap, t);
+      continue;
+    }
+    if (a.want_value) {
+      acc[0] += -w * point_loss_and_derivatives(l, ap, t, w, der, hess);
+    } else {
+      point_derivatives(l, ap, t, w, der, hess);
+    }
     double ch[D > 0 ? D + D + 1 : max_channels];
     leaf_channels(l, a.hess_channels, der, hess, w, ch);
     for (int c = 0; c < channels; ++c) {
@@ -294,6 +391,213 @@ __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
     }
   }
   if (a.want_value) fold_block<1>(acc, shared, a.partial + blockIdx.x);
+}
+
+// ---- MVS (boosting_math.hpp) ------------------------------------------------------------------------------
+// The ordered sum over rows of sum_k |der_k| (the default lambda).
+__global__ void __launch_bounds__(lanes) mvs_l1_kernel(const float* der, std::int64_t n, int dims, double* partial) {
+  __shared__ double shared[lanes];
+  double acc[1] = {0.0};
+  CBG_FOR_TILE_ROWS(r, n) {
+    double s = 0;
+    for (int k = 0; k < dims; ++k) s += fabs(static_cast<double>(der[k * n + r]));
+    acc[0] += s;
+  }
+  fold_block<1>(acc, shared, partial + blockIdx.x);
+}
+
+constexpr int mvs_threads = 512;
+constexpr int mvs_items = 16;
+static_assert(static_cast<std::int64_t>(mvs_threads) * mvs_items == mvs_block_rows);
+
+// One block of 8192 rows: sorted candidates (blocked ranks), exact prefix sums, the threshold, then
+// every row's multiplier in place.
+__global__ void __launch_bounds__(mvs_threads) mvs_kernel(float* der, float* weight, std::int64_t n, int dims,
+                                                          float lambda, double subsample, std::uint64_t key) {
+  using sort_t = cub::BlockRadixSort<float, mvs_threads, mvs_items>;
+  using scan_t = cub::BlockScan<long long, mvs_threads>;
+  __shared__ union {
+    typename sort_t::TempStorage sort;
+    typename scan_t::TempStorage scan;
+  } temp;
+  __shared__ fixed_scale scale;
+  __shared__ int best;
+  __shared__ double mu;
+  const std::int64_t start = static_cast<std::int64_t>(blockIdx.x) * mvs_block_rows;
+  const std::int64_t m = min(mvs_block_rows, n - start);
+  const int t = static_cast<int>(threadIdx.x);
+  float c[mvs_items];
+#pragma unroll
+  for (int k = 0; k < mvs_items; ++k) {
+    const std::int64_t j = static_cast<std::int64_t>(t) * mvs_items + k;
+    c[k] = j < m ? mvs_candidate(der, n, dims, start + j, lambda) : __int_as_float(0x7f800000);
+  }
+  if (t == 0) {
+    best = -1;
+    mu = 0.0;
+  }
+  sort_t(temp.sort).Sort(c);
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < mvs_items; ++k) {
+    if (static_cast<std::int64_t>(t) * mvs_items + k == m - 1) scale = fixed_scale_for(c[k], m);
+  }
+  __syncthreads();
+  long long fx[mvs_items];
+#pragma unroll
+  for (int k = 0; k < mvs_items; ++k) {
+    fx[k] = static_cast<std::int64_t>(t) * mvs_items + k < m ? static_cast<long long>(to_fixed64(c[k], scale)) : 0ll;
+  }
+  scan_t(temp.scan).InclusiveSum(fx, fx);
+  const double sample = static_cast<double>(m) * subsample;
+  int mine = -1;
+#pragma unroll
+  for (int k = 0; k < mvs_items; ++k) {
+    const std::int64_t i = static_cast<std::int64_t>(t) * mvs_items + k;
+    if (i < m && mvs_rank_qualifies(from_fixed64(fx[k], scale), c[k], m, i, sample)) mine = static_cast<int>(i);
+  }
+  if (mine >= 0) atomicMax(&best, mine);
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < mvs_items; ++k) {
+    if (best >= 0 && t * mvs_items + k == best) mu = mvs_threshold(from_fixed64(fx[k], scale), m, best, sample);
+  }
+  __syncthreads();
+  const double threshold = mu;
+  for (std::int64_t j = t; j < m; j += mvs_threads) {
+    const std::int64_t r = start + j;
+    const double f = mvs_factor(mvs_candidate(der, n, dims, r, lambda), threshold, key, r);
+    for (int k = 0; k < dims; ++k) der[k * n + r] = mvs_scaled(der[k * n + r], f);
+    weight[r] = mvs_scaled(weight[r], f);
+  }
+}
+
+// ---- Exact leaves (MAE/Quantile) -------------------------------------------------------------------------
+// Rows sorted by residual, then (stably) by leaf; fixed-point weight sums per leaf segment.
+__global__ void exact_keys_kernel(const double* approx, const float* target, const float* w, const std::uint32_t* leaf,
+                                  std::int64_t n, unsigned long long* key, uint2* value) {
+  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < n;
+       r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    key[r] = order_key(exact_residual(target[r], approx[r]));
+    value[r] = make_uint2(leaf[r], __float_as_uint(w == nullptr ? 1.0f : w[r]));
+  }
+}
+
+__global__ void exact_regroup_kernel(const unsigned long long* key, const uint2* value, std::int64_t n,
+                                     std::uint32_t* leaf, ulonglong2* residual_weight) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    leaf[i] = value[i].x;
+    residual_weight[i] = make_ulonglong2(key[i], value[i].y);
+  }
+}
+
+__global__ void exact_fixed_kernel(const ulonglong2* residual_weight, std::int64_t n, fixed_scale s, long long* out) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    out[i] = to_fixed64(static_cast<double>(__uint_as_float(static_cast<unsigned>(residual_weight[i].y))), s);
+  }
+}
+
+// Per leaf: the segment's total (its last cumulative sum) and last index.
+__global__ void exact_totals_kernel(const std::uint32_t* leaf, const long long* cum, std::int64_t n, long long* total,
+                                    unsigned long long* last) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    if (i + 1 == n || leaf[i + 1] != leaf[i]) {
+      total[leaf[i]] = cum[i];
+      last[leaf[i]] = static_cast<unsigned long long>(i);
+    }
+  }
+}
+
+__global__ void exact_first_kernel(const std::uint32_t* leaf, const long long* cum, const long long* total,
+                                   std::int64_t n, fixed_scale s, double alpha, unsigned long long* first) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::uint32_t l = leaf[i];
+    if (from_fixed64(cum[i], s) >= alpha * from_fixed64(total[l], s)) atomicMin(&first[l], static_cast<unsigned long long>(i));
+  }
+}
+
+// out: [leaves] values then [leaves] weights.
+__global__ void exact_values_kernel(const ulonglong2* residual_weight, const long long* total,
+                                    const unsigned long long* first, const unsigned long long* last, int leaves,
+                                    fixed_scale s, double* out) {
+  for (int l = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); l < leaves; l += static_cast<int>(gridDim.x * blockDim.x)) {
+    double value = 0.0;
+    if (last[l] != ~0ull) value = key_value(residual_weight[first[l] != ~0ull ? first[l] : last[l]].x);
+    out[l] = value;
+    out[leaves + l] = from_fixed64(total[l], s);
+  }
+}
+
+// ---- leaf estimation on the device (leaf_math.hpp) ----------------------------------------------------
+// Zeroes what the next pass adds into: the leaf sums and the channel maxima (when the search goes on).
+__device__ inline void clear_for_next_pass(const leaf_search_config& c, const leaf_search_view& v,
+                                           unsigned long long* sums, unsigned* max_key) {
+  if (v.status->mode == leaf_mode_done) return;
+  const int t = static_cast<int>(threadIdx.x);
+  const std::int64_t slots = static_cast<std::int64_t>(c.leaves) * c.channels();
+  for (std::int64_t i = t; i < slots; i += lanes) sums[i] = 0;
+  for (int i = t; i < c.channels(); i += lanes) max_key[i] = 0;
+}
+
+// After the pass at the approx: point 0, leaf weights, the first direction, gdir, the candidate.
+__global__ void __launch_bounds__(lanes) leaf_start_kernel(leaf_search_config c, leaf_search_view v,
+                                                           unsigned long long* sums, const fixed_scale* scales,
+                                                           double value, unsigned* max_key) {
+  __shared__ int go;
+  const int t = static_cast<int>(threadIdx.x);
+  const auto* s = reinterpret_cast<const std::int64_t*>(sums);
+  leaf_zero_point(c, v, t, lanes);
+  leaf_directions(c, v, s, scales, true, t, lanes);
+  __syncthreads();
+  if (t == 0) {
+    leaf_start(v, value);
+    go = leaf_begin_direction(c, v, s, scales) ? 1 : 0;
+  }
+  __syncthreads();
+  if (go != 0) leaf_candidate(c, v, v.status->step, t, lanes);
+  __syncthreads();
+  clear_for_next_pass(c, v, sums, max_key);
+}
+
+// After a pass of the search: the decision, the next direction and candidate (one block).
+__global__ void __launch_bounds__(lanes) leaf_decide_kernel(leaf_search_config c, leaf_search_view v,
+                                                            unsigned long long* sums, const double* value,
+                                                            const fixed_scale* bound_scales, unsigned* max_key) {
+  __shared__ int prev;
+  __shared__ int go;
+  __shared__ int accept;
+  __shared__ int directions;
+  const int t = static_cast<int>(threadIdx.x);
+  if (t == 0) prev = v.status->mode;
+  __syncthreads();
+  if (prev == leaf_mode_done) return;
+  const auto* s = reinterpret_cast<const std::int64_t*>(sums);
+  if (prev == leaf_mode_candidate) {
+    if (t == 0) {
+      const leaf_next next = leaf_after_candidate(c, v, c.backtracking != 0 ? *value : 0.0);
+      if (v.status->mode == leaf_mode_sums) leaf_scales_from_max(c, v, max_key);
+      accept = next.accept ? 1 : 0;
+      directions = next.directions ? 1 : 0;
+      go = next.candidate ? 1 : 0;
+    }
+    __syncthreads();
+    if (accept != 0) leaf_accept(c, v, t, lanes);
+    if (directions != 0) leaf_directions(c, v, s, bound_scales, false, t, lanes);
+    __syncthreads();
+    if (t == 0 && directions != 0) go = leaf_begin_direction(c, v, s, bound_scales) ? 1 : 0;
+  } else {
+    leaf_directions(c, v, s, v.scales, false, t, lanes);
+    __syncthreads();
+    if (t == 0) go = leaf_begin_direction(c, v, s, v.scales) ? 1 : 0;
+  }
+  __syncthreads();
+  if (go != 0) leaf_candidate(c, v, v.status->step, t, lanes);
+  __syncthreads();
+  clear_for_next_pass(c, v, sums, max_key);
 }
 
 __global__ void apply_learn_kernel(double* approx, std::int64_t n, int dims, const std::uint32_t* leaf,
@@ -327,12 +631,24 @@ template <int D>
 __global__ void __launch_bounds__(lanes) metric_kernel(rows_view v, loss_spec loss, metric_spec m, double* partial) {
   __shared__ double shared[metric_terms * lanes];
   const loss_spec l = fixed_loss<D>(loss);
+  constexpr int U = D > 0 ? row_batch : 1;
   double acc[metric_terms] = {0.0, 0.0, 0.0, 0.0};
-  CBG_FOR_TILE_ROWS(r, v.n) {
-    double ap[D > 0 ? D : max_dims], t[metric_terms];
-    gather_approx(v.approx, v.n, l.dims, r, ap);
-    metric_row_terms(m, l, ap, v.target[r], weight_of(v.weight, r), t);
-    for (int c = 0; c < metric_terms; ++c) acc[c] += t[c];
+  for (int j0 = 0; j0 < sum_rows_per_lane; j0 += U) {
+    std::int64_t rows[row_batch];
+    batch_rows(j0, v.n, rows);
+    double t[U][metric_terms];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (rows[u] < 0) continue;
+      double ap[D > 0 ? D : max_dims];
+      gather_approx(v.approx, v.n, l.dims, rows[u], ap);
+      metric_row_terms(m, l, ap, v.target[rows[u]], weight_of(v.weight, rows[u]), t[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (rows[u] < 0) continue;
+      for (int c = 0; c < metric_terms; ++c) acc[c] += t[u][c];
+    }
   }
   fold_block<metric_terms>(acc, shared, partial + static_cast<std::int64_t>(blockIdx.x) * metric_terms);
 }
@@ -402,6 +718,62 @@ int grid_of(std::int64_t n, int threads = 256) {
 }
 int tiles_of(std::int64_t n) { return static_cast<int>(std::max<std::int64_t>(1, sum_tiles_of(n))); }
 
+// Benchmark aid: with CBGPU_BOOSTING_PROFILE=<file>, every backend call waits for its work and adds
+// its wall time to a per-call total; the totals are appended to <file> as one JSON line when the
+// backend goes away (training is then slower by the waits; off by default).
+class call_profile {
+ public:
+  call_profile() {
+    const char* path = std::getenv("CBGPU_BOOSTING_PROFILE");
+    if (path != nullptr && *path != 0) path_ = path;
+  }
+  ~call_profile() {
+    if (path_.empty() || totals_.empty()) return;
+    std::FILE* f = std::fopen(path_.c_str(), "a");
+    if (f == nullptr) return;
+    std::fprintf(f, "{\"boosting_profile\": {");
+    bool first = true;
+    for (const auto& [name, t] : totals_) {
+      std::fprintf(f, "%s\"%s\": {\"ms\": %.4f, \"calls\": %d}", first ? "" : ", ", name.c_str(), t.first, t.second);
+      first = false;
+    }
+    std::fprintf(f, "}}\n");
+    std::fclose(f);
+  }
+  call_profile(const call_profile&) = delete;
+  call_profile& operator=(const call_profile&) = delete;
+  [[nodiscard]] bool on() const { return !path_.empty(); }
+  void add(const char* name, double ms) {
+    auto& t = totals_[name];
+    t.first += ms;
+    t.second += 1;
+  }
+
+ private:
+  std::string path_;
+  std::map<std::string, std::pair<double, int>> totals_;
+};
+
+// Times one backend call when profiling (waits for the stream at the end).
+class call_timer {
+ public:
+  call_timer(call_profile& p, cudaStream_t s, const char* name)
+      : p_(p), s_(s), name_(name), start_(std::chrono::steady_clock::now()) {}
+  ~call_timer() {
+    if (!p_.on()) return;
+    if (cudaStreamSynchronize(s_) != cudaSuccess) return;
+    p_.add(name_, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count());
+  }
+  call_timer(const call_timer&) = delete;
+  call_timer& operator=(const call_timer&) = delete;
+
+ private:
+  call_profile& p_;
+  cudaStream_t s_;
+  const char* name_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 // ---- the backend -------------------------------------------------------------------------------------
 class device_backend final : public boosting_backend {
  public:
@@ -439,6 +811,7 @@ class device_backend final : public boosting_backend {
   [[nodiscard]] const std::vector<std::uint8_t>& nan_modes() const override { return modes_; }
 
   [[nodiscard]] std::vector<float> split_borders(const std::vector<split>& splits) override {
+    const call_timer timer(profile_, stream(), "split_borders");
     std::vector<float> out(splits.size());
     if (splits.empty()) return out;
     border_gather g;
@@ -540,6 +913,7 @@ class device_backend final : public boosting_backend {
   }
 
   weak_result weak_target(const weak_request& req) override {
+    const call_timer timer(profile_, stream(), "weak_target");
     const int channels = loss_.dims + req.hess_channels + 1;
     zero(max_keys(), static_cast<std::size_t>(channels));
     weak_args a;
@@ -550,6 +924,10 @@ class device_backend final : public boosting_backend {
     a.weight = search_weight_.data();
     a.max_key = max_keys();
     a.partial = scratch_a_.data();
+    if (saves_derivatives()) {
+      ensure(saved_, static_cast<std::size_t>(rows()));
+      a.saved = saved_.data();
+    }
     const int tiles = tiles_of(rows());
     if (loss_.dims == 1) weak_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
     else weak_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
@@ -560,10 +938,12 @@ class device_backend final : public boosting_backend {
     std::memcpy(&out.sigma_sum, r.data() + result_sums_at, sizeof(double));
     std::memcpy(&out.value, r.data() + result_sums_at + sizeof(double), sizeof(double));
     out.channel_max = maxima_of(r, channels);
+    if (req.bootstrap.kind == bootstrap_kind::mvs) mvs_bootstrap(req.bootstrap);
     return out;
   }
 
   tree_structure search(const tree_search_params& p, std::vector<double> noise) override {
+    const call_timer timer(profile_, stream(), "search");
     if (!workspace_) workspace_ = make_device_search_workspace(ctx_, q_, loss_.dims, p);
     device_search_input in;
     in.q = &q_;
@@ -575,21 +955,15 @@ class device_backend final : public boosting_backend {
   }
 
   point_result at_point(const point_request& req) override {
+    const call_timer timer(profile_, stream(), "at_point");
     const int channels = loss_.dims + req.hess_channels + 1;
     const int tiles = tiles_of(rows());
     const std::size_t slots =
         req.scales != nullptr ? static_cast<std::size_t>(req.leaves) * static_cast<std::size_t>(channels) : 0;
     ensure(result_, result_leaf_at + slots * sizeof(unsigned long long));
-    point_args a;
-    a.v = learn_view();
-    a.loss = loss_;
-    a.leaf = leaf_.data();
-    a.leaves = req.leaves;
-    a.hess_channels = req.hess_channels;
+    point_args a = pass_args(req.leaves, req.hess_channels);
     a.want_value = req.want_value;
     a.want_max = req.want_max;
-    a.partial = scratch_a_.data();
-    a.max_key = max_keys();
     if (req.point != nullptr && !req.point->empty()) {
       ensure(point_, req.point->size());
       h2d(point_.data(), req.point->data(), req.point->size(), "leaf point");
@@ -603,9 +977,7 @@ class device_backend final : public boosting_backend {
       a.sums = leaf_sums();
     }
     if (req.want_max) zero(max_keys(), static_cast<std::size_t>(channels));
-    if (loss_.dims == 1) point_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
-    else point_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
-    CBG_CHECK_CUDA(stream());
+    launch_point(a);
     if (req.want_value) finish_sums<1>(tiles);
     // Everything in one copy (per-leaf sums are model-sized: pieces that strict mode admits).
     const std::vector<unsigned char> r = read_result(req.want_max ? channels : 0, slots);
@@ -619,7 +991,154 @@ class device_backend final : public boosting_backend {
     return out;
   }
 
+  // Leaf estimation with every decision on the device: the pass at the approx, a start kernel, then
+  // rounds of (pass the search's mode asks for, its ordered value, a decide kernel) enqueued without
+  // a host round trip; one read of the status, point and leaf weights at the end (more rounds only
+  // when nothing was accepted yet: backtracking may try up to 100 candidates).
+  // Multi-GPU: the leaf sums and maxima of each pass (leaf_sums(), max_keys()) and the value's tile
+  // partials are complete after launch_search_pass(); a reduction across devices goes there.
+  leaf_result estimate_leaves(const leaf_request& r) override {
+    const call_timer timer(profile_, stream(), "estimate_leaves");
+    const leaf_search_config& c = r.config;
+    const int channels = c.channels();
+    CBG_EXPECTS(channels <= max_channels && r.zero_scales != nullptr &&
+                    r.zero_scales->size() >= static_cast<std::size_t>(channels) &&
+                    (c.bounded == 0 || c.iterations <= 1 ||
+                     (r.bound_scales != nullptr && r.bound_scales->size() >= static_cast<std::size_t>(channels))),
+                status::internal, "estimate_leaves: bad request");
+    const auto values = static_cast<std::size_t>(c.values());
+    const auto leaves = static_cast<std::size_t>(c.leaves);
+    const std::size_t slots = leaves * static_cast<std::size_t>(channels);
+    constexpr std::size_t head = 8;  // doubles holding the status
+    static_assert(sizeof(leaf_search_status) <= head * sizeof(double));
+    ensure(result_, result_leaf_at + slots * sizeof(unsigned long long));
+    ensure(leaf_block_, head + 3 * values + leaves);
+    ensure(scales_, static_cast<std::size_t>(3 * max_channels));
+    fixed_scale* zero_scales = scales_.data();
+    fixed_scale* bound_scales = scales_.data() + max_channels;
+    h2d(zero_scales, r.zero_scales->data(), static_cast<std::size_t>(channels), "fixed-point scales");
+    const bool use_bound = c.bounded != 0 && c.iterations > 1;
+    if (use_bound) h2d(bound_scales, r.bound_scales->data(), static_cast<std::size_t>(channels), "fixed-point scales");
+    leaf_search_view v;
+    v.status = reinterpret_cast<leaf_search_status*>(leaf_block_.data());
+    v.point = leaf_block_.data() + head;
+    v.leaf_weight = v.point + values;
+    v.direction = v.leaf_weight + leaves;
+    v.candidate = v.direction + values;
+    v.scales = scales_.data() + 2 * max_channels;
+
+    point_args a = pass_args(c.leaves, c.hess_channels);
+    a.scales = zero_scales;
+    a.sums = leaf_sums();
+    if (saves_derivatives()) a.saved = saved_.data();  // the weak pass's, at the same approx
+    zero(leaf_sums(), slots);
+    launch_point(a);
+    leaf_start_kernel<<<1, lanes, 0, stream()>>>(c, v, leaf_sums(), zero_scales, r.start_value, max_keys());
+    CBG_CHECK_CUDA(stream());
+
+    point_args ra = pass_args(c.leaves, c.hess_channels);
+    ra.search = v.status;
+    ra.search_candidate = v.candidate;
+    ra.search_point = v.point;
+    ra.candidate_scales = c.bounded != 0 ? bound_scales : nullptr;
+    ra.sums_scales = v.scales;
+    ra.candidate_value = c.backtracking != 0;
+    ra.sums = leaf_sums();
+    const double* value = reinterpret_cast<const double*>(result_.data() + result_sums_at);
+    int rounds = c.iterations <= 1 ? 0 : (c.bounded != 0 ? c.iterations : 2 * c.iterations);
+    int total = 0;
+    std::vector<double> back(head + values + leaves);
+    leaf_search_status st;
+    while (true) {
+      for (int i = 0; i < rounds; ++i) {
+        launch_point(ra);
+        if (c.backtracking != 0) finish_sums<1>(tiles_of(rows()));
+        leaf_decide_kernel<<<1, lanes, 0, stream()>>>(c, v, leaf_sums(), value, bound_scales, max_keys());
+        CBG_CHECK_CUDA(stream());
+      }
+      total += rounds;
+      const std::size_t bytes = back.size() * sizeof(double);
+      const auto* src = reinterpret_cast<const unsigned char*>(leaf_block_.data());
+      auto* dst = reinterpret_cast<unsigned char*>(back.data());
+      for (std::size_t at = 0; at < bytes; at += strict_d2h_metadata_limit) {
+        d2h(dst + at, src + at, std::min(strict_d2h_metadata_limit, bytes - at), "leaf values");
+      }
+      std::memcpy(static_cast<void*>(&st), back.data(), sizeof(st));
+      CBG_EXPECTS(st.error == 0, status::bad_data, non_finite_derivative_message);
+      if (st.mode == leaf_mode_done) break;
+      CBG_EXPECTS(total < 400, status::internal, "leaf estimation did not finish");
+      rounds = 16;
+    }
+    leaf_result out;
+    out.point.assign(back.begin() + head, back.begin() + static_cast<std::ptrdiff_t>(head + values));
+    out.leaf_weight.assign(back.begin() + static_cast<std::ptrdiff_t>(head + values), back.end());
+    return out;
+  }
+
+  leaf_result exact_leaves(int leaves, double alpha, const fixed_scale& ws) override {
+    const call_timer timer(profile_, stream(), "exact_leaves");
+    const std::int64_t n = rows();
+    const auto un = static_cast<std::size_t>(n);
+    auto key = buffer<unsigned long long>(un), key_sorted = buffer<unsigned long long>(un);
+    auto value = buffer<uint2>(un), value_sorted = buffer<uint2>(un);
+    auto leaf = buffer<std::uint32_t>(un), leaf_sorted = buffer<std::uint32_t>(un);
+    auto rw = buffer<ulonglong2>(un), rw_sorted = buffer<ulonglong2>(un);
+    auto fixed = buffer<long long>(un), cum = buffer<long long>(un);
+    const auto ul = static_cast<std::size_t>(leaves);
+    auto total = buffer<long long>(ul);
+    auto first = buffer<unsigned long long>(ul), last = buffer<unsigned long long>(ul);
+    auto out = buffer<double>(2 * ul);
+    int leaf_bits = 1;
+    while ((1 << leaf_bits) < leaves) ++leaf_bits;
+    exact_keys_kernel<<<grid_of(n), 256, 0, stream()>>>(approx_.data(), target_.data(),
+                                                         weight_.empty() ? nullptr : weight_.data(), leaf_.data(), n,
+                                                         key.data(), value.data());
+    CBG_CHECK_CUDA(stream());
+    std::size_t sort_bytes = 0, sort2_bytes = 0, scan_bytes = 0;
+    CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, key.data(), key_sorted.data(), value.data(),
+                                                 value_sorted.data(), n, 0, 64, stream()));
+    CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort2_bytes, leaf.data(), leaf_sorted.data(), rw.data(),
+                                                 rw_sorted.data(), n, 0, leaf_bits, stream()));
+    CBG_CUDA_TRY(cub::DeviceScan::InclusiveSumByKey(nullptr, scan_bytes, leaf_sorted.data(), fixed.data(), cum.data(),
+                                                    n, cuda::std::equal_to<std::uint32_t>{}, stream()));
+    auto temp = buffer<unsigned char>(std::max({sort_bytes, sort2_bytes, scan_bytes}));
+    CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), sort_bytes, key.data(), key_sorted.data(), value.data(),
+                                                 value_sorted.data(), n, 0, 64, stream()));
+    exact_regroup_kernel<<<grid_of(n), 256, 0, stream()>>>(key_sorted.data(), value_sorted.data(), n, leaf.data(),
+                                                           rw.data());
+    CBG_CHECK_CUDA(stream());
+    CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), sort2_bytes, leaf.data(), leaf_sorted.data(), rw.data(),
+                                                 rw_sorted.data(), n, 0, leaf_bits, stream()));
+    exact_fixed_kernel<<<grid_of(n), 256, 0, stream()>>>(rw_sorted.data(), n, ws, fixed.data());
+    CBG_CHECK_CUDA(stream());
+    CBG_CUDA_TRY(cub::DeviceScan::InclusiveSumByKey(temp.data(), scan_bytes, leaf_sorted.data(), fixed.data(),
+                                                    cum.data(), n, cuda::std::equal_to<std::uint32_t>{}, stream()));
+    zero(total.data(), ul);
+    CBG_CUDA_TRY(cudaMemsetAsync(first.data(), 0xff, ul * sizeof(unsigned long long), stream()));
+    CBG_CUDA_TRY(cudaMemsetAsync(last.data(), 0xff, ul * sizeof(unsigned long long), stream()));
+    exact_totals_kernel<<<grid_of(n), 256, 0, stream()>>>(leaf_sorted.data(), cum.data(), n, total.data(), last.data());
+    CBG_CHECK_CUDA(stream());
+    exact_first_kernel<<<grid_of(n), 256, 0, stream()>>>(leaf_sorted.data(), cum.data(), total.data(), n, ws, alpha,
+                                                         first.data());
+    CBG_CHECK_CUDA(stream());
+    exact_values_kernel<<<grid_of(leaves), 256, 0, stream()>>>(rw_sorted.data(), total.data(), first.data(), last.data(),
+                                                               leaves, ws, out.data());
+    CBG_CHECK_CUDA(stream());
+    std::vector<double> back(2 * ul);
+    const std::size_t bytes = back.size() * sizeof(double);
+    const auto* src = reinterpret_cast<const unsigned char*>(out.data());
+    auto* dst = reinterpret_cast<unsigned char*>(back.data());
+    for (std::size_t at = 0; at < bytes; at += strict_d2h_metadata_limit) {
+      d2h(dst + at, src + at, std::min(strict_d2h_metadata_limit, bytes - at), "exact leaf values");
+    }
+    leaf_result r;
+    r.point.assign(back.begin(), back.begin() + static_cast<std::ptrdiff_t>(ul));
+    r.leaf_weight.assign(back.begin() + static_cast<std::ptrdiff_t>(ul), back.end());
+    return r;
+  }
+
   void apply(const std::vector<value_split>& splits, const std::vector<double>& delta) override {
+    const call_timer timer(profile_, stream(), "apply");
     ensure(delta_, delta.size());
     h2d(delta_.data(), delta.data(), delta.size(), "leaf values");
     apply_learn_kernel<<<grid_of(rows()), 256, 0, stream()>>>(approx_.data(), rows(), loss_.dims, leaf_.data(),
@@ -638,6 +1157,7 @@ class device_backend final : public boosting_backend {
   }
 
   void metric_sums(const metric_spec& m, bool eval, double out[metric_terms]) override {
+    const call_timer timer(profile_, stream(), "metric_sums");
     const rows_view v = eval ? eval_view() : learn_view();
     const int tiles = tiles_of(v.n);
     ensure(scratch_a_, static_cast<std::size_t>(tiles * metric_terms));
@@ -651,6 +1171,7 @@ class device_backend final : public boosting_backend {
   }
 
   double auc(bool eval) override {
+    const call_timer timer(profile_, stream(), "auc");
     const rows_view v = eval ? eval_view() : learn_view();
     const std::int64_t n = v.n;
     auto keys = buffer<double>(static_cast<std::size_t>(n));
@@ -733,6 +1254,52 @@ class device_backend final : public boosting_backend {
   }
   void fill_ones(float* p, std::int64_t n) const {
     fill_kernel<<<grid_of(n), 256, 0, stream()>>>(p, n, 1.0f);
+    CBG_CHECK_CUDA(stream());
+  }
+
+  // One-dimensional losses whose derivatives cost exponentials: the weak pass keeps each row's der
+  // and hess (16 bytes a row) for the leaf sums at the approx, which then need no math.
+  [[nodiscard]] bool saves_derivatives() const {
+    return loss_.dims == 1 && (loss_.kind == loss_kind::logloss || loss_.kind == loss_kind::cross_entropy ||
+                               loss_.kind == loss_kind::poisson || loss_.kind == loss_kind::tweedie);
+  }
+
+  // MVS on the search der and weights (the weak pass wrote them unscaled).
+  void mvs_bootstrap(const bootstrap_spec& b) {
+    const std::int64_t n = rows();
+    double lambda = b.mvs_reg;
+    if (!(lambda >= 0)) {
+      const int tiles = tiles_of(n);
+      mvs_l1_kernel<<<tiles, lanes, 0, stream()>>>(der_.data(), n, loss_.dims, scratch_a_.data());
+      CBG_CHECK_CUDA(stream());
+      finish_sums<1>(tiles);
+      double l1 = 0;
+      d2h(&l1, reinterpret_cast<const double*>(result_.data() + result_sums_at), 1, "mvs lambda");
+      const double mean = l1 / static_cast<double>(n);
+      lambda = mean * mean;
+    }
+    const auto blocks = static_cast<unsigned>((n + mvs_block_rows - 1) / mvs_block_rows);
+    mvs_kernel<<<blocks, mvs_threads, 0, stream()>>>(der_.data(), search_weight_.data(), n, loss_.dims,
+                                                     static_cast<float>(lambda), b.subsample, b.key);
+    CBG_CHECK_CUDA(stream());
+  }
+
+  // The arguments every learn-set pass shares.
+  point_args pass_args(int leaves, int hess_channels) {
+    point_args a;
+    a.v = learn_view();
+    a.loss = loss_;
+    a.leaf = leaf_.data();
+    a.leaves = leaves;
+    a.hess_channels = hess_channels;
+    a.partial = scratch_a_.data();
+    a.max_key = max_keys();
+    return a;
+  }
+  void launch_point(const point_args& a) {
+    const int tiles = tiles_of(rows());
+    if (loss_.dims == 1) point_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
+    else point_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
     CBG_CHECK_CUDA(stream());
   }
 
@@ -847,10 +1414,13 @@ class device_backend final : public boosting_backend {
   device_buffer<float> der_, search_weight_;
   device_buffer<std::uint32_t> leaf_;
   device_buffer<double> scratch_a_, scratch_b_, point_, delta_;
+  device_buffer<double> leaf_block_;  // leaf estimation: status, point, leaf weights, direction, candidate
+  device_buffer<double2> saved_;      // (der, hess) per row at the approx (saves_derivatives)
   device_buffer<unsigned char> result_;
   device_buffer<float> gathered_;
   device_buffer<fixed_scale> scales_;
   device_search_workspace_ptr workspace_;
+  call_profile profile_;
 };
 
 }  // namespace

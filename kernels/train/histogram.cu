@@ -204,21 +204,30 @@ __global__ void __launch_bounds__(histogram_threads) histogram_simple(const hist
 // ---- histogram_fast ----------------------------------------------------------------------------------
 constexpr int stage_rows = 4 * 32;  // a warp's rows per round: 4 per lane
 constexpr std::size_t stage_bytes = static_cast<std::size_t>(histogram_threads / 32) * stage_rows * sizeof(uint4);
+constexpr int max_groups_per_block = 4;
 
 __device__ __forceinline__ std::size_t fast_counter_words(const histogram_plan& p, int bin_stride) {
-  return (static_cast<std::size_t>(p.slots_per_pass) * 8 * bin_stride + 3) / 4 * 4;  // 16-byte aligned
+  return (static_cast<std::size_t>(p.slots_per_pass) * p.groups_per_block * 8 * bin_stride + 3) / 4 * 4;  // 16-byte aligned
 }
 
+__device__ __forceinline__ void prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
+
+// G: packed word groups (4 features each) a block adds per row it reads, so that the row's der,
+// weight and leaf are read once for 4G features (G = 1: one group per block).
+template <int G>
 __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const hist_args a) {
-  extern __shared__ unsigned counters[];  // [slot][feature of 4][der, weight][bin]; then staging
+  extern __shared__ unsigned counters[];  // [slot][group of G][feature of 4][der, weight][bin]; then staging
   __shared__ double scales[2];
-  __shared__ std::int32_t bins_of[4];
-  __shared__ std::int64_t offset_of[4];
+  __shared__ std::int32_t bins_of[4 * G];
+  __shared__ std::int64_t offset_of[4 * G];
   if (a.v.state->stopped != 0) return;
   const histogram_plan& p = a.plan;
   const int bs = a.v.bin_stride;
   const int chunks = static_cast<int>((a.n_slots + p.slots_per_pass - 1) / p.slots_per_pass);
-  const std::int64_t cells = static_cast<std::int64_t>(p.slots_per_pass) * 8 * bs;
+  const std::int64_t cells = static_cast<std::int64_t>(p.slots_per_pass) * G * 8 * bs;
+  const std::int64_t groups = (a.v.features + 3) / 4;
   const int lane = static_cast<int>(threadIdx.x & 31u);
   const unsigned below = (1u << lane) - 1u;
   uint4* stage = reinterpret_cast<uint4*>(counters + fast_counter_words(p, bs)) + (threadIdx.x >> 5) * stage_rows;
@@ -233,30 +242,38 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
     const std::int64_t r_end = range.end;
     const int unit = range.unit;
     const int chunk = unit % chunks;
-    const int group = unit / chunks;
+    const std::int64_t group0 = static_cast<std::int64_t>(unit / chunks) * G;
     const std::uint32_t s0 = static_cast<std::uint32_t>(chunk) * p.slots_per_pass;
     const std::uint32_t s_count = min(static_cast<std::uint32_t>(p.slots_per_pass), a.n_slots - s0);
     __syncthreads();  // the previous range's flush is done
-    if (threadIdx.x < 4) {
-      const std::int64_t f = 4 * static_cast<std::int64_t>(group) + threadIdx.x;
+    if (threadIdx.x < 4 * G) {
+      const std::int64_t f = 4 * group0 + threadIdx.x;
       const bool in = f < a.v.features;
       bins_of[threadIdx.x] = in ? a.v.bins[f] : 0;
       offset_of[threadIdx.x] = in ? a.v.offset[f] : 0;
     }
     for (std::int64_t i = threadIdx.x; i < cells; i += blockDim.x) counters[i] = bias;
     __syncthreads();
-    const bool live[4] = {bins_of[0] != 0, bins_of[1] != 0, bins_of[2] != 0, bins_of[3] != 0};
+    unsigned live = 0;  // bit 4g + jj: feature jj of group g has bins
+#pragma unroll
+    for (int i = 0; i < 4 * G; ++i) live |= (bins_of[i] != 0 ? 1u : 0u) << i;
+    const std::uint32_t* words[G];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      words[g] = a.v.index + min(group0 + g, groups - 1) * a.v.padded_rows;
+    }
 
-    // One row's eight adds (4 features x der, weight), then the rare wraps.
-    const auto accumulate = [&](std::uint32_t word, int xd, int xw, std::uint32_t ls) {
+    // One row's eight adds for group g (4 features x der, weight), then the rare wraps.
+    const auto accumulate = [&](std::uint32_t word, int xd, int xw, std::uint32_t ls, int g) {
       unsigned old[8];
       int xs[8];
 #pragma unroll
       for (int jj = 0; jj < 4; ++jj) {
         const std::uint32_t bin = (word >> (8 * jj)) & 0xffu;
-        unsigned* cell = counters + (static_cast<std::int64_t>(ls) * 8 + 2 * jj) * bs + bin;
-        xs[2 * jj] = live[jj] ? xd : 0;
-        xs[2 * jj + 1] = live[jj] ? xw : 0;
+        unsigned* cell = counters + ((static_cast<std::int64_t>(ls) * G + g) * 8 + 2 * jj) * bs + bin;
+        const bool on = ((live >> (4 * g + jj)) & 1u) != 0;
+        xs[2 * jj] = on ? xd : 0;
+        xs[2 * jj + 1] = on ? xw : 0;
         old[2 * jj] = atomicAdd(cell, static_cast<unsigned>(xs[2 * jj]));
         old[2 * jj + 1] = atomicAdd(cell + bs, static_cast<unsigned>(xs[2 * jj + 1]));
       }
@@ -273,17 +290,30 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
           const std::uint32_t bin = (word >> (8 * jj)) & 0xffu;
           const long long adjust = xs[i] > 0 ? (1ll << 32) : -(1ll << 32);
           atomicAdd(reinterpret_cast<unsigned long long*>(a.v.hist + global_cell(a, a.slot_base + s0 + ls, i & 1,
-                                                                                  offset_of[jj] + bin)),
+                                                                                  offset_of[4 * g + jj] + bin)),
                     static_cast<unsigned long long>(adjust));
         }
       }
     };
 
-    const std::uint32_t* words = a.v.index + static_cast<std::int64_t>(group) * a.v.padded_rows;
     constexpr int unroll = 4;
     // Warp-uniform loop: the warp's first row decides, so every lane takes part in the ballots.
     for (std::int64_t base = r_begin + (threadIdx.x & ~31u); base < r_end; base += unroll * blockDim.x) {
-      std::uint32_t word[unroll];
+      if (p.prefetch) {
+        // The next round's rows into L2 while this round's adds run (no registers held).
+#pragma unroll
+        for (int k = 0; k < unroll; ++k) {
+          const std::int64_t r = base + unroll * blockDim.x + lane + static_cast<std::int64_t>(k) * blockDim.x;
+          if (r < r_end) {
+#pragma unroll
+            for (int g = 0; g < G; ++g) prefetch_l2(words[g] + r);
+            prefetch_l2(a.v.der + r);
+            prefetch_l2(a.v.weight + r);
+            if (level > 0) prefetch_l2(a.v.leaf + r);
+          }
+        }
+      }
+      std::uint32_t word[unroll][G];
       std::uint32_t slot[unroll];
       float dv[unroll];
       float wv[unroll];
@@ -293,7 +323,8 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
         slot[k] = ~0u;
         if (r < r_end) {
           slot[k] = level > 0 ? a.v.leaf[r] : 0u;
-          word[k] = words[r];
+#pragma unroll
+          for (int g = 0; g < G; ++g) word[k][g] = words[g][r];
           dv[k] = a.v.der[r];
           wv[k] = a.v.weight[r];
         }
@@ -301,11 +332,18 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
       if (level == 0) {
 #pragma unroll
         for (int k = 0; k < unroll; ++k) {
-          if (slot[k] != ~0u) accumulate(word[k], to_fixed(dv[k], scales[0]), to_fixed(wv[k], scales[1]), 0u);
+          if (slot[k] == ~0u) continue;
+          const int xd = to_fixed(dv[k], scales[0]);
+          const int xw = to_fixed(wv[k], scales[1]);
+#pragma unroll
+          for (int g = 0; g < G; ++g) {
+            if (group0 + g < groups) accumulate(word[k][g], xd, xw, 0u, g);
+          }
         }
         continue;
       }
-      // Rows of computed children only, packed into the warp's staging area.
+      // Rows of computed children only, packed into the warp's staging area (G = 1: the word; else
+      // the row, whose G words are read again from L1/L2 when added).
       int n = 0;
 #pragma unroll
       for (int k = 0; k < unroll; ++k) {
@@ -320,8 +358,10 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
         }
         const unsigned ballot = __ballot_sync(0xffffffffu, valid);
         if (valid) {
+          const std::uint32_t first = G == 1 ? word[k][0]
+                                             : static_cast<std::uint32_t>(base + lane + static_cast<std::int64_t>(k) * blockDim.x - r_begin);
           stage[n + __popc(ballot & below)] =
-              make_uint4(word[k], static_cast<unsigned>(to_fixed(dv[k], scales[0])),
+              make_uint4(first, static_cast<unsigned>(to_fixed(dv[k], scales[0])),
                          static_cast<unsigned>(to_fixed(wv[k], scales[1])), ls);
         }
         n += __popc(ballot);
@@ -329,7 +369,17 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
       __syncwarp();
       for (int i = lane; i < n; i += 32) {
         const uint4 e = stage[i];
-        accumulate(e.x, static_cast<int>(e.y), static_cast<int>(e.z), e.w);
+        if constexpr (G == 1) {
+          accumulate(e.x, static_cast<int>(e.y), static_cast<int>(e.z), e.w, 0);
+        } else {
+          std::uint32_t wg[G];
+#pragma unroll
+          for (int g = 0; g < G; ++g) wg[g] = words[g][r_begin + e.x];
+#pragma unroll
+          for (int g = 0; g < G; ++g) {
+            if (group0 + g < groups) accumulate(wg[g], static_cast<int>(e.y), static_cast<int>(e.z), e.w, g);
+          }
+        }
       }
       __syncwarp();
     }
@@ -341,14 +391,23 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
       const std::int64_t rest = i / bs;
       const int c = static_cast<int>(rest & 1);
       const int jj = static_cast<int>((rest >> 1) & 3);
-      const auto ls = static_cast<std::uint32_t>(rest >> 3);
-      if (bin >= bins_of[jj]) continue;
-      atomicAdd(reinterpret_cast<unsigned long long*>(a.v.hist + global_cell(a, a.slot_base + s0 + ls, c, offset_of[jj] + bin)),
+      const int g = static_cast<int>((rest >> 3) % G);
+      const auto ls = static_cast<std::uint32_t>((rest >> 3) / G);
+      if (bin >= bins_of[4 * g + jj]) continue;
+      atomicAdd(reinterpret_cast<unsigned long long*>(a.v.hist + global_cell(a, a.slot_base + s0 + ls, c, offset_of[4 * g + jj] + bin)),
                 static_cast<unsigned long long>(sum));
     }
   }
 }
 
+using hist_kernel = void (*)(hist_args);
+hist_kernel fast_kernel_of(int groups_per_block) {
+  switch (groups_per_block) {
+    case 2: return histogram_fast<2>;
+    case 4: return histogram_fast<4>;
+    default: return histogram_fast<1>;
+  }
+}
 
 int sm_count(int device) {
   int n = 0;
@@ -364,9 +423,11 @@ int max_shared(int device) {
 
 }  // namespace
 
-histogram_plan plan_histogram(const search_view& v, int level, int device, int blocks_per_sm, bool fast) {
+histogram_plan plan_histogram(const search_view& v, int level, int device, int blocks_per_sm, bool fast,
+                              int groups_per_block, bool prefetch) {
   histogram_plan p;
   p.fast = fast && v.channels == 2;
+  p.prefetch = prefetch;
   const std::int64_t groups = (v.features + 3) / 4;
   const std::uint32_t n_slots = level == 0 ? 1u : (1u << (level - 1));
   const std::size_t per_slot_feature = static_cast<std::size_t>(v.bin_stride) * v.channels * sizeof(unsigned);
@@ -379,17 +440,30 @@ histogram_plan plan_histogram(const search_view& v, int level, int device, int b
   while (!p.fast && p.features_per_block > 1 && per_slot_feature * p.features_per_block > budget) {
     p.features_per_block /= 2;
   }
-  const std::size_t per_slot = per_slot_feature * p.features_per_block;
+  // Groups per block (fast kernel): as asked while every computed child of the level fits at once
+  // and there are groups to share (else fewer).
+  p.groups_per_block = 1;
+  if (p.fast) {
+    const int want_groups = std::clamp(groups_per_block, 1, max_groups_per_block);
+    for (int g = want_groups; g > 1; g /= 2) {
+      if (g <= groups && per_slot_feature * 4 * static_cast<std::size_t>(g) * n_slots <= budget) {
+        p.groups_per_block = g;
+        break;
+      }
+    }
+  }
+  const std::size_t per_slot = per_slot_feature * p.features_per_block * static_cast<std::size_t>(p.groups_per_block);
   CBG_EXPECTS(per_slot <= budget, status::unsupported,
               "tree search: one feature's histogram does not fit the GPU's shared memory (too many dimensions)");
   p.slots_per_pass = static_cast<int>(std::min<std::size_t>(n_slots, budget / per_slot));
   const int chunks = static_cast<int>((n_slots + p.slots_per_pass - 1) / p.slots_per_pass);
-  p.units = static_cast<int>(groups * (4 / p.features_per_block) * chunks);
+  const std::int64_t group_blocks = (groups + p.groups_per_block - 1) / p.groups_per_block;
+  p.units = static_cast<int>(group_blocks * (4 / p.features_per_block) * chunks);
   p.shared_bytes = p.fast ? (per_slot * p.slots_per_pass + 15) / 16 * 16 + stage_bytes : per_slot * p.slots_per_pass;
 
   const int sms = sm_count(device);
   int resident = 0;
-  const auto kernel = p.fast ? histogram_fast : v.channels == 2 ? histogram_simple<2> : histogram_simple<0>;
+  const auto kernel = p.fast ? fast_kernel_of(p.groups_per_block) : v.channels == 2 ? histogram_simple<2> : histogram_simple<0>;
   // The same limit for every plan (the largest any takes), so plans of other workspaces never clash.
   const std::size_t limit = static_cast<std::size_t>(max_shared(device)) - max_channels * sizeof(double) - 1024;
   CBG_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
@@ -415,7 +489,7 @@ void build_histograms(const search_view& v, const histogram_plan& plan, int leve
     a.n_slots = a.half;
   }
   if (plan.fast) {
-    histogram_fast<<<plan.blocks, histogram_threads, plan.shared_bytes, stream>>>(a);
+    fast_kernel_of(plan.groups_per_block)<<<plan.blocks, histogram_threads, plan.shared_bytes, stream>>>(a);
   } else if (v.channels == 2) {
     histogram_simple<2><<<plan.blocks, histogram_threads, plan.shared_bytes, stream>>>(a);
   } else {

@@ -22,6 +22,11 @@ void set_search_profiling(device_search_workspace& w, bool on);
 void set_histogram_blocks_per_sm(device_search_workspace& w, const quantize::device_quantized& q, int blocks);
 // histogram_fast where it applies (one dimension; the default), else histogram_simple everywhere.
 void set_fast_histograms(device_search_workspace& w, const quantize::device_quantized& q, bool on);
+// histogram_fast: packed word groups (4 features) per block where they fit (1, 2 or 4; 0, the default:
+// by the feature count).
+void set_histogram_groups_per_block(device_search_workspace& w, const quantize::device_quantized& q, int groups);
+// histogram_fast: L2 prefetch of the next round's rows (default off: slower where measured).
+void set_histogram_prefetch(device_search_workspace& w, const quantize::device_quantized& q, bool on);
 const search_stats& last_search_stats(const device_search_workspace& w);
 const std::vector<histogram_plan>& histogram_plans(const device_search_workspace& w);  // per level
 

@@ -70,6 +70,8 @@ struct search_view {
 struct histogram_plan {
   bool fast = false;           // histogram_fast (one dimension), else histogram_simple
   int features_per_block = 4;  // of a group: 4, 2 or 1
+  int groups_per_block = 1;    // fast kernel: packed word groups per block (1, 2 or 4)
+  bool prefetch = false;       // fast kernel: the next round's rows into L2 during the adds
   int slots_per_pass = 1;      // computed children per block pass
   int units = 0;               // (group, feature subset, slot chunk)
   int row_chunks = 1;
@@ -78,7 +80,8 @@ struct histogram_plan {
   std::size_t shared_bytes = 0;
 };
 inline constexpr int histogram_threads = 512;
-histogram_plan plan_histogram(const search_view& v, int level, int device, int blocks_per_sm, bool fast);
+histogram_plan plan_histogram(const search_view& v, int level, int device, int blocks_per_sm, bool fast,
+                              int groups_per_block, bool prefetch);
 
 // Once per workspace: kernel attributes (shared memory above the default).
 void prepare_split_kernels(const search_view& v);

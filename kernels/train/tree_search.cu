@@ -39,6 +39,13 @@ class device_search_workspace {
   // 20-25 % slower (cbgpu-tree-bench, H100, 2026-11-21: bench/RESULTS.md).
   int blocks_per_sm = 2;
   bool fast_histograms = true;  // histogram_fast for one dimension: 4.2x histogram_simple (same run)
+  // histogram_fast: packed word groups per block; 0 picks by the feature count (4 from 64 groups:
+  // Epsilon-shape 8.32 against 9.10 ms per tree; 1 for Higgs-shape: 3.56 against 3.75 ms;
+  // cbgpu-tree-bench, H200, 2026-11-21).
+  int groups_per_block = 0;
+  // histogram_fast: L2 prefetch of the next round's rows. Off: it made the search slower (Higgs-shape
+  // 4.17 against 3.59 ms, Epsilon-shape 8.99 against 8.36 ms per tree; same bench and run).
+  bool prefetch = false;
   // Profiling (benchmarks): an event after every stage of the last search.
   bool profiling = false;
   std::vector<std::string> stage_names;
@@ -76,7 +83,9 @@ class device_search_workspace {
   void plan(const quantize::device_quantized& q) {
     plans.clear();
     const detail::search_view v = view(q);
-    for (int d = 0; d < depth; ++d) plans.push_back(detail::plan_histogram(v, d, device, blocks_per_sm, fast_histograms));
+    for (int d = 0; d < depth; ++d) plans.push_back(detail::plan_histogram(v, d, device, blocks_per_sm, fast_histograms,
+                                              groups_per_block > 0 ? groups_per_block : (features + 3) / 4 >= 64 ? 4 : 1,
+                                              prefetch));
   }
 };
 
@@ -236,6 +245,18 @@ void set_histogram_blocks_per_sm(device_search_workspace& w, const quantize::dev
 
 void set_fast_histograms(device_search_workspace& w, const quantize::device_quantized& q, bool on) {
   w.fast_histograms = on;
+  scoped_device guard(w.device);
+  w.plan(q);
+}
+
+void set_histogram_groups_per_block(device_search_workspace& w, const quantize::device_quantized& q, int groups) {
+  w.groups_per_block = std::max(0, groups);
+  scoped_device guard(w.device);
+  w.plan(q);
+}
+
+void set_histogram_prefetch(device_search_workspace& w, const quantize::device_quantized& q, bool on) {
+  w.prefetch = on;
   scoped_device guard(w.device);
   w.plan(q);
 }

@@ -9,6 +9,7 @@
 #include "cbg/core/error.hpp"
 #include "cbg/data/column_view.hpp"
 #include "cbg/quantize/quantize_math.hpp"
+#include "cbg/train/boosting_math.hpp"
 
 namespace cbg::train {
 
@@ -146,6 +147,110 @@ double auc_of_sorted(const std::vector<double>& scores, const std::vector<std::u
     i = j;
   }
   return auc_from_counts(wins, positives, negatives);
+}
+
+const char* const non_finite_derivative_message =
+    "a derivative is not finite (the approx overflowed; try a smaller learning_rate)";
+
+leaf_result estimate_leaves_by_points(boosting_backend& b, const leaf_request& r) {
+  const leaf_search_config& c = r.config;
+  const auto values = static_cast<std::size_t>(c.values());
+  std::vector<double> point(values), direction(values), candidate(values);
+  leaf_result out;
+  out.leaf_weight.resize(static_cast<std::size_t>(c.leaves));
+  std::vector<fixed_scale> scales(static_cast<std::size_t>(c.channels()));
+  leaf_search_status st;
+  const leaf_search_view v{&st, point.data(), direction.data(), candidate.data(), out.leaf_weight.data(),
+                           scales.data()};
+
+  point_request q;
+  q.leaves = c.leaves;
+  q.hess_channels = c.hess_channels;
+  q.scales = r.zero_scales;
+  point_result at = b.at_point(q);
+  leaf_zero_point(c, v, 0, 1);
+  leaf_directions(c, v, at.sums.data(), r.zero_scales->data(), true, 0, 1);
+  leaf_start(v, r.start_value);
+  if (leaf_begin_direction(c, v, at.sums.data(), r.zero_scales->data())) leaf_candidate(c, v, st.step, 0, 1);
+  while (st.mode != leaf_mode_done) {
+    q = point_request{};
+    q.leaves = c.leaves;
+    q.hess_channels = c.hess_channels;
+    if (st.mode == leaf_mode_candidate) {
+      q.point = &candidate;
+      q.want_value = c.backtracking != 0;
+      q.want_max = c.bounded == 0;
+      q.scales = c.bounded != 0 ? r.bound_scales : nullptr;
+      at = b.at_point(q);
+      const leaf_next next = leaf_after_candidate(c, v, at.value);
+      if (next.accept) leaf_accept(c, v, 0, 1);
+      if (st.mode == leaf_mode_sums) {
+        std::vector<std::uint32_t> keys;
+        for (float m : at.channel_max) keys.push_back(abs_float_key(m));
+        const bool finite = leaf_scales_from_max(c, v, keys.data());
+        CBG_EXPECTS(finite, status::bad_data, non_finite_derivative_message);
+      }
+      if (next.directions) {
+        leaf_directions(c, v, at.sums.data(), r.bound_scales->data(), false, 0, 1);
+        if (leaf_begin_direction(c, v, at.sums.data(), r.bound_scales->data())) leaf_candidate(c, v, st.step, 0, 1);
+      }
+      if (next.candidate) leaf_candidate(c, v, st.step, 0, 1);
+    } else {
+      q.point = &point;
+      q.scales = &scales;
+      at = b.at_point(q);
+      leaf_directions(c, v, at.sums.data(), scales.data(), false, 0, 1);
+      if (leaf_begin_direction(c, v, at.sums.data(), scales.data())) leaf_candidate(c, v, st.step, 0, 1);
+    }
+  }
+  out.point = std::move(point);
+  return out;
+}
+
+void mvs_bootstrap_host(std::vector<float>& der, std::vector<float>& weight, int dims, const bootstrap_spec& b) {
+  const auto n = static_cast<std::int64_t>(weight.size());
+  double lambda = b.mvs_reg;
+  if (!(lambda >= 0)) {
+    double l1 = 0;
+    ordered_sum_host<1>(
+        n,
+        [&](std::int64_t r, double* v) {
+          double s = 0;
+          for (int k = 0; k < dims; ++k) s += std::fabs(static_cast<double>(der[static_cast<std::size_t>(k * n + r)]));
+          v[0] = s;
+        },
+        &l1);
+    const double mean = l1 / static_cast<double>(n);
+    lambda = mean * mean;
+  }
+  const auto lam = static_cast<float>(lambda);
+  std::vector<float> c, sorted;
+  for (std::int64_t start = 0; start < n; start += mvs_block_rows) {
+    const std::int64_t m = std::min(mvs_block_rows, n - start);
+    c.resize(static_cast<std::size_t>(m));
+    for (std::int64_t j = 0; j < m; ++j) c[static_cast<std::size_t>(j)] = mvs_candidate(der.data(), n, dims, start + j, lam);
+    sorted = c;
+    std::sort(sorted.begin(), sorted.end());
+    const fixed_scale scale = fixed_scale_for(sorted.back(), m);
+    const double sample = static_cast<double>(m) * b.subsample;
+    std::int64_t fixed_sum = 0;
+    double mu = 0;
+    for (std::int64_t i = 0; i < m; ++i) {
+      const float ci = sorted[static_cast<std::size_t>(i)];
+      fixed_sum += to_fixed64(ci, scale);
+      const double s_i = from_fixed64(fixed_sum, scale);
+      if (mvs_rank_qualifies(s_i, ci, m, i, sample)) mu = mvs_threshold(s_i, m, i, sample);
+    }
+    for (std::int64_t j = 0; j < m; ++j) {
+      const std::int64_t r = start + j;
+      const double f = mvs_factor(c[static_cast<std::size_t>(j)], mu, b.key, r);
+      for (int k = 0; k < dims; ++k) {
+        float& d = der[static_cast<std::size_t>(k * n + r)];
+        d = mvs_scaled(d, f);
+      }
+      weight[static_cast<std::size_t>(r)] = mvs_scaled(weight[static_cast<std::size_t>(r)], f);
+    }
+  }
 }
 
 }  // namespace cbg::train

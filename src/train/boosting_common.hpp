@@ -30,6 +30,14 @@ void check_baseline(const pool& p, const loss_spec& l);
 // target whose cumulative weight (fixed point) reaches alpha times the total.
 double quantile_of_sorted(const std::vector<float>& target, const std::vector<float>& weight,
                           double alpha);
+// MVS (boosting_math.hpp) on the host: scales the search der ([dims][n]) and weights in place.
+void mvs_bootstrap_host(std::vector<float>& der, std::vector<float>& weight, int dims, const bootstrap_spec& b);
+
+// Leaf estimation driven pass by pass through b.at_point (the host reference's estimate_leaves).
+leaf_result estimate_leaves_by_points(boosting_backend& b, const leaf_request& r);
+// The message of a derivative that is not finite (the approx overflowed).
+extern const char* const non_finite_derivative_message;
+
 // AUC of scores sorted ascending with their 0/1 labels; ties count one half. 0.5 without both classes.
 double auc_of_sorted(const std::vector<double>& scores, const std::vector<std::uint8_t>& positive);
 // The same from exact counts: sum over positives of (2 * negatives below + negatives tied).

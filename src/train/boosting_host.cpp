@@ -112,6 +112,7 @@ class host_backend final : public boosting_backend {
           }
         },
         sums);
+    if (req.bootstrap.kind == bootstrap_kind::mvs) mvs_bootstrap_host(der_, search_weight_, d, req.bootstrap);
     out.sigma_sum = sums[0];
     out.value = sums[1];
     for (std::uint32_t k : max_key) out.channel_max.push_back(float_of_key(k));
@@ -170,6 +171,40 @@ class host_backend final : public boosting_backend {
     out.value = value;
     if (req.want_max) {
       for (std::uint32_t k : max_key) out.channel_max.push_back(float_of_key(k));
+    }
+    return out;
+  }
+
+  leaf_result estimate_leaves(const leaf_request& r) override { return estimate_leaves_by_points(*this, r); }
+
+  leaf_result exact_leaves(int leaves, double alpha, const fixed_scale& ws) override {
+    const std::int64_t n = rows();
+    std::vector<std::vector<std::pair<double, float>>> by_leaf(static_cast<std::size_t>(leaves));
+    for (std::int64_t r = 0; r < n; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      by_leaf[leaf_[i]].emplace_back(exact_residual(target_[i], approx_[i]), weight_[i]);
+    }
+    leaf_result out;
+    out.point.assign(static_cast<std::size_t>(leaves), 0.0);
+    out.leaf_weight.assign(static_cast<std::size_t>(leaves), 0.0);
+    for (int leaf = 0; leaf < leaves; ++leaf) {
+      auto& v = by_leaf[static_cast<std::size_t>(leaf)];
+      if (v.empty()) continue;
+      std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::int64_t total = 0;
+      for (const auto& [res, w] : v) total += to_fixed64(w, ws);
+      const double goal = alpha * from_fixed64(total, ws);
+      double value = v.back().first;
+      std::int64_t cum = 0;
+      for (const auto& [res, w] : v) {
+        cum += to_fixed64(w, ws);
+        if (from_fixed64(cum, ws) >= goal) {
+          value = res;
+          break;
+        }
+      }
+      out.point[static_cast<std::size_t>(leaf)] = value;
+      out.leaf_weight[static_cast<std::size_t>(leaf)] = from_fixed64(total, ws);
     }
     return out;
   }

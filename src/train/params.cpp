@@ -47,7 +47,7 @@ const std::set<std::string>& known_keys() {
       "leaf_estimation_backtracking", "boost_from_average", "use_best_model", "od_type", "od_wait",
       "od_pval", "early_stopping_rounds", "metric_period", "verbose", "silent", "logging_level",
       "train_dir", "allow_writing_files", "task_type", "devices", "thread_count", "name",
-      "boosting_type", "grow_policy", "target_border"};
+      "boosting_type", "grow_policy", "target_border", "mvs_reg"};
   return k;
 }
 
@@ -226,6 +226,7 @@ const char* bootstrap_name(bootstrap_kind k) noexcept {
     case bootstrap_kind::bernoulli: return "Bernoulli";
     case bootstrap_kind::mvs: return "MVS";
     case bootstrap_kind::no: return "No";
+    case bootstrap_kind::poisson: return "Poisson";
   }
   return "?";
 }
@@ -334,18 +335,17 @@ train_params parse_params(const std::string& json_text) {
       p.score = (s % 2 == 0) ? score_function::cosine : score_function::l2;
       p.newton_score = s >= 2;
     } else if (key == "bootstrap_type") {
-      const std::string s = r.text();
-      if (s == "Poisson") {
-        CBG_FAIL(status::not_implemented, "parameter 'bootstrap_type': Poisson is not implemented");
-      }
       p.bootstrap = r.choice<bootstrap_kind>({{"Bayesian", bootstrap_kind::bayesian},
                                               {"Bernoulli", bootstrap_kind::bernoulli},
                                               {"MVS", bootstrap_kind::mvs},
-                                              {"No", bootstrap_kind::no}});
+                                              {"No", bootstrap_kind::no},
+                                              {"Poisson", bootstrap_kind::poisson}});
     } else if (key == "bagging_temperature") {
       p.bagging_temperature = r.number_in(0, 1e300);
     } else if (key == "subsample") {
       p.subsample = r.number_in(0, 1, /*lo_open=*/true);
+    } else if (key == "mvs_reg") {
+      p.mvs_reg = r.number_in(0, 1e300);
     } else if (key == "sampling_unit") {
       (void)r.choice<int>({{"Object", 0}});
     } else if (key == "random_seed") {
@@ -365,12 +365,13 @@ train_params parse_params(const std::string& json_text) {
                                                  {"Forbidden", quantize::nan_mode::forbidden}});
     } else if (key == "leaf_estimation_method") {
       const std::string s = r.text();
-      if (s == "Exact" || s == "Simple") {
+      if (s == "Simple") {
         CBG_FAIL(status::not_implemented,
                  fmt::format("parameter 'leaf_estimation_method': {} is not implemented", s));
       }
       p.method = r.choice<leaf_method>({{"Newton", leaf_method::newton},
-                                        {"Gradient", leaf_method::gradient}});
+                                        {"Gradient", leaf_method::gradient},
+                                        {"Exact", leaf_method::exact}});
     } else if (key == "leaf_estimation_iterations") {
       p.leaf_iterations = static_cast<int>(r.integer(1, 1000));
     } else if (key == "leaf_estimation_backtracking") {
@@ -586,7 +587,15 @@ resolved_params resolve_params(const train_params& p, const data_facts& f) {
     default:
       break;
   }
+  // Exact (the weighted quantile of the residuals per leaf) is CatBoost's GPU choice for MAE and
+  // Quantile when boosting_type is Plain when the options are resolved: that is, when it was set.
+  if ((lk == loss_kind::mae || lk == loss_kind::quantile) && p.given.contains("boosting_type")) {
+    default_method = leaf_method::exact;
+  }
   r.method = p.method.value_or(default_method);
+  if (r.method == leaf_method::exact && lk != loss_kind::mae && lk != loss_kind::quantile) {
+    invalid("leaf_estimation_method", fmt::format("Exact is only for MAE and Quantile, not {}", p.loss_name));
+  }
   if (p.method && *p.method == leaf_method::gradient && default_method == leaf_method::newton &&
       (lk == loss_kind::multiclass || lk == loss_kind::multiclass_one_vs_all)) {
     default_iterations = 10;
@@ -630,8 +639,12 @@ std::string catboost_params_json(const resolved_params& r, const std::vector<std
   json loss = metric_json(r.objective);
   json bootstrap{{"type", bootstrap_name(p.bootstrap)}};
   if (p.bootstrap == bootstrap_kind::bayesian) bootstrap["bagging_temperature"] = p.bagging_temperature;
-  if (p.bootstrap == bootstrap_kind::bernoulli || p.bootstrap == bootstrap_kind::mvs) {
+  if (p.bootstrap == bootstrap_kind::bernoulli || p.bootstrap == bootstrap_kind::mvs ||
+      p.bootstrap == bootstrap_kind::poisson) {
     bootstrap["subsample"] = r.subsample;
+  }
+  if (p.bootstrap == bootstrap_kind::mvs && p.mvs_reg) {
+    bootstrap["mvs_reg"] = *p.mvs_reg;
   }
   bootstrap["sampling_unit"] = "Object";
   static const char* score_names[2][2] = {{"Cosine", "L2"}, {"NewtonCosine", "NewtonL2"}};
@@ -677,7 +690,9 @@ std::string catboost_params_json(const resolved_params& r, const std::vector<std
         {"score_function", score_names[p.newton_score][static_cast<int>(p.score)]},
         {"grow_policy", "SymmetricTree"},
         {"bootstrap", bootstrap},
-        {"leaf_estimation_method", r.method == leaf_method::newton ? "Newton" : "Gradient"},
+        {"leaf_estimation_method", r.method == leaf_method::newton   ? "Newton"
+                                   : r.method == leaf_method::exact ? "Exact"
+                                                                    : "Gradient"},
         {"leaf_estimation_iterations", r.leaf_iterations},
         {"leaf_estimation_backtracking", backtracking_names[static_cast<int>(p.backtracking)]}}},
       {"data_processing_options",

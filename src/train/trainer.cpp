@@ -57,87 +57,6 @@ std::vector<float> channel_bounds(const loss_spec& l, int hess_channels, double 
   return b;
 }
 
-struct leaf_system {
-  std::vector<double> g, h, w;  // per leaf: dims, hess channels (or 0), 1
-};
-
-leaf_system decode_sums(const std::vector<std::int64_t>& sums, const std::vector<fixed_scale>& scales,
-                        int leaves, int dims, int hess_channels) {
-  const int channels = dims + hess_channels + 1;
-  leaf_system s;
-  for (int leaf = 0; leaf < leaves; ++leaf) {
-    for (int c = 0; c < channels; ++c) {
-      const double v = from_fixed64(sums[static_cast<std::size_t>(leaf * channels + c)],
-                                  scales[static_cast<std::size_t>(c)]);
-      if (c < dims) s.g.push_back(v);
-      else if (c < dims + hess_channels) s.h.push_back(v);
-      else s.w.push_back(v);
-    }
-  }
-  return s;
-}
-
-// Solves (H + l2 I) x = g for a symmetric positive definite H given as its upper triangle
-// (Cholesky); false when it is not positive definite.
-bool solve_spd(int n, const double* upper, double l2, const double* g, double* x) {
-  std::vector<double> a(static_cast<std::size_t>(n * n));
-  for (int i = 0; i < n; ++i) {
-    for (int j = i; j < n; ++j) {
-      const double v = upper[triangle_index(n, i, j)] + (i == j ? l2 : 0.0);
-      a[static_cast<std::size_t>(i * n + j)] = v;
-      a[static_cast<std::size_t>(j * n + i)] = v;
-    }
-  }
-  for (int j = 0; j < n; ++j) {
-    double d = a[static_cast<std::size_t>(j * n + j)];
-    for (int k = 0; k < j; ++k) d -= a[static_cast<std::size_t>(j * n + k)] * a[static_cast<std::size_t>(j * n + k)];
-    if (!(d > 0)) return false;
-    const double root = std::sqrt(d);
-    a[static_cast<std::size_t>(j * n + j)] = root;
-    for (int i = j + 1; i < n; ++i) {
-      double v = a[static_cast<std::size_t>(i * n + j)];
-      for (int k = 0; k < j; ++k) v -= a[static_cast<std::size_t>(i * n + k)] * a[static_cast<std::size_t>(j * n + k)];
-      a[static_cast<std::size_t>(i * n + j)] = v / root;
-    }
-  }
-  std::vector<double> y(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    double v = g[i];
-    for (int k = 0; k < i; ++k) v -= a[static_cast<std::size_t>(i * n + k)] * y[static_cast<std::size_t>(k)];
-    y[static_cast<std::size_t>(i)] = v / a[static_cast<std::size_t>(i * n + i)];
-  }
-  for (int i = n - 1; i >= 0; --i) {
-    double v = y[static_cast<std::size_t>(i)];
-    for (int k = i + 1; k < n; ++k) v -= a[static_cast<std::size_t>(k * n + i)] * x[k];
-    x[i] = v / a[static_cast<std::size_t>(i * n + i)];
-  }
-  return true;
-}
-
-// The leaf step (leaves * dims) from the sums: Newton or Gradient (§3.7).
-std::vector<double> leaf_direction(const leaf_system& s, const loss_spec& l, leaf_method method,
-                                   double l2, int leaves) {
-  const int d = l.dims;
-  const int hess = method == leaf_method::newton ? hessian_size(l) : 0;
-  std::vector<double> dir(static_cast<std::size_t>(leaves * d), 0.0);
-  for (int leaf = 0; leaf < leaves; ++leaf) {
-    const double* g = s.g.data() + leaf * d;
-    double* x = dir.data() + leaf * d;
-    if (method == leaf_method::gradient) {
-      const double den = s.w[static_cast<std::size_t>(leaf)] + l2;
-      for (int k = 0; k < d; ++k) x[k] = den > 0 ? g[k] / den : 0.0;
-      continue;
-    }
-    const double* h = s.h.data() + leaf * hess;
-    if (full_hessian(l) && solve_spd(d, h, l2, g, x)) continue;
-    for (int k = 0; k < d; ++k) {
-      const double den = (full_hessian(l) ? h[triangle_index(d, k, k)] : h[k]) + l2;
-      x[k] = den > 0 ? g[k] / den : 0.0;
-    }
-  }
-  return dir;
-}
-
 // A standard normal draw for (iteration, level, feature), from the counter-based stream.
 double noise_normal(std::uint64_t seed, int iteration, std::int64_t index) {
   const std::uint64_t key = stream_key(seed ^ 0x6e6f697365ull, static_cast<std::uint64_t>(iteration));
@@ -387,6 +306,10 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   const auto& modes = b->nan_modes();
   std::vector<std::map<std::int32_t, float>> borders(static_cast<std::size_t>(features));
 
+  const bool bounded = loss_is_bounded(loss.kind);
+  const std::vector<fixed_scale> bound_scales =
+      bounded && r.leaf_iterations > 1 ? scales_from(channel_bounds(loss, hess_channels, max_weight), n) : std::vector<fixed_scale>{};
+
   std::vector<built_tree> trees;
   std::vector<int> logged;
   std::vector<double> passed;
@@ -401,6 +324,7 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     wr.bootstrap.kind = p.bootstrap;
     wr.bootstrap.bagging_temperature = p.bagging_temperature;
     wr.bootstrap.subsample = r.subsample;
+    wr.bootstrap.mvs_reg = p.mvs_reg.value_or(-1.0);
     wr.bootstrap.key = stream_key(p.random_seed, static_cast<std::uint64_t>(it));
     wr.newton_weights = p.newton_score;
     wr.want_value = r.leaf_iterations > 1;
@@ -424,72 +348,27 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     const int leaves = 1 << tree.splits.size();
 
     // Leaf estimation (§3.7): sums at the current approx, then Newton/Gradient steps with
-    // backtracking when more than one iteration is asked for.
+    // backtracking when more than one iteration is asked for (leaf_math.hpp; on the GPU it stays on
+    // the device).
     const std::vector<fixed_scale> zero_scales = scales_from(weak.channel_max, n);
-    point_request pr;
-    pr.leaves = leaves;
-    pr.hess_channels = hess_channels;
-    pr.scales = &zero_scales;
-    const point_result at_zero = b->at_point(pr);
-    leaf_system sys = decode_sums(at_zero.sums, zero_scales, leaves, dims, hess_channels);
-    const std::vector<double> leaf_weight = sys.w;
-    std::vector<double> dir = leaf_direction(sys, loss, r.method, l2, leaves);
-    std::vector<double> point;
-    if (r.leaf_iterations <= 1) {
-      point = dir;
-    } else {
-      point.assign(dir.size(), 0.0);
-      double value = weak.value;
-      const bool bounded = loss_is_bounded(loss.kind);
-      const std::vector<fixed_scale> bound_scales =
-          bounded ? scales_from(channel_bounds(loss, hess_channels, max_weight), n) : std::vector<fixed_scale>{};
-      int used = 0;
-      bool accepted_any = false;
-      while (used < r.leaf_iterations) {
-        double gdir = 0;
-        for (std::size_t k = 0; k < dir.size(); ++k) gdir += sys.g[k] * dir[k];
-        double step = 1.0;
-        bool accepted = false;
-        point_result at;
-        std::vector<double> candidate(point.size());
-        while (true) {
-          for (std::size_t k = 0; k < point.size(); ++k) candidate[k] = point[k] + step * dir[k];
-          point_request q;
-          q.point = &candidate;
-          q.leaves = leaves;
-          q.hess_channels = hess_channels;
-          q.want_value = p.backtracking != backtracking_kind::no;
-          q.want_max = !bounded;
-          q.scales = bounded ? &bound_scales : nullptr;
-          at = b->at_point(q);
-          ++used;
-          const bool ok = p.backtracking == backtracking_kind::no ||
-                          (p.backtracking == backtracking_kind::any_improvement && at.value >= value) ||
-                          (p.backtracking == backtracking_kind::armijo && at.value >= value + 1e-5 * step * gdir);
-          if (ok) {
-            accepted = accepted_any = true;
-            point = candidate;
-            value = at.value;
-            break;
-          }
-          step *= 0.5;
-          if ((accepted_any && used >= r.leaf_iterations) || used >= 100) break;
-        }
-        if (!accepted || used >= r.leaf_iterations) break;
-        if (bounded) {
-          sys = decode_sums(at.sums, bound_scales, leaves, dims, hess_channels);
-        } else {
-          const std::vector<fixed_scale> s = scales_from(at.channel_max, n);
-          point_request q;
-          q.point = &point;
-          q.leaves = leaves;
-          q.hess_channels = hess_channels;
-          q.scales = &s;
-          sys = decode_sums(b->at_point(q).sums, s, leaves, dims, hess_channels);
-        }
-        dir = leaf_direction(sys, loss, r.method, l2, leaves);
-      }
-    }
+    leaf_request lreq;
+    lreq.config.loss = loss;
+    lreq.config.newton = r.method == leaf_method::newton ? 1 : 0;
+    lreq.config.backtracking = static_cast<std::int32_t>(p.backtracking);
+    lreq.config.iterations = r.leaf_iterations;
+    lreq.config.bounded = bounded ? 1 : 0;
+    lreq.config.leaves = leaves;
+    lreq.config.hess_channels = hess_channels;
+    lreq.config.rows = n;
+    lreq.config.l2 = l2;
+    lreq.zero_scales = &zero_scales;
+    lreq.bound_scales = &bound_scales;
+    lreq.start_value = weak.value;
+    leaf_result leaf = r.method == leaf_method::exact
+                           ? b->exact_leaves(leaves, loss.alpha, zero_scales[static_cast<std::size_t>(dims)])
+                           : b->estimate_leaves(lreq);
+    const std::vector<double>& point = leaf.point;
+    const std::vector<double>& leaf_weight = leaf.leaf_weight;
     std::vector<double> delta(point.size());
     for (std::size_t k = 0; k < point.size(); ++k) delta[k] = r.learning_rate * point[k];
 

@@ -19,6 +19,7 @@
 
 #include "cbg/data/pool.hpp"
 #include "cbg/quantize/quantizer.hpp"
+#include "cbg/train/leaf_math.hpp"
 #include "cbg/train/loss.hpp"
 #include "cbg/train/metric.hpp"
 #include "cbg/train/params.hpp"
@@ -55,6 +56,7 @@ struct bootstrap_spec {
   bootstrap_kind kind = bootstrap_kind::no;
   double bagging_temperature = 1.0;
   double subsample = 1.0;
+  double mvs_reg = -1.0;  // MVS: the lambda of the candidates; negative: (mean |der|)^2 of the iteration
   std::uint64_t key = 0;  // stream_key(seed, iteration)
 };
 
@@ -87,6 +89,19 @@ struct point_result {
   std::vector<std::int64_t> sums;  // leaves * channels
 };
 
+// Leaf estimation of the last searched tree (leaf_math.hpp): the sums at the approx (zero_scales),
+// then the Newton/Gradient steps with backtracking.
+struct leaf_request {
+  leaf_search_config config;
+  const std::vector<fixed_scale>* zero_scales = nullptr;   // of the sums at the approx
+  const std::vector<fixed_scale>* bound_scales = nullptr;  // bounded losses: of every candidate's sums
+  double start_value = 0;                                  // the function value at the approx
+};
+struct leaf_result {
+  std::vector<double> point;        // leaves * dims
+  std::vector<double> leaf_weight;  // leaves: sum of w
+};
+
 class boosting_backend {
  public:
   virtual ~boosting_backend() = default;
@@ -117,6 +132,13 @@ class boosting_backend {
   virtual tree_structure search(const tree_search_params& p, std::vector<double> noise) = 0;
   // A pass at a point of leaf estimation (the leaf index of the last search).
   virtual point_result at_point(const point_request& r) = 0;
+  // The whole leaf estimation of the last search. The host drives it pass by pass through at_point
+  // (estimate_leaves_by_points); the GPU keeps it on the device (one read at the end).
+  virtual leaf_result estimate_leaves(const leaf_request& r) = 0;
+  // Exact leaves (MAE/Quantile) of the last search: per leaf the smallest residual target - approx
+  // whose cumulative sample weight (ascending residuals, fixed point at weight_scale) reaches alpha
+  // times the leaf's (the last residual if none does; 0 for an empty leaf); leaf weights as sums.
+  virtual leaf_result exact_leaves(int leaves, double alpha, const fixed_scale& weight_scale) = 0;
   // approx += delta[leaf] (leaves * dims) for the learn set (leaf index of the last search) and
   // the eval set (leaves from the splits on raw values).
   virtual void apply(const std::vector<value_split>& splits, const std::vector<double>& delta) = 0;

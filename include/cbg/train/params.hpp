@@ -22,8 +22,8 @@
 
 namespace cbg::train {
 
-enum class bootstrap_kind : std::uint8_t { bayesian, bernoulli, mvs, no };
-enum class leaf_method : std::uint8_t { newton, gradient };
+enum class bootstrap_kind : std::uint8_t { bayesian, bernoulli, mvs, no, poisson };
+enum class leaf_method : std::uint8_t { newton, gradient, exact };  // exact: MAE/Quantile only
 enum class backtracking_kind : std::uint8_t { no, any_improvement, armijo };
 enum class od_kind : std::uint8_t { none, iter, inc_to_dec };
 
@@ -52,6 +52,7 @@ struct train_params {
   bootstrap_kind bootstrap = bootstrap_kind::bayesian;
   double bagging_temperature = 1.0;
   std::optional<double> subsample;
+  std::optional<double> mvs_reg;  // MVS: candidates sqrt(der^2 + mvs_reg); unset: (mean |der|)^2
   std::uint64_t random_seed = 0;
   // quantization
   int border_count = quantize::default_border_count;

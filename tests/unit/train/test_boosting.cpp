@@ -20,11 +20,14 @@
 #include "cbg/memory/device_buffer.hpp"
 #include "cbg/model/host_evaluator.hpp"
 #include "cbg/model/io.hpp"
+#include "cbg/train/boosting_math.hpp"
 #include "cbg/train/det_math.hpp"
+#include "cbg/train/leaf_math.hpp"
 #include "cbg/train/loss.hpp"
 #include "cbg/train/params.hpp"
 #include "cbg/train/reduce_math.hpp"
 #include "cbg/train/trainer.hpp"
+#include "src/train/boosting_common.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
 
@@ -229,6 +232,175 @@ TEST_CASE("loss derivatives are the negative gradient and the Hessian of the los
   }
 }
 
+TEST_CASE("the fused loss and derivatives equal the separate ones bit for bit", "[train]") {
+  using tr::loss_kind;
+  const auto bits = [](double v) {
+    std::uint64_t u;
+    std::memcpy(&u, &v, sizeof(u));
+    return u;
+  };
+  for (const loss_kind kind : {loss_kind::logloss, loss_kind::cross_entropy, loss_kind::rmse, loss_kind::poisson}) {
+    tr::loss_spec l;
+    l.kind = kind;
+    for (const double x : {0.0, -0.0, 1e-300, -1e-300, 0.3, -0.3, 2.5, -2.5, 36.0, -36.0, 700.0, -700.0, 800.0, -800.0}) {
+      for (const float t : {0.0f, 1.0f, 0.25f}) {
+        CAPTURE(static_cast<int>(kind), x, t);
+        double d1[1], h1[1], d2[1], h2[1];
+        tr::point_derivatives(l, &x, t, 1.5, d1, h1);
+        const double v1 = tr::point_loss(l, &x, t);
+        const double v2 = tr::point_loss_and_derivatives(l, &x, t, 1.5, d2, h2);
+        CHECK(bits(v1) == bits(v2));
+        CHECK(bits(d1[0]) == bits(d2[0]));
+        CHECK(bits(h1[0]) == bits(h2[0]));
+      }
+    }
+  }
+}
+
+TEST_CASE("leaf estimation steps: Newton with backtracking on a one-leaf problem", "[train]") {
+  // One leaf, Logloss-like sums given directly: the state machine's decisions in order.
+  tr::leaf_search_config c;
+  c.loss.kind = tr::loss_kind::logloss;
+  c.iterations = 3;
+  c.bounded = 1;
+  c.leaves = 1;
+  c.hess_channels = 1;
+  c.rows = 100;
+  c.l2 = 1.0;
+  std::vector<double> point(1), direction(1), candidate(1), weight(1);
+  std::vector<tr::fixed_scale> scales(3);
+  tr::leaf_search_status st;
+  const tr::leaf_search_view v{&st, point.data(), direction.data(), candidate.data(), weight.data(), scales.data()};
+  const std::vector<tr::fixed_scale> unit(3);  // scale 1: sums are the values
+  const std::vector<std::int64_t> at_zero = {30, 9, 100};
+  tr::leaf_zero_point(c, v, 0, 1);
+  tr::leaf_directions(c, v, at_zero.data(), unit.data(), true, 0, 1);
+  tr::leaf_start(v, -70.0);
+  REQUIRE(tr::leaf_begin_direction(c, v, at_zero.data(), unit.data()));
+  tr::leaf_candidate(c, v, st.step, 0, 1);
+  CHECK(weight[0] == 100.0);
+  CHECK(direction[0] == 3.0);  // 30 / (9 + 1)
+  CHECK(candidate[0] == 3.0);
+  CHECK(st.gdir == 90.0);
+  // A worse value: rejected, half the step.
+  tr::leaf_next n = tr::leaf_after_candidate(c, v, -80.0);
+  CHECK((!n.accept && n.candidate && !n.directions));
+  tr::leaf_candidate(c, v, st.step, 0, 1);
+  CHECK(candidate[0] == 1.5);
+  CHECK(st.used == 1);
+  // Better: accepted, new direction from the candidate's sums.
+  n = tr::leaf_after_candidate(c, v, -60.0);
+  CHECK((n.accept && n.directions));
+  tr::leaf_accept(c, v, 0, 1);
+  CHECK(point[0] == 1.5);
+  const std::vector<std::int64_t> at_candidate = {4, 7, 100};
+  tr::leaf_directions(c, v, at_candidate.data(), unit.data(), false, 0, 1);
+  REQUIRE(tr::leaf_begin_direction(c, v, at_candidate.data(), unit.data()));
+  tr::leaf_candidate(c, v, st.step, 0, 1);
+  CHECK(candidate[0] == 2.0);  // 1.5 + 4 / 8
+  // The third attempt uses up the iterations: done whatever the value.
+  n = tr::leaf_after_candidate(c, v, -61.0);
+  CHECK(st.mode == tr::leaf_mode_done);
+  CHECK(point[0] == 1.5);
+  CHECK(weight[0] == 100.0);
+}
+
+TEST_CASE("Poisson bootstrap: a row is left out with probability 1 - subsample, mean -ln(1 - subsample)", "[train]") {
+  tr::bootstrap_spec b;
+  b.kind = tr::bootstrap_kind::poisson;
+  b.subsample = 0.66;
+  b.key = tr::stream_key(11, 4);
+  const int n = 200000;
+  int zeros = 0;
+  double total = 0;
+  for (int r = 0; r < n; ++r) {
+    const double k = tr::bootstrap_factor(b, r);
+    CHECK(k == std::floor(k));
+    if (k == 0) ++zeros;
+    total += k;
+  }
+  CHECK(std::fabs(static_cast<double>(zeros) / n - 0.34) < 0.005);
+  CHECK(std::fabs(total / n + std::log(1 - 0.66)) < 0.01);
+  b.subsample = 1.0;
+  CHECK(tr::bootstrap_factor(b, 17) == 1.0);
+}
+
+TEST_CASE("MVS keeps about the subsample, unbiased, the largest derivatives for sure", "[train]") {
+  const std::int64_t n = 20000;  // two full blocks of 8192 and a partial one
+  std::mt19937 gen(3);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::vector<float> der(static_cast<std::size_t>(n)), weight(static_cast<std::size_t>(n), 1.f);
+  for (float& d : der) d = normal(gen);
+  der[5] = 40.f;  // far above any threshold
+  for (const double subsample : {0.3, 0.8}) {
+    std::vector<float> d = der, w = weight;
+    tr::bootstrap_spec b;
+    b.kind = tr::bootstrap_kind::mvs;
+    b.subsample = subsample;
+    b.key = tr::stream_key(7, 1);
+    cbg::train::mvs_bootstrap_host(d, w, 1, b);
+    std::int64_t kept = 0;
+    double total = 0;
+    for (std::int64_t r = 0; r < n; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (w[i] > 0) ++kept;
+      total += w[i];
+      if (w[i] == 0.f) CHECK(d[i] == 0.f);
+      else CHECK(std::fabs(d[i] - der[i] * w[i]) <= 1e-6f * std::fabs(der[i] * w[i]));
+    }
+    CAPTURE(subsample, kept, total);
+    CHECK(std::fabs(static_cast<double>(kept) / n - subsample) < 0.02);
+    CHECK(std::fabs(total / n - 1.0) < 0.05);
+    CHECK(w[5] == 1.f);
+    // The same key gives the same weights; another key others.
+    std::vector<float> d2 = der, w2 = weight;
+    cbg::train::mvs_bootstrap_host(d2, w2, 1, b);
+    CHECK(w2 == w);
+    b.key = tr::stream_key(7, 2);
+    std::vector<float> d3 = der, w3 = weight;
+    cbg::train::mvs_bootstrap_host(d3, w3, 1, b);
+    CHECK(w3 != w);
+  }
+}
+
+TEST_CASE("host training: Exact leaves are the weighted quantiles of the residuals", "[train]") {
+  // Depth 1 on one feature: two leaves; the first tree's leaf values are learning_rate times the
+  // alpha-quantile of (label - start) of each side, the start being the alpha-quantile of all labels.
+  auto hctx = make_context(cbg::cpu_device);
+  dataset d = make_data(2001, 4, "regression", 5, /*weights=*/false);
+  pool_fixture hp = host_pool(hctx, d, false);
+  const double alpha = 0.3;
+  const cbg::model::model m = tr::train(*hp.pool, R"({"loss_function": "Quantile:alpha=0.3", "iterations": 1,
+      "depth": 1, "leaf_estimation_method": "Exact", "learning_rate": 1.0, "random_strength": 0,
+      "bootstrap_type": "No", "boost_from_average": true})", {});
+  REQUIRE(m.tree_count() == 1);
+  const auto quantile = [alpha](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    // The smallest value whose cumulative count reaches alpha * count (unit weights are exact).
+    const double goal = alpha * static_cast<double>(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (static_cast<double>(i + 1) >= goal) return v[i];
+    }
+    return v.back();
+  };
+  std::vector<double> labels(d.label.begin(), d.label.end());
+  const double start = quantile(labels);
+  // The one split: the only feature with a border.
+  std::size_t f = 0;
+  while (f < m.float_features.size() && m.float_features[f].borders.empty()) ++f;
+  REQUIRE(f < m.float_features.size());
+  REQUIRE(m.float_features[f].borders.size() == 1);
+  const float border = m.float_features[f].borders[0];
+  const auto column = static_cast<std::size_t>(m.float_features[f].flat_index);
+  std::vector<double> left, right;
+  for (std::int64_t r = 0; r < d.rows; ++r) {
+    const double res = static_cast<double>(d.label[static_cast<std::size_t>(r)]) - start;
+    (d.x[column * static_cast<std::size_t>(d.rows) + static_cast<std::size_t>(r)] > border ? right : left).push_back(res);
+  }
+  CHECK(m.leaf_values.at(0) == quantile(left));
+  CHECK(m.leaf_values.at(1) == quantile(right));
+}
+
 // ---- parameters ---------------------------------------------------------------------------------------
 TEST_CASE("parameters: CatBoost's names, aliases, GPU defaults", "[train]") {
   const tr::train_params d = tr::parse_params("");
@@ -280,7 +452,7 @@ TEST_CASE("parameters: an unknown or invalid one is refused by name", "[train]")
   fails_with(R"({"border_count": 300})", cbg::status::invalid_argument, "'border_count'");
   fails_with(R"({"iterations": 10, "n_estimators": 10})", cbg::status::invalid_argument, "'iterations'");
   fails_with(R"({"boosting_type": "Ordered"})", cbg::status::not_implemented, "'boosting_type'");
-  fails_with(R"({"leaf_estimation_method": "Exact"})", cbg::status::not_implemented, "'leaf_estimation_method'");
+  fails_with(R"({"leaf_estimation_method": "Simple"})", cbg::status::not_implemented, "'leaf_estimation_method'");
   fails_with(R"([1, 2])", cbg::status::invalid_argument, "JSON object");
   fails_with(R"({"depth": )", cbg::status::invalid_argument, "not valid JSON");
 }
@@ -314,6 +486,13 @@ TEST_CASE("parameters: the data-dependent defaults of CatBoost's GPU mode", "[tr
   CHECK(r.learning_rate == 0.1);
   r = tr::resolve_params(tr::parse_params(R"({"loss_function": "MAE"})"), f);
   CHECK(r.method == tr::leaf_method::gradient);
+  // Exact: CatBoost's GPU choice for MAE/Quantile once boosting_type Plain is set; MAE/Quantile only.
+  r = tr::resolve_params(tr::parse_params(R"({"loss_function": "MAE", "boosting_type": "Plain"})"), f);
+  CHECK(r.method == tr::leaf_method::exact);
+  r = tr::resolve_params(tr::parse_params(R"({"loss_function": "Quantile:alpha=0.2", "leaf_estimation_method": "Exact"})"), f);
+  CHECK(r.method == tr::leaf_method::exact);
+  CHECK_THROWS_AS(tr::resolve_params(tr::parse_params(R"({"loss_function": "RMSE", "leaf_estimation_method": "Exact"})"), f),
+                  cbg::error);
   r = tr::resolve_params(tr::parse_params(R"({"loss_function": "Tweedie:variance_power=1.5"})"), f);
   CHECK(r.leaf_iterations == 20);
   f.has_eval = true;
@@ -509,6 +688,12 @@ TEST_CASE("GPU training equals the host reference tree for tree, byte for byte",
       {"regression", R"({"loss_function": "RMSEWithUncertainty", "iterations": 10})"},
       {"regression", R"({"loss_function": "RMSE", "iterations": 10, "score_function": "NewtonCosine",
                         "bagging_temperature": 3})"},
+      {"binary", R"({"loss_function": "Logloss", "iterations": 12, "bootstrap_type": "MVS", "subsample": 0.5})"},
+      {"binary", R"({"loss_function": "Logloss", "iterations": 10, "bootstrap_type": "Poisson", "subsample": 0.7,
+                     "leaf_estimation_iterations": 3})"},
+      {"regression", R"({"loss_function": "RMSE", "iterations": 10, "bootstrap_type": "MVS", "mvs_reg": 0.05})"},
+      {"regression", R"({"loss_function": "Quantile:alpha=0.3", "iterations": 12, "leaf_estimation_method": "Exact"})"},
+      {"regression", R"({"loss_function": "MAE", "iterations": 10, "boosting_type": "Plain", "depth": 3})"},
   };
   for (const gpu_case& c : cases) {
     CAPTURE(c.params);

@@ -445,9 +445,11 @@ TEST_CASE("GPU search equals the host reference split for split and row for row"
     const tr::tree_structure host = host_search(c, p, host_leaves, noise);
     device_case d = upload_case(*ctx, c);
     auto ws = tr::make_device_search_workspace(*ctx, d.q, s.dims, p);
-    for (const bool fast : {true, false}) {  // both histogram kernels (one dimension)
-      CAPTURE(fast);
-      tr::detail::set_fast_histograms(*ws, d.q, fast);
+    for (const int kernel : {1, 2, 4, 0}) {  // both histogram kernels (one dimension); groups per block
+      CAPTURE(kernel);
+      tr::detail::set_fast_histograms(*ws, d.q, kernel > 0);
+      tr::detail::set_histogram_groups_per_block(*ws, d.q, std::max(kernel, 1));
+      tr::detail::set_histogram_prefetch(*ws, d.q, kernel != 2);
       std::vector<std::uint32_t> gpu_leaves;
       const tr::tree_structure gpu = device_search(*ctx, c, d, *ws, p, gpu_leaves, noise);
       CAPTURE(host.splits.size(), gpu.splits.size());
@@ -473,11 +475,16 @@ TEST_CASE("GPU search: repeated runs and other launch geometries give the same t
   for (const bool fast : {true, false}) {
     tr::detail::set_fast_histograms(*ws, d.q, fast);
     for (int blocks : {4, 1, 2, 3}) {
-      CAPTURE(fast, blocks);
-      tr::detail::set_histogram_blocks_per_sm(*ws, d.q, blocks);
-      std::vector<std::uint32_t> leaves;
-      CHECK(device_search(*ctx, c, d, *ws, p, leaves, noise) == first);
-      CHECK(leaves == first_leaves);
+      for (int groups : {1, 2, 4, 0}) {
+        const bool prefetch = groups != 2;
+        CAPTURE(fast, blocks, groups, prefetch);
+        tr::detail::set_histogram_blocks_per_sm(*ws, d.q, blocks);
+        tr::detail::set_histogram_groups_per_block(*ws, d.q, groups);
+        tr::detail::set_histogram_prefetch(*ws, d.q, prefetch);
+        std::vector<std::uint32_t> leaves;
+        CHECK(device_search(*ctx, c, d, *ws, p, leaves, noise) == first);
+        CHECK(leaves == first_leaves);
+      }
     }
   }
   // A shallower tree on the same workspace is the deeper one's prefix.
