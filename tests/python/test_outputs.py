@@ -32,7 +32,7 @@ def catboost_multiclass(data, tmp_path_factory):
     catboost = pytest.importorskip("catboost")
     x, y = data
     m = catboost.CatBoostClassifier(iterations=12, depth=3, loss_function="MultiClass", thread_count=1,
-                                    verbose=0, random_seed=1).fit(x, y)
+                                    verbose=0, random_seed=1, allow_writing_files=False).fit(x, y)
     path = tmp_path_factory.mktemp("outputs") / "multiclass.cbm"
     m.save_model(str(path))
     return m, path
