@@ -206,10 +206,10 @@ class CatBoostClassifier(_Estimator):
         self.classes_ = np.unique(labels)
         loss = self._params.get("loss_function", "Logloss" if len(self.classes_) <= 2 else "MultiClass")
         params = {**self._params, "loss_function": loss}
-        index = np.searchsorted(self.classes_, labels).astype(np.float32)
+        index = _like(X, np.searchsorted(self.classes_, labels).astype(np.float32))
         if eval_set is not None:
             ex, ey = eval_set
-            eval_set = (ex, np.searchsorted(self.classes_, _to_host(ey)).astype(np.float32))
+            eval_set = (ex, _like(ex, np.searchsorted(self.classes_, _to_host(ey)).astype(np.float32)))
         return self._fit(X, index, eval_set, sample_weight, baseline, callback, params)
 
     def _loaded(self) -> None:
@@ -252,6 +252,22 @@ class CatBoostClassifier(_Estimator):
             import torch
             return torch.as_tensor(self.classes_, device=index.device)[index.long()]
         return self.classes_[_to_host(index).astype(np.int64)]
+
+
+def _like(x: Any, values: np.ndarray) -> Any:
+    """`values` (host) on the device and in the framework of `x` when `x` is a CuPy or PyTorch GPU
+    array, so that a pool's columns and label live in the same memory."""
+    if not _output.is_device_array(x):
+        return values
+    fw = _output.framework_of(x)
+    if fw == "cupy":
+        import cupy
+        with cupy.cuda.Device(x.device.id):
+            return cupy.asarray(values)
+    if fw == "torch":
+        import torch
+        return torch.as_tensor(values, device=x.device)
+    return values
 
 
 def _squeeze(x: Any) -> Any:
