@@ -145,36 +145,8 @@ def test_torch_cpu_in_torch_out(data, catboost_multiclass):
 # ---- GPU ------------------------------------------------------------------------------------------------
 
 
-def _gpu():
-    if cbgpu.device_count() == 0:
-        pytest.skip("libcbgpu sees no CUDA device")
-
-
-@pytest.fixture
-def cp():
-    _gpu()
-    try:
-        import cupy
-        cupy.cuda.runtime.getDeviceCount()
-    except Exception as e:  # noqa: BLE001 - ImportError, or a CuPy without a usable CUDA
-        pytest.skip(f"CuPy is not usable: {e}")
-    with cupy.cuda.Device(0):
-        yield cupy
-
-
-@pytest.fixture
-def torch():
-    _gpu()
-    try:
-        import torch
-    except Exception as e:  # noqa: BLE001
-        pytest.skip(f"PyTorch is not importable: {e}")
-    if not torch.cuda.is_available():
-        pytest.skip("PyTorch sees no CUDA device")
-    return torch
-
-
-def test_cupy_in_cupy_out(cp, data, catboost_multiclass):
+def test_cupy_in_cupy_out(gpu_cupy, data, catboost_multiclass):
+    cp = gpu_cupy
     x, _ = data
     _, path = catboost_multiclass
     with cbgpu.Model.load(path) as model:
@@ -187,7 +159,7 @@ def test_cupy_in_cupy_out(cp, data, catboost_multiclass):
         pinned = model.predict(xd, prediction_type="Probability", output_type="numpy")
         assert isinstance(pinned, np.ndarray)
         attrs = cp.cuda.runtime.pointerGetAttributes(pinned.ctypes.data)
-        assert attrs.type == cp.cuda.runtime.memoryTypeHost, "the host copy lands in pinned memory"
+        assert attrs.type == getattr(cp.cuda.runtime, "memoryTypeHost", 1), "the host copy lands in pinned memory"
         np.testing.assert_allclose(pinned, host, rtol=1e-13, atol=0)
         dl = model.predict(xd, prediction_type="Probability", output_type="dlpack")
         assert isinstance(dl, cbgpu.DLPackArray) and dl.__dlpack_device__()[0] == 2  # kDLCUDA
@@ -200,7 +172,8 @@ def test_cupy_in_cupy_out(cp, data, catboost_multiclass):
             assert isinstance(g, cp.ndarray) and np.array_equal(cp.asnumpy(g), h)  # RawFormulaVal: bit for bit
 
 
-def test_gpu_outputs_stay_on_the_device_in_strict_mode(cp, data, catboost_multiclass):
+def test_gpu_outputs_stay_on_the_device_in_strict_mode(gpu_cupy, data, catboost_multiclass):
+    cp = gpu_cupy
     x, _ = data
     _, path = catboost_multiclass
     with cbgpu.Model.load(path) as model, cbgpu.Context(0, strict_no_d2h=True) as ctx, \
@@ -214,7 +187,8 @@ def test_gpu_outputs_stay_on_the_device_in_strict_mode(cp, data, catboost_multic
         assert ctx.copy_stats()["d2h_bytes"] == before + ROWS * 3 * 8
 
 
-def test_torch_in_torch_out(torch, data, catboost_multiclass):
+def test_torch_in_torch_out(gpu_torch, data, catboost_multiclass):
+    torch = gpu_torch
     x, y = data
     _, path = catboost_multiclass
     with cbgpu.Model.load(path) as model:
@@ -243,7 +217,8 @@ def test_torch_in_torch_out(torch, data, catboost_multiclass):
     assert torch.equal(stages[-1], reg.predict(xt))
 
 
-def test_estimator_cupy_round_trip(cp, data):
+def test_estimator_cupy_round_trip(gpu_cupy, data):
+    cp = gpu_cupy
     x, y = data
     reg = cbgpu.CatBoostRegressor(iterations=6, depth=3).fit(cp.asarray(x), cp.asarray(y, dtype=cp.float32))
     pred = reg.predict(cp.asarray(x))
