@@ -38,6 +38,17 @@ def catboost_multiclass(data, tmp_path_factory):
     return m, path
 
 
+@pytest.fixture(scope="module")
+def own_multiclass(data, tmp_path_factory):
+    """A MultiClass model trained by cbgpu on the host (for the GPU tests: the GPU machines have no
+    catboost package), and its path."""
+    x, y = data
+    clf = cbgpu.CatBoostClassifier(iterations=12, depth=3, loss_function="MultiClass").fit(x, y)
+    path = tmp_path_factory.mktemp("outputs_own") / "multiclass.cbm"
+    clf.save_model(path)
+    return path
+
+
 # ---- host ------------------------------------------------------------------------------------------
 
 
@@ -119,9 +130,9 @@ def test_estimators_on_host(data, tmp_path, catboost_multiclass):
     assert np.array_equal(loaded.predict(x), cb.predict(x).reshape(-1))
 
 
-def test_errors_carry_the_library_message(data, catboost_multiclass):
+def test_errors_carry_the_library_message(data, own_multiclass):
     x, _ = data
-    _, path = catboost_multiclass
+    path = own_multiclass
     with cbgpu.Model.load(path) as model, cbgpu.Context(cbgpu.CBG_DEVICE_CPU) as ctx:
         with cbgpu.Pool(ctx, x[:, :3].copy()) as pool, expect_error(cbgpu.CBG_ERR_SHAPE, "pool has 3 features") as e:
             model.predict(pool)
@@ -130,10 +141,10 @@ def test_errors_carry_the_library_message(data, catboost_multiclass):
             model.predict(x, prediction_type="RMSEWithUncertainty")
 
 
-def test_torch_cpu_in_torch_out(data, catboost_multiclass):
+def test_torch_cpu_in_torch_out(data, own_multiclass):
     torch = pytest.importorskip("torch")
     x, _ = data
-    _, path = catboost_multiclass
+    path = own_multiclass
     with cbgpu.Model.load(path) as model:
         got = model.predict(torch.from_numpy(x))
         assert isinstance(got, torch.Tensor) and got.device.type == "cpu"
@@ -145,10 +156,10 @@ def test_torch_cpu_in_torch_out(data, catboost_multiclass):
 # ---- GPU ------------------------------------------------------------------------------------------------
 
 
-def test_cupy_in_cupy_out(gpu_cupy, data, catboost_multiclass):
+def test_cupy_in_cupy_out(gpu_cupy, data, own_multiclass):
     cp = gpu_cupy
     x, _ = data
-    _, path = catboost_multiclass
+    path = own_multiclass
     with cbgpu.Model.load(path) as model:
         host = model.predict(x, prediction_type="Probability")
         xd = cp.asarray(x)
@@ -172,10 +183,10 @@ def test_cupy_in_cupy_out(gpu_cupy, data, catboost_multiclass):
             assert isinstance(g, cp.ndarray) and np.array_equal(cp.asnumpy(g), h)  # RawFormulaVal: bit for bit
 
 
-def test_gpu_outputs_stay_on_the_device_in_strict_mode(gpu_cupy, data, catboost_multiclass):
+def test_gpu_outputs_stay_on_the_device_in_strict_mode(gpu_cupy, data, own_multiclass):
     cp = gpu_cupy
     x, _ = data
-    _, path = catboost_multiclass
+    path = own_multiclass
     with cbgpu.Model.load(path) as model, cbgpu.Context(0, strict_no_d2h=True) as ctx, \
             cbgpu.Pool(ctx, cp.asarray(x)) as pool:
         before = ctx.copy_stats()["d2h_bytes"]
@@ -187,10 +198,10 @@ def test_gpu_outputs_stay_on_the_device_in_strict_mode(gpu_cupy, data, catboost_
         assert ctx.copy_stats()["d2h_bytes"] == before + ROWS * 3 * 8
 
 
-def test_torch_in_torch_out(gpu_torch, data, catboost_multiclass):
+def test_torch_in_torch_out(gpu_torch, data, own_multiclass):
     torch = gpu_torch
     x, y = data
-    _, path = catboost_multiclass
+    path = own_multiclass
     with cbgpu.Model.load(path) as model:
         xt = torch.from_numpy(x).cuda()
         got = model.predict(xt, prediction_type="Probability")
