@@ -198,7 +198,7 @@ class Model(Handle):
         if out is not None:
             raise ValueError("out= needs a cbgpu.Pool or a GPU array as input")
         kind = _output.resolve(output_type, floats, on_gpu=False)
-        d, rows, keep = self._desc(floats, cats, tree_begin, tree_end, "RawFormulaVal")
+        d, rows, keep = self._desc(_host_array(floats), _host_array(cats), tree_begin, tree_end, "RawFormulaVal")
         n_trees = (tree_end or self.tree_count) - tree_begin
         result = np.empty((rows, max(n_trees, 0)), dtype=np.uint32)
         _check(lib.cbg_model_leaf_indexes_host(self.handle, ctypes.byref(d),
