@@ -72,6 +72,29 @@ def test_output_type_on_host(data, catboost_multiclass):
             assert np.array_equal(np.from_dlpack(leaves), model.leaf_indexes(x))
 
 
+def test_dlpack_array_forwards_and_falls_back():
+    """DLPackArray passes a consumer's max_version on, and retries without it for a producer that
+    predates DLPack 1.0 (legacy capsule)."""
+    seen = []
+
+    class Legacy:
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+        def __dlpack__(self, stream=None):
+            seen.append(stream)
+            return self.a.__dlpack__()
+
+    base = np.arange(6.0).reshape(3, 2)
+    assert np.array_equal(np.from_dlpack(cbgpu.DLPackArray(Legacy(base))), base)
+    assert seen == [None]
+    capsule = cbgpu.DLPackArray(base).__dlpack__(max_version=(1, 0))
+    assert type(capsule).__name__ == "PyCapsule"
+
+
 @pytest.mark.parametrize("prediction_type", ["RawFormulaVal", "Probability", "Class"])
 @pytest.mark.parametrize("start,end,period", [(0, 0, 1), (2, 0, 3), (1, 9, 4)])
 def test_staged_predict_equals_catboost(data, catboost_multiclass, prediction_type, start, end, period):
