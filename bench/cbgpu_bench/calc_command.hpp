@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // `cbgpu-bench calc`: CatBoost's `catboost calc`. Reads a model file and a DSV file, evaluates the
-// model on the host reference path (cbg_model_predict_host; the GPU evaluator is issue #6) and
-// writes the predictions as a TSV.
+// model with the GPU evaluator (cbg_predict_to_device, results copied back with cbg_tensor_copy)
+// when a GPU is visible, else with the host evaluator (cbg_model_predict_host), and writes the
+// predictions as a TSV.
 #pragma once
 
 #include <string>
+
+#include "data_options.hpp"
 
 namespace CLI {
 class App;
@@ -15,12 +18,14 @@ namespace cbgpu_bench {
 struct calc_options {
   std::string model_file = "model.bin";
   std::string input_path;
-  std::string column_description;
+  data_options data;
   std::string output_path = "output.tsv";
   std::string prediction_type = "RawFormulaVal";
-  std::string delimiter = "\\t";
-  bool has_header = false;
+  std::string output_columns;  // CatBoost's --output-columns: SampleId, Label, prediction types
   std::string model_format = "CatboostBinary";
+  std::string task_type;       // "" (a GPU if visible), CPU or GPU
+  std::string devices;
+  int thread_count = -1;       // accepted for CatBoost's sake; the evaluators choose their threads
 };
 
 CLI::App* add_calc_command(CLI::App& app, calc_options& options);

@@ -3,7 +3,12 @@
 
 #include <charconv>
 #include <cstdio>
+#include <fstream>
 #include <optional>
+#include <sstream>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -14,8 +19,11 @@
 #include "dsv_reader.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
+#include "learning_curve.hpp"
 #include "library.hpp"
+#include "model.hpp"
 #include "managed_tensor.hpp"
+#include "text.hpp"
 #include "timer.hpp"
 #include "training_run.hpp"
 
@@ -23,17 +31,30 @@ namespace cbgpu_bench {
 
 namespace {
 
-// The context device from task_type and devices (CatBoost: "0", "0:1", "0-3"; the first is used).
-int32_t device_from(const parameter_values& p) {
-  const auto task = p.find("task_type");
-  if (task == p.end()) return CBG_DEVICE_AUTO;
-  if (task->second == "CPU") return CBG_DEVICE_CPU;
-  const auto devices = p.find("devices");
-  if (devices == p.end()) return 0;
-  int32_t first = 0;
-  const std::string& d = devices->second;
-  std::from_chars(d.data(), d.data() + d.size(), first);
-  return first;
+std::string value_of(const parameter_values& p, const char* key) {
+  const auto it = p.find(key);
+  return it == p.end() ? std::string() : it->second;
+}
+
+// The files --model-format asks for: CatboostBinary to the model file, Json to it as well when it is
+// the only format, else to "<model file>.json".
+std::vector<std::pair<std::string, int32_t>> model_outputs(const std::string& file, const std::string& formats) {
+  std::vector<std::pair<std::string, int32_t>> out;
+  const std::vector<std::string_view> names = split(formats, ',');
+  for (std::string_view name : names) {
+    const int32_t format = model_format(std::string(trim(name)));
+    const bool own_name = format == CBG_MODEL_FORMAT_CBM || names.size() == 1;
+    out.emplace_back(own_name ? file : file + ".json", format);
+  }
+  return out;
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw usage_error(fmt::format("--params-file: cannot open '{}'", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 // Progress lines are the library's info records (category cbgpu.train), as CatBoost prints them.
@@ -85,12 +106,16 @@ CLI::App* add_fit_command(CLI::App& app, fit_options& o) {
   cmd->add_option("-f,--learn-set", o.learn_set, "Learn set (delimiter-separated, optional dsv://)")
       ->required();
   cmd->add_option("-t,--test-set", o.test_set, "Test set");
-  cmd->add_option("--cd,--column-description", o.column_description, "Column description file");
-  cmd->add_option("--delimiter", o.delimiter, "Column delimiter: one character, or \\t")
-      ->capture_default_str();
-  cmd->add_flag("--has-header", o.has_header, "The first line holds column names");
+  add_data_options(cmd, o.data);
   cmd->add_option("-m,--model-file", o.model_file, "Where the model is written (CatBoost's .cbm)")
       ->capture_default_str();
+  cmd->add_option("--model-format", o.model_format,
+                  "CatboostBinary and/or Json, comma-separated (Json alongside: <model file>.json)")
+      ->capture_default_str();
+  cmd->add_option("--params-file", o.params_file,
+                  "JSON object of CatBoost parameters; flags and key=value override it");
+  cmd->add_option("--plot-learning-curve", o.learning_curve_png,
+                  "Write the learn (blue) and eval (orange) metric per iteration as a PNG");
   cmd->add_option("--train-dir", o.train_dir, "Directory for training logs")
       ->capture_default_str();
   for (const parameter_spec& p : training_parameters()) {
@@ -109,14 +134,13 @@ int run_fit(fit_options o) {
   // Keep only the flags that were given, then apply the key=value overrides over them.
   std::erase_if(o.parameters, [](const auto& kv) { return kv.second.empty(); });
   const std::vector<std::string> unknown = apply_overrides(o.overrides, o.parameters);
-  dsv_format format;
-  format.delimiter = parse_delimiter(o.delimiter);
-  format.has_header = o.has_header;
+  const dsv_format format = o.data.format();
+  const std::vector<std::pair<std::string, int32_t>> outputs = model_outputs(o.model_file, o.model_format);
+  const std::string params_file = o.params_file.empty() ? std::string() : read_text_file(o.params_file);
   log_library_to_stderr(library_log_level(o.parameters));
 
   fmt::print("cbgpu-bench {} (libcbgpu {}): fit\n", CBG_VERSION_STRING, cbg_version_string());
-  std::optional<column_description> cd;
-  if (!o.column_description.empty()) cd = read_column_description(o.column_description);
+  const std::optional<column_description> cd = o.data.read_column_description();
 
   // Read everything first, so that bad input stops the command before any device work.
   loaded_dataset learn_data = read("learn", o.learn_set, format, cd, true);
@@ -132,7 +156,7 @@ int run_fit(fit_options o) {
   if (const auto s = o.parameters.find("random_seed"); s != o.parameters.end()) {
     std::from_chars(s->second.data(), s->second.data() + s->second.size(), seed);
   }
-  context_handle ctx = make_context(device_from(o.parameters), seed);
+  context_handle ctx = make_context(device_from(value_of(o.parameters, "task_type"), value_of(o.parameters, "devices")), seed);
   fmt::print("{}\n", device_line(context_device(ctx.get()), visible, "--task-type CPU"));
   pool_handle learn = build(ctx.get(), "learn", learn_data);
   pool_handle test;
@@ -153,13 +177,20 @@ int run_fit(fit_options o) {
   parameter_values params = o.parameters;
   params.emplace("train_dir", o.train_dir);
   std::fflush(stdout);
-  training_run run = train_pool(learn.get(), test.get(), parameters_json(params));
+  training_run run = train_pool(learn.get(), test.get(), parameters_json(params, params_file));
   fmt::print("trained {} trees in {:.1f} ms ({:.3f} ms per iteration, median)\n",
              model_info(run.model.get()).n_trees, run.train_ms,
              median_after(run.iteration_ms, std::min<std::size_t>(5, run.iteration_ms.size() / 2)));
   const stopwatch save;
-  check(cbg_model_save_file(run.model.get(), o.model_file.c_str(), CBG_MODEL_FORMAT_CBM), "cbg_model_save_file");
+  for (const auto& [file, file_format] : outputs) {
+    check(cbg_model_save_file(run.model.get(), file.c_str(), file_format), "cbg_model_save_file");
+  }
   fmt::print("wrote model {} ({:.1f} ms); training logs in {}\n", o.model_file, save.elapsed_ms(), o.train_dir);
+  if (!o.learning_curve_png.empty()) {
+    const std::string range = plot_learning_curve(o.learning_curve_png, run.learn_history, run.eval_history);
+    fmt::print("wrote learning curve {} ({} iterations, {} {})\n", o.learning_curve_png,
+               run.learn_history.size(), run.metric, range);
+  }
 
   run.model.reset();
   learn.reset();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "data_options.hpp"
 #include "training_parameters.hpp"
 
 namespace CLI {
@@ -18,10 +19,11 @@ namespace cbgpu_bench {
 struct fit_options {
   std::string learn_set;
   std::string test_set;
-  std::string column_description;
-  std::string delimiter = "\\t";
-  bool has_header = false;
+  data_options data;
   std::string model_file = "model.bin";
+  std::string model_format = "CatboostBinary";  // comma-separated: CatboostBinary, Json
+  std::string params_file;                      // a JSON object of CatBoost parameters
+  std::string learning_curve_png;               // --plot-learning-curve
   std::string train_dir = "catboost_info";
   parameter_values parameters;         // training parameters given as flags
   std::vector<std::string> overrides;  // trailing key=value arguments

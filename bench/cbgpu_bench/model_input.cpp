@@ -39,7 +39,7 @@ uint32_t hash_of(const std::string& text) {
 
 }  // namespace
 
-model_input make_model_input(const cbg_model_t* model, const loaded_dataset& data) {
+void check_feature_roles(const cbg_model_t* model, const loaded_dataset& data) {
   const cbg_model_info_t info = model_info(model);
   const auto available = static_cast<int64_t>(data.features.size());
   if (available < info.n_flat_features) {
@@ -48,6 +48,13 @@ model_input make_model_input(const cbg_model_t* model, const loaded_dataset& dat
         "description and the delimiter)",
         data.path, available, available == 1 ? "" : "s", info.n_flat_features));
   }
+  for (const int64_t j : float_feature_columns(model)) (void)feature_at(data, j, false);
+  for (const int64_t j : cat_feature_columns(model)) (void)feature_at(data, j, true);
+}
+
+model_input make_model_input(const cbg_model_t* model, const loaded_dataset& data) {
+  check_feature_roles(model, data);
+  const cbg_model_info_t info = model_info(model);
   model_input in;
   in.rows = data.rows;
   in.n_float_features = info.n_float_features;

@@ -25,6 +25,10 @@ struct model_input {
 // model needs, or a column's type (.cd Num / Categ) differs from the model's.
 model_input make_model_input(const cbg_model_t* model, const loaded_dataset& data);
 
+// The checks of make_model_input without the copy: enough feature columns, and each of the
+// model's features numeric or categorical in the data as in the model. Throws usage_error.
+void check_feature_roles(const cbg_model_t* model, const loaded_dataset& data);
+
 // A predict descriptor pointing into `input` (which must outlive it).
 cbg_model_predict_host_desc_t predict_desc(const model_input& input, int32_t prediction_type);
 

@@ -12,18 +12,19 @@ namespace cbgpu_bench {
 namespace {
 
 std::string header(const std::vector<prediction_block>& blocks,
-                   const std::vector<std::string>& class_names) {
-  std::string line = "SampleId";
+                   const std::vector<std::string>& class_names, bool sample_id) {
+  std::string line = sample_id ? "SampleId" : "";
   for (const prediction_block& b : blocks) {
     if (b.columns == 1) {
-      line += '\t' + b.type_name;
+      line += (line.empty() ? "" : "\t") + b.type_name;
       continue;
     }
     const bool per_class = static_cast<int64_t>(class_names.size()) == b.columns;
     for (int64_t c = 0; c < b.columns; ++c) {
       line += per_class
-                  ? fmt::format("\t{}:Class={}", b.type_name, class_names[static_cast<std::size_t>(c)])
-                  : fmt::format("\t{}:{}", b.type_name, c);
+                  ? fmt::format("{}{}:Class={}", line.empty() ? "" : "\t", b.type_name,
+                                class_names[static_cast<std::size_t>(c)])
+                  : fmt::format("{}{}:{}", line.empty() ? "" : "\t", b.type_name, c);
     }
   }
   return line;
@@ -43,15 +44,17 @@ std::string cell(const prediction_block& b, double value,
 
 void write_prediction_table(const std::string& path, int64_t rows,
                             const std::vector<prediction_block>& blocks,
-                            const std::vector<std::string>& class_names) {
+                            const std::vector<std::string>& class_names, bool sample_id) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw usage_error(fmt::format("--output-path: cannot write '{}'", path));
-  out << header(blocks, class_names) << '\n';
+  out << header(blocks, class_names, sample_id) << '\n';
   for (int64_t r = 0; r < rows; ++r) {
-    std::string line = fmt::format("{}", r);
+    std::string line = sample_id ? fmt::format("{}", r) : std::string();
+    bool first = !sample_id;
     for (const prediction_block& b : blocks) {
       for (int64_t c = 0; c < b.columns; ++c) {
-        line += '\t';
+        if (!first) line += '\t';
+        first = false;
         line += cell(b, b.values[static_cast<std::size_t>(r * b.columns + c)], class_names);
       }
     }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The predictions of `calc` as a TSV like CatBoost's eval file: a header line, `SampleId` and the
-// columns of each prediction type, then one line per row. Numbers are printed with 17 significant
+// The predictions of `calc` as a TSV like CatBoost's eval file: a header line, `SampleId` (unless
+// sample_id is false) and the columns of each block (prediction types, or the Label), then one line per row. Numbers are printed with 17 significant
 // digits, so they read back as the same doubles.
 #pragma once
 
@@ -23,6 +23,6 @@ struct prediction_block {
 // Throws usage_error when `path` cannot be written.
 void write_prediction_table(const std::string& path, int64_t rows,
                             const std::vector<prediction_block>& blocks,
-                            const std::vector<std::string>& class_names);
+                            const std::vector<std::string>& class_names, bool sample_id = true);
 
 }  // namespace cbgpu_bench

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "data_options.hpp"
 #include "errors.hpp"
 
 namespace cbgpu_bench {
@@ -54,17 +55,32 @@ std::string check_seed(const std::string& v) {
   uint64_t n = 0;
   return parse_whole(v, n) ? std::string() : fmt::format("'{}' is not an unsigned integer", v);
 }
-std::string check_task_type(const std::string& v) { return one_of(v, {"CPU", "GPU"}); }
 std::string check_logging_level(const std::string& v) {
   return one_of(v, {"Silent", "Verbose", "Info", "Debug"});
 }
-// CatBoost's device lists: "0", "0:1:3", "0-3".
-std::string check_devices(const std::string& v) {
-  const bool ok = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
-    return (c >= '0' && c <= '9') || c == ':' || c == '-';
-  });
-  return ok ? std::string() : fmt::format("'{}' is not a device list like 0, 0:1 or 0-3", v);
+std::string number_in(const std::string& v, double lo, double hi) {
+  double d = 0;
+  if (!parse_whole(v, d) || !(d >= lo) || !(d <= hi)) {
+    return fmt::format("'{}' is not a number in [{}, {}]", v, lo, hi);
+  }
+  return {};
 }
+std::string check_non_negative(const std::string& v) { return number_in(v, 0.0, 1e300); }
+std::string check_fraction(const std::string& v) { return number_in(v, 1e-300, 1.0); }
+std::string check_count(const std::string& v) { return integer_in(v, 0, 100000000); }
+std::string check_thread_count(const std::string& v) { return integer_in(v, -1, 4096); }
+std::string check_name(const std::string& v) {
+  return v.empty() ? std::string("the value is empty") : std::string();
+}
+std::string check_border_type(const std::string& v) {
+  return one_of(v, {"GreedyLogSum", "GreedyMinEntropy", "Median", "Uniform", "UniformAndQuantiles",
+                    "MinEntropy", "MaxLogSum"});
+}
+std::string check_bootstrap_type(const std::string& v) {
+  return one_of(v, {"Bayesian", "Bernoulli", "MVS", "Poisson", "No"});
+}
+std::string check_od_type(const std::string& v) { return one_of(v, {"IncToDec", "Iter"}); }
+std::string check_bool(const std::string& v) { return one_of(v, {"true", "false"}); }
 
 }  // namespace
 
@@ -86,6 +102,26 @@ const std::vector<parameter_spec>& training_parameters() {
        "LEVEL", check_logging_level},
       {"metric_period", "--metric-period", "Compute metrics every N iterations", "INT",
        check_metric_period},
+      {"feature_border_type", "--feature-border-type", "Border selection of numeric features",
+       "TYPE", check_border_type},
+      {"l2_leaf_reg", "--l2-leaf-reg", "L2 regularisation of leaf values", "FLOAT",
+       check_non_negative},
+      {"random_strength", "--random-strength", "Score noise at split selection", "FLOAT",
+       check_non_negative},
+      {"bootstrap_type", "--bootstrap-type", "Bayesian, Bernoulli, MVS, Poisson or No", "TYPE",
+       check_bootstrap_type},
+      {"bagging_temperature", "--bagging-temperature", "Bayesian bootstrap temperature", "FLOAT",
+       check_non_negative},
+      {"subsample", "--subsample", "Bernoulli/MVS sample rate", "FLOAT", check_fraction},
+      {"od_type", "--od-type", "Overfitting detector: IncToDec or Iter", "TYPE", check_od_type},
+      {"od_wait", "--od-wait", "Iterations to wait after the best eval metric", "INT", check_count},
+      {"eval_metric", "--eval-metric", "Metric for the overfitting detector and best model", "NAME",
+       check_name},
+      {"custom_metric", "--custom-metric", "More metrics to compute, comma-separated", "NAMES",
+       check_name},
+      {"use_best_model", "--use-best-model", "Shrink the model to the best eval iteration",
+       "true|false", check_bool},
+      {"thread_count", "-T,--thread-count", "Host threads (-1: all)", "INT", check_thread_count},
   };
   return specs;
 }

@@ -6,6 +6,10 @@
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "errors.hpp"
+#include "text.hpp"
 
 #include "timer.hpp"
 
@@ -33,19 +37,6 @@ void counted_free(void* p, size_t bytes, cbg_stream_t stream, void* user) {
   static_cast<allocation_counter*>(user)->current.fetch_sub(static_cast<int64_t>(bytes));
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
 struct callback_state {
   stopwatch clock;
   double last = 0;
@@ -61,6 +52,8 @@ int32_t on_iteration(void* user, const cbg_train_progress_t* p) {
   s.run->last_learn_metric = p->has_learn_metric ? p->learn_metric : std::nan("");
   s.run->last_eval_metric = p->has_eval_metric ? p->eval_metric : std::nan("");
   s.run->iterations = p->iteration + 1;
+  s.run->learn_history.push_back(s.run->last_learn_metric);
+  s.run->eval_history.push_back(s.run->last_eval_metric);
   return 0;
 }
 
@@ -79,12 +72,22 @@ context_handle make_counted_context(int32_t device, uint64_t seed, allocation_co
   return context_handle(ctx);
 }
 
-std::string parameters_json(const parameter_values& values) {
-  std::string out = "{";
-  for (const auto& [k, v] : values) {
-    out += fmt::format("{}{}: {}", out.size() > 1 ? ", " : "", json_string(k), json_string(v));
+std::string parameters_json(const parameter_values& values, const std::string& base_json) {
+  nlohmann::json out = nlohmann::json::object();
+  if (!base_json.empty()) {
+    out = nlohmann::json::parse(base_json, nullptr, false);
+    if (!out.is_object()) throw usage_error("--params-file: the file does not hold a JSON object");
   }
-  return out + "}";
+  for (const auto& [k, v] : values) {
+    if (k == "custom_metric" && v.find(',') != std::string::npos) {
+      nlohmann::json list = nlohmann::json::array();  // CatBoost's CLI takes "AUC,Accuracy"
+      for (std::string_view m : split(v, ',')) list.push_back(std::string(trim(m)));
+      out[k] = std::move(list);
+    } else {
+      out[k] = v;  // the library parses numbers and booleans given as text
+    }
+  }
+  return out.dump();
 }
 
 training_run train_pool(cbg_pool_t* learn, cbg_pool_t* test, const std::string& params_json) {

@@ -26,9 +26,11 @@ struct allocation_counter {
 // A context on a CUDA device whose allocations `counter` sees (it must outlive the context).
 context_handle make_counted_context(int32_t device, uint64_t seed, allocation_counter& counter);
 
-// The parameters as a JSON object of strings ({"depth": "6", ...}); the library parses numbers
-// and booleans given as text.
-std::string parameters_json(const parameter_values& values);
+// The parameters as a JSON object of strings ({"depth": "6", ...}; the library parses numbers and
+// booleans given as text; a comma-separated custom_metric becomes a list) over the object of
+// `base_json` (a --params-file's text; may be empty). Throws usage_error when base_json is not a
+// JSON object.
+std::string parameters_json(const parameter_values& values, const std::string& base_json = {});
 
 struct training_run {
   model_handle model;
@@ -38,6 +40,8 @@ struct training_run {
   double last_learn_metric = 0;        // when computed at the last iteration (else NaN)
   double last_eval_metric = 0;
   int64_t iterations = 0;
+  std::vector<double> learn_history;   // per iteration; NaN where not computed
+  std::vector<double> eval_history;
 };
 
 // Trains on `learn` (and `test`, may be null) with `params_json`; throws library_error.

@@ -20,6 +20,7 @@ from ._model import PREDICTION_TYPES, Model, cat_hash
 from ._pool import Pool
 from ._quantize import Quantized
 from ._train import CatBoostClassifier, CatBoostRegressor, train
+from ._output import OUTPUT_TYPES, DLPackArray
 
 __all__ = [
     "CbgError", "Context", "Pool", "Quantized", "Model", "cat_hash", "PREDICTION_TYPES", "tensor_copy", "build_info", "device_count", "version",
@@ -28,4 +29,5 @@ __all__ = [
     "CBG_LOG_TRACE", "CBG_LOG_DEBUG", "CBG_LOG_INFO", "CBG_LOG_WARN", "CBG_LOG_ERROR",
     "CBG_LOG_CRITICAL", "CBG_LOG_OFF", *STATUS_NAMES.values(),
     "train", "CatBoostRegressor", "CatBoostClassifier",
+    "OUTPUT_TYPES", "DLPackArray",
 ]

@@ -3,12 +3,14 @@
 from arrays, and from pools or GPU arrays with the GPU evaluator)."""
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
+from typing import Any, Iterator
 
 import numpy as np
 
-from . import _capi
+from . import _capi, _output
 from ._capi import _check, cbg_predict_desc_t, lib
 from ._context import Context
 from ._dlpack import export
@@ -144,49 +146,98 @@ class Model(Handle):
         d.tree_end = tree_end
         return d, rows, (floats, cats)
 
+    @property
+    def tree_count(self) -> int:
+        """Number of trees."""
+        return int(self.info()["n_trees"])
+
     def predict(self, floats, cats=None, prediction_type: str = "RawFormulaVal", tree_begin: int = 0,
                 tree_end: int = 0, *, output_type: str | None = None, out=None, dtype=np.float64,
                 stream: int | None = None, ctx: Context | None = None):
-        """Predictions [rows, columns].
+        """Predictions [rows, columns] of the trees [tree_begin, tree_end) (0: to the end; the bias
+        is added only when tree_begin is 0, as CatBoost does).
 
-        - `floats` a cbgpu.Pool, or an array in GPU memory (CuPy, PyTorch, ... through DLPack;
+        - `floats` a cbgpu.Pool, or an array in GPU memory (CuPy, PyTorch, JAX, ... through DLPack;
           [rows, n_flat_features], categorical columns as integers): the GPU evaluator
           (cbg_predict_to_device) for a pool on a GPU context, the host evaluator for a CPU pool.
           A GPU array becomes a pool on `ctx` (default: a new context on the array's device).
-          The result is a CuPy array in GPU memory (`output_type="cupy"`, the default on a GPU) or a
-          NumPy array (`"numpy"`: copied back once); or pass `out`, any writable DLPack array of
-          the right shape (Model.output_shape) and dtype, written in place and returned. `dtype`:
-          float64 or float32 for new outputs. Without `stream` the call waits for its results;
-          with one it only enqueues on it.
-        - otherwise the host reference on host arrays: `floats` [rows, n_float_features] float32,
-          `cats` [rows, n_cat_features] as CatBoost hashes (cat_hash).
+        - otherwise the host evaluator on host arrays (NumPy, or anything np.asarray takes):
+          `floats` [rows, n_float_features] float32, `cats` [rows, n_cat_features] as CatBoost
+          hashes (cat_hash).
+
+        `output_type`: "cupy", "torch", "dlpack" (an object with __dlpack__/__dlpack_device__) or
+        "numpy"; by default the framework and device of the input (torch in: torch out, CuPy in:
+        CuPy out, NumPy in: NumPy out; a GPU pool: CuPy, else PyTorch). Results computed on a GPU
+        come to the host only for "numpy", in one copy into pinned memory. Or pass `out`, any
+        writable DLPack array of the right shape (output_shape) and dtype, written in place and
+        returned. `dtype`: float64 or float32 for new outputs. Without `stream` the call waits for
+        its results; with one it only enqueues on it. Errors raise CbgError with the library's
+        message.
         """
         if _on_device_path(floats):
-            return self._predict_pool(floats, _capi.CBG_PREDICT_VALUES, prediction_type, tree_begin, tree_end,
-                                      output_type, out, dtype, stream, ctx)
-        d, rows, keep = self._desc(floats, cats, tree_begin, tree_end, prediction_type)
-        cols = self.prediction_columns(prediction_type)
-        out = np.empty((rows, cols), dtype=np.float64)
-        _check(lib.cbg_model_predict_host(self.handle, ctypes.byref(d),
-                                          out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), out.size))
-        del keep
-        return out
+            with self._as_pool(floats, ctx) as pool:
+                return self._predict_pool(pool, floats, _capi.CBG_PREDICT_VALUES, prediction_type, tree_begin,
+                                          tree_end, output_type, out, dtype, stream)
+        if out is not None:
+            raise ValueError("out= needs a cbgpu.Pool or a GPU array as input")
+        kind = _output.resolve(output_type, floats, on_gpu=False)
+        return _output.finish(_output.from_host(self._predict_host(floats, cats, prediction_type, tree_begin,
+                                                                   tree_end, dtype), kind), kind)
 
     def leaf_indexes(self, floats, cats=None, tree_begin: int = 0, tree_end: int = 0, *,
                      output_type: str | None = None, out=None, stream: int | None = None,
                      ctx: Context | None = None):
-        """Leaf index of every row in every tree of the range, [rows, trees] (uint32). Accepts
-        what predict() accepts."""
+        """Leaf index of every row in every tree of the range, [rows, trees] (uint32; int32 for
+        PyTorch outputs). Accepts what predict() accepts."""
         if _on_device_path(floats):
-            return self._predict_pool(floats, _capi.CBG_PREDICT_LEAF_INDEXES, "RawFormulaVal", tree_begin,
-                                      tree_end, output_type, out, np.uint32, stream, ctx)
-        d, rows, keep = self._desc(floats, cats, tree_begin, tree_end, "RawFormulaVal")
-        n_trees = (tree_end or self.info()["n_trees"]) - tree_begin
-        out = np.empty((rows, n_trees), dtype=np.uint32)
+            with self._as_pool(floats, ctx) as pool:
+                kind = _output.resolve(output_type, floats, pool.info()["device"] >= 0) if out is None else None
+                dtype = np.int32 if kind == "torch" else np.uint32
+                return self._predict_pool(pool, floats, _capi.CBG_PREDICT_LEAF_INDEXES, "RawFormulaVal",
+                                          tree_begin, tree_end, output_type, out, dtype, stream)
+        if out is not None:
+            raise ValueError("out= needs a cbgpu.Pool or a GPU array as input")
+        kind = _output.resolve(output_type, floats, on_gpu=False)
+        d, rows, keep = self._desc(_host_array(floats), _host_array(cats), tree_begin, tree_end, "RawFormulaVal")
+        n_trees = (tree_end or self.tree_count) - tree_begin
+        result = np.empty((rows, max(n_trees, 0)), dtype=np.uint32)
         _check(lib.cbg_model_leaf_indexes_host(self.handle, ctypes.byref(d),
-                                               out.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), out.size))
+                                               result.ctypes.data_as(ctypes.POINTER(ctypes.c_uint32)), result.size))
         del keep
-        return out
+        return _output.finish(_output.from_host(result, kind), kind)
+
+    calc_leaf_indexes = leaf_indexes
+
+    def staged_predict(self, floats, cats=None, prediction_type: str = "RawFormulaVal", ntree_start: int = 0,
+                       ntree_end: int = 0, eval_period: int = 1, *, output_type: str | None = None,
+                       dtype=np.float64, ctx: Context | None = None) -> Iterator[Any]:
+        """Yields the predictions of the trees [ntree_start, e) for e = ntree_start + eval_period,
+        ntree_start + 2 * eval_period, ..., ntree_end (0: all trees), as CatBoost's staged_predict.
+        Inputs and outputs as predict(); a GPU array becomes one pool for all the stages."""
+        end = ntree_end or self.tree_count
+        if eval_period <= 0:
+            raise ValueError(f"eval_period must be positive, not {eval_period}")
+        if not 0 <= ntree_start < end <= self.tree_count:
+            raise ValueError(f"tree range [{ntree_start}, {end}) is not within the model's {self.tree_count} trees")
+        stops = [min(i + eval_period, end) for i in range(ntree_start, end, eval_period)]
+        if _on_device_path(floats):
+            with self._as_pool(floats, ctx) as pool:
+                for stop in stops:
+                    yield self._predict_pool(pool, floats, _capi.CBG_PREDICT_VALUES, prediction_type, ntree_start,
+                                             stop, output_type, None, dtype, None)
+            return
+        kind = _output.resolve(output_type, floats, on_gpu=False)
+        for stop in stops:
+            yield _output.finish(_output.from_host(
+                self._predict_host(floats, cats, prediction_type, ntree_start, stop, dtype), kind), kind)
+
+    def _predict_host(self, floats, cats, prediction_type, tree_begin, tree_end, dtype) -> np.ndarray:
+        d, rows, keep = self._desc(_host_array(floats), _host_array(cats), tree_begin, tree_end, prediction_type)
+        result = np.empty((rows, self.prediction_columns(prediction_type)), dtype=np.float64)
+        _check(lib.cbg_model_predict_host(self.handle, ctypes.byref(d),
+                                          result.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), result.size))
+        del keep
+        return result if np.dtype(dtype) == np.float64 else result.astype(dtype)
 
     # ---- pools and GPU arrays: cbg_predict_* ----------------------------------------------------------
 
@@ -208,54 +259,63 @@ class Model(Handle):
         _check(lib.cbg_predict_output_shape(self.handle, ctypes.byref(d), n_rows, shape))
         return int(shape[0]), int(shape[1])
 
-    def _predict_pool(self, data, output, prediction_type, tree_begin, tree_end, output_type, out, dtype, stream,
-                      ctx):
-        own_pool = not isinstance(data, Pool)
-        pool = self._pool_of(data, ctx) if own_pool else data
+    def _predict_pool(self, pool: Pool, data, output, prediction_type, tree_begin, tree_end, output_type, out,
+                      dtype, stream):
+        """cbg_predict_to_device into a device array, or cbg_predict_to_host into a host one."""
+        info = pool.info()
+        on_gpu = info["device"] >= 0
+        d = self._predict_desc(output, prediction_type, tree_begin, tree_end)
+        kind = None
+        if out is None:
+            kind = _output.resolve(output_type, data, on_gpu)
+            shape = self.output_shape(info["n_rows"], prediction_type, tree_begin, tree_end,
+                                      output == _capi.CBG_PREDICT_LEAF_INDEXES)
+            if kind == "numpy" or not on_gpu:
+                result, pinned = _output.pinned_empty(shape, dtype) if on_gpu else (np.empty(shape, dtype), False)
+                host = _output.HostTensorRef(result, pinned)
+                _check(lib.cbg_predict_to_host(self.handle, pool.handle, ctypes.byref(d), ctypes.byref(host.ref()),
+                                               stream))
+                return _output.finish(_output.from_host(result, kind), kind)
+            out = _output.device_empty(kind, shape, dtype, info["device"])
+        exported = export(out, pool.ctx.stream if on_gpu else None)
+        ref = exported.borrowed_ref()
+        to_device = _output.is_device_array(out)
+        call = lib.cbg_predict_to_device if to_device else lib.cbg_predict_to_host
+        _check(call(self.handle, pool.handle, ctypes.byref(d), ctypes.byref(ref), stream))
+        del exported
+        if to_device and stream is None:
+            pool.ctx.sync()  # results ready for any stream of the caller
+        return out if kind is None else _output.finish(out, kind)
+
+    @contextlib.contextmanager
+    def _as_pool(self, data, ctx: Context | None):
+        """`data` itself when it is a Pool; else a pool over the GPU array, closed afterwards."""
+        if isinstance(data, Pool):
+            yield data
+            return
+        own_ctx = ctx is None
+        if own_ctx:
+            ctx = Context(int(data.__dlpack_device__()[1]))
         try:
-            info = pool.info()
-            on_gpu = info["device"] >= 0
-            d = self._predict_desc(output, prediction_type, tree_begin, tree_end)
-            if out is None:
-                kind = output_type or ("cupy" if on_gpu else "numpy")
-                shape = self.output_shape(info["n_rows"], prediction_type, tree_begin, tree_end,
-                                          output == _capi.CBG_PREDICT_LEAF_INDEXES)
-                if kind == "cupy":
-                    import cupy
-                    with cupy.cuda.Device(info["device"]):
-                        out = cupy.empty(shape, dtype=dtype)
-                elif kind == "numpy":
-                    out = np.empty(shape, dtype=dtype)
-                else:
-                    raise ValueError(f"output_type must be 'cupy' or 'numpy', not {output_type!r}")
-            exported = export(out, pool.ctx.stream if on_gpu else None)
-            ref = exported.borrowed_ref()
-            to_device = _is_device_array(out)
-            call = lib.cbg_predict_to_device if to_device else lib.cbg_predict_to_host
-            _check(call(self.handle, pool.handle, ctypes.byref(d), ctypes.byref(ref), stream))
-            del exported
-            if to_device and stream is None:
-                pool.ctx.sync()  # results ready for any stream of the caller
-            return out
-        finally:
-            if own_pool:
+            pool = Pool(ctx, data, cat_features=self.cat_feature_indices() or None)
+            try:
+                yield pool
+            finally:
                 pool.close()
-
-    def _pool_of(self, array, ctx: Context | None) -> Pool:
-        if ctx is None:
-            ctx = Context(int(array.__dlpack_device__()[1]))
-        return Pool(ctx, array, cat_features=self.cat_feature_indices() or None)
+        finally:
+            if own_ctx:
+                ctx.close()
 
 
-_CUDA_DEVICES = (2, 13)  # kDLCUDA, kDLCUDAManaged
-
-
-def _is_device_array(x) -> bool:
-    if hasattr(x, "__dlpack_device__"):
-        return int(x.__dlpack_device__()[0]) in _CUDA_DEVICES
-    return hasattr(x, "__cuda_array_interface__")
+def _host_array(x):
+    """A host array from NumPy, a CPU PyTorch tensor or anything np.asarray takes (None stays None)."""
+    if x is None:
+        return None
+    if _output.framework_of(x) == "torch":
+        x = x.detach().numpy()
+    return np.asarray(x)
 
 
 def _on_device_path(x) -> bool:
     """Pools and GPU arrays go through cbg_predict_*; host arrays through the host reference."""
-    return isinstance(x, Pool) or _is_device_array(x)
+    return isinstance(x, Pool) or _output.is_device_array(x)

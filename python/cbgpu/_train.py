@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import ctypes
 import json
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
+from . import _output
 from ._capi import (CBG_DEVICE_CPU, _check, cbg_train_callbacks_t, cbg_train_iteration_fn, lib)
 from ._context import Context
 from ._model import Model
@@ -77,12 +78,14 @@ def _device_of(x: Any) -> int:
     return CBG_DEVICE_CPU
 
 
-def _host_floats(x: Any) -> np.ndarray:
-    if hasattr(x, "get"):  # CuPy
+def _to_host(x: Any) -> np.ndarray:
+    """A NumPy copy of a CuPy or PyTorch array (for labels and class indexes); host arrays as they are."""
+    fw = _output.framework_of(x)
+    if fw == "cupy":
         x = x.get()
-    elif hasattr(x, "cpu") and hasattr(x, "numpy"):  # PyTorch
-        x = x.cpu().numpy()
-    return np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+    elif fw == "torch":
+        x = x.detach().cpu().numpy()
+    return np.asarray(x)
 
 
 class _Estimator:
@@ -128,15 +131,47 @@ class _Estimator:
                     test.close()
         return self
 
-    def _raw(self, X: Any, prediction_type: str) -> np.ndarray:
+    def _model(self) -> Model:
         if self.model_ is None:
             raise ValueError("the model is not fitted yet")
-        return self.model_.predict(_host_floats(X), prediction_type=prediction_type)
+        return self.model_
+
+    @property
+    def tree_count_(self) -> int:
+        return self._model().tree_count
+
+    def predict_raw(self, X: Any, prediction_type: str, ntree_start: int = 0, ntree_end: int = 0,
+                    output_type: str | None = None) -> Any:
+        """model_.predict with single-column results as 1-D arrays."""
+        return _output.rewrap(self._model().predict(X, prediction_type=prediction_type, tree_begin=ntree_start,
+                                                    tree_end=ntree_end, output_type=output_type), _squeeze)
+
+    def staged_predict(self, X: Any, prediction_type: str = "RawFormulaVal", ntree_start: int = 0,
+                       ntree_end: int = 0, eval_period: int = 1, output_type: str | None = None) -> Iterator[Any]:
+        """Predictions after each `eval_period` trees (CatBoost's staged_predict), one output per stage;
+        single-column outputs are 1-D."""
+        for out in self._model().staged_predict(X, prediction_type=prediction_type, ntree_start=ntree_start,
+                                                ntree_end=ntree_end, eval_period=eval_period,
+                                                output_type=output_type):
+            yield _output.rewrap(out, _squeeze)
+
+    def calc_leaf_indexes(self, X: Any, ntree_start: int = 0, ntree_end: int = 0,
+                          output_type: str | None = None) -> Any:
+        """The leaf index of every row in every tree of the range, [rows, trees] (uint32; int32 for
+        PyTorch)."""
+        return self._model().leaf_indexes(X, tree_begin=ntree_start, tree_end=ntree_end, output_type=output_type)
 
     def save_model(self, path: str, format: str = "cbm") -> None:
-        if self.model_ is None:
-            raise ValueError("the model is not fitted yet")
-        self.model_.save(path, format=format)
+        self._model().save(path, format=format)
+
+    def load_model(self, path: str, format: str = "cbm") -> "_Estimator":
+        """Loads a .cbm or JSON model (CatBoost's or ours) into this estimator."""
+        self.model_ = Model.load(path, format=format)
+        self._loaded()
+        return self
+
+    def _loaded(self) -> None:
+        pass
 
     def evals_result(self) -> dict:
         """The metric history stored in the model's "training" info."""
@@ -154,9 +189,11 @@ class CatBoostRegressor(_Estimator):
         params = {"loss_function": self._default_loss, **self._params}
         return self._fit(X, y, eval_set, sample_weight, baseline, callback, params)
 
-    def predict(self, X: Any, prediction_type: str = "RawFormulaVal") -> np.ndarray:
-        out = self._raw(X, prediction_type)
-        return out[:, 0] if out.shape[1] == 1 else out
+    def predict(self, X: Any, prediction_type: str = "RawFormulaVal", ntree_start: int = 0, ntree_end: int = 0,
+                output_type: str | None = None) -> Any:
+        """Predictions, [rows] (or [rows, dims] for multi-dimensional losses); output_type as
+        Model.predict (default: the input's framework and device)."""
+        return self.predict_raw(X, prediction_type, ntree_start, ntree_end, output_type)
 
 
 class CatBoostClassifier(_Estimator):
@@ -165,21 +202,74 @@ class CatBoostClassifier(_Estimator):
 
     def fit(self, X: Any, y: Any, eval_set: Any = None, sample_weight: Any = None, baseline: Any = None,
             callback: Callable[[dict], Any] | None = None) -> "CatBoostClassifier":
-        labels = np.asarray(_host_floats(y) if _device_of(y) != CBG_DEVICE_CPU else y)
+        labels = _to_host(y)
         self.classes_ = np.unique(labels)
         loss = self._params.get("loss_function", "Logloss" if len(self.classes_) <= 2 else "MultiClass")
         params = {**self._params, "loss_function": loss}
-        index = np.searchsorted(self.classes_, labels).astype(np.float32)
+        index = _like(X, np.searchsorted(self.classes_, labels).astype(np.float32))
         if eval_set is not None:
             ex, ey = eval_set
-            eval_set = (ex, np.searchsorted(self.classes_, np.asarray(ey)).astype(np.float32))
+            eval_set = (ex, _like(ex, np.searchsorted(self.classes_, _to_host(ey)).astype(np.float32)))
         return self._fit(X, index, eval_set, sample_weight, baseline, callback, params)
 
-    def predict_proba(self, X: Any) -> np.ndarray:
-        return self._raw(X, "Probability")
+    def _loaded(self) -> None:
+        names = self._model().class_names()
+        try:
+            self.classes_ = np.array([float(n) for n in names]) if names else \
+                np.arange(max(self._model().prediction_columns("Probability"), 2))
+        except ValueError:
+            self.classes_ = np.array(names)
 
-    def predict(self, X: Any, prediction_type: str = "Class") -> np.ndarray:
-        if prediction_type != "Class":
-            return self._raw(X, prediction_type)
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+    def predict_proba(self, X: Any, ntree_start: int = 0, ntree_end: int = 0, output_type: str | None = None) -> Any:
+        """Class probabilities [rows, classes] (two columns for a binary model, as CatBoost)."""
+        return self._model().predict(X, prediction_type="Probability", tree_begin=ntree_start, tree_end=ntree_end,
+                                     output_type=output_type)
+
+    def predict(self, X: Any, prediction_type: str = "Class", ntree_start: int = 0, ntree_end: int = 0,
+                output_type: str | None = None) -> Any:
+        """Class labels (classes_) for "Class", on the input's device where the labels are numbers;
+        other prediction types as CatBoostRegressor.predict."""
+        out = self.predict_raw(X, prediction_type, ntree_start, ntree_end, output_type)
+        return out if prediction_type != "Class" else _output.rewrap(out, self._labels)
+
+    def staged_predict(self, X: Any, prediction_type: str = "Class", ntree_start: int = 0, ntree_end: int = 0,
+                       eval_period: int = 1, output_type: str | None = None) -> Iterator[Any]:
+        for out in super().staged_predict(X, prediction_type, ntree_start, ntree_end, eval_period, output_type):
+            yield out if prediction_type != "Class" else _output.rewrap(out, self._labels)
+
+    def staged_predict_proba(self, X: Any, ntree_start: int = 0, ntree_end: int = 0, eval_period: int = 1,
+                             output_type: str | None = None) -> Iterator[Any]:
+        return self._model().staged_predict(X, prediction_type="Probability", ntree_start=ntree_start,
+                                            ntree_end=ntree_end, eval_period=eval_period, output_type=output_type)
+
+    def _labels(self, index: Any) -> Any:
+        """classes_[index] for an index array of any framework."""
+        fw = _output.framework_of(index)
+        if fw == "cupy" and self.classes_.dtype.kind in "iufb":
+            import cupy
+            return cupy.asarray(self.classes_)[index.astype(cupy.int64)]
+        if fw == "torch" and self.classes_.dtype.kind in "iufb":
+            import torch
+            return torch.as_tensor(self.classes_, device=index.device)[index.long()]
+        return self.classes_[_to_host(index).astype(np.int64)]
+
+
+def _like(x: Any, values: np.ndarray) -> Any:
+    """`values` (host) on the device and in the framework of `x` when `x` is a CuPy or PyTorch GPU
+    array, so that a pool's columns and label live in the same memory."""
+    if not _output.is_device_array(x):
+        return values
+    fw = _output.framework_of(x)
+    if fw == "cupy":
+        import cupy
+        with cupy.cuda.Device(x.device.id):
+            return cupy.asarray(values)
+    if fw == "torch":
+        import torch
+        return torch.as_tensor(values, device=x.device)
+    return values
+
+
+def _squeeze(x: Any) -> Any:
+    """[rows, 1] -> [rows] for NumPy, CuPy and PyTorch arrays alike."""
+    return x.reshape(-1) if len(x.shape) == 2 and x.shape[1] == 1 else x

@@ -3,7 +3,7 @@
 # cbgpu-bench (its RPATH must find libcbgpu.so), builds examples/ as a fresh CMake project with
 # find_package(cbgpu), runs the example, and checks cbgpu.pc with pkg-config where there is one.
 #   cmake -DBUILD_DIR=... -DPREFIX=... -DWORK_DIR=... -DEXAMPLES_DIR=... -DLIBDIR=lib -DBINDIR=bin
-#         [-DCONFIG=...] [-DGENERATOR=Ninja] [-DMAKE_PROGRAM=...] [-DC_COMPILER=...]
+#         [-DCONFIG=...] [-DGENERATOR=Ninja] [-DMAKE_PROGRAM=...] [-DC_COMPILER=...] [-DCXX_COMPILER=...]
 #         [-DEXTRA_C_FLAGS=...] -P install_test.cmake
 cmake_minimum_required(VERSION 3.19)
 
@@ -52,8 +52,12 @@ endif()
 if(C_COMPILER)
   list(APPEND configure_args "-DCMAKE_C_COMPILER=${C_COMPILER}")
 endif()
+if(CXX_COMPILER)
+  list(APPEND configure_args "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
+endif()
 if(EXTRA_C_FLAGS)
-  list(APPEND configure_args "-DCMAKE_C_FLAGS=${EXTRA_C_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${EXTRA_C_FLAGS}")
+  list(APPEND configure_args "-DCMAKE_C_FLAGS=${EXTRA_C_FLAGS}" "-DCMAKE_CXX_FLAGS=${EXTRA_C_FLAGS}"
+       "-DCMAKE_EXE_LINKER_FLAGS=${EXTRA_C_FLAGS}")
 endif()
 run(out "${CMAKE_COMMAND}" ${configure_args})
 # It must have found this prefix, not another cbgpu on the machine.
@@ -69,6 +73,17 @@ endif()
 run(out "${CMAKE_COMMAND}" --build "${WORK_DIR}/examples")
 run(out "${WORK_DIR}/examples/pool_from_host")
 message(STATUS "pool_from_host:\n${out}")
+# train_and_predict: the host part always, the device part where a GPU is visible (else "skipped").
+run(out "${WORK_DIR}/examples/train_and_predict")
+if(NOT out MATCHES "host part: ok" OR NOT out MATCHES "device part: (ok|skipped)")
+  message(FATAL_ERROR "train_and_predict printed unexpected results:\n${out}")
+endif()
+message(STATUS "train_and_predict:\n${out}")
+run(out "${WORK_DIR}/examples/quickstart")
+if(NOT out MATCHES "refused as expected: cbg_train: .*no_such_parameter" OR NOT out MATCHES "\nOK\n")
+  message(FATAL_ERROR "quickstart printed unexpected results:\n${out}")
+endif()
+message(STATUS "quickstart:\n${out}")
 run(out "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH "${WORK_DIR}/examples/dlopen_client"
     "${PREFIX}/${LIBDIR}/libcbgpu.so")
 if(NOT out MATCHES "feature 1: 2 borders")
