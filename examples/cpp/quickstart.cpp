@@ -8,7 +8,7 @@
 // unique_ptr owners for the handles, an exception that carries the status and cbg_last_error(),
 // and a lambda as the training progress callback.
 //
-// Steps: a context (a GPU if one is visible, else the host), a pool over std::vector data handed
+// Steps: a context on the host reference path, a pool over std::vector data handed
 // over as DLPack tensors, training with a progress callback that stops early once the learn loss is
 // low enough, predictions into a std::vector (cbg_predict_to_host), the model saved to a buffer and
 // loaded back, and one refused parameter reported with the library's message.
@@ -108,7 +108,10 @@ int main() try {
 
   cbg_context_desc_t cd;
   check(cbg_context_desc_init(&cd), "cbg_context_desc_init");
-  cd.device = CBG_DEVICE_AUTO;
+  // The host reference path: this example's data is in pageable host memory (std::vector), which the
+  // GPU trainer does not read (it takes device, managed or pinned memory). examples/c/train_and_predict.c
+  // shows the GPU path with cudaMalloc'ed buffers.
+  cd.device = CBG_DEVICE_CPU;
   cbg_context_t* raw_ctx = nullptr;
   check(cbg_context_create(&cd, &raw_ctx), "cbg_context_create");
   const context ctx(raw_ctx);
@@ -128,7 +131,7 @@ int main() try {
   check(cbg_model_info(m.get(), &info), "cbg_model_info");
   std::printf("trained %d iterations, %lld trees\n", iterations, static_cast<long long>(info.n_trees));
 
-  // Predictions into host memory (on a GPU context: computed there, copied back once).
+  // Predictions into host memory (on a GPU context they would be computed there and copied back once).
   cbg_predict_desc_t pd;
   check(cbg_predict_desc_init(&pd), "cbg_predict_desc_init");
   int64_t shape[2] = {0, 0};
