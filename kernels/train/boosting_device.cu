@@ -25,6 +25,8 @@
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/core/error.hpp"
 #include "cbg/data/column_view.hpp"
+#include "cbg/dist/rank.hpp"
+#include "cbg/dist/train.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/runtime/device.hpp"
 #include "cbg/train/boosting.hpp"
@@ -100,7 +102,7 @@ __global__ void label_facts_kernel(column_view c, std::int64_t n, label_facts_de
   }
 }
 
-__global__ void targets_kernel(column_view c, target_rule rule, std::int64_t n, float* out,
+__global__ void targets_kernel(column_view c, target_rule rule, std::int64_t n, std::int64_t first_row, float* out,
                                unsigned long long* first_bad) {
   for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < n;
        r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -108,7 +110,7 @@ __global__ void targets_kernel(column_view c, target_rule rule, std::int64_t n, 
     const target_problem p = target_of(rule, c.value(r), t);
     out[r] = t;
     if (p != target_problem::none) {
-      atomicMin(first_bad, (static_cast<unsigned long long>(r) << 8) | static_cast<unsigned>(p));
+      atomicMin(first_bad, (static_cast<unsigned long long>(r + first_row) << 8) | static_cast<unsigned>(p));
     }
   }
 }
@@ -190,6 +192,7 @@ struct weak_args {
   float* weight = nullptr;  // [n], bootstrapped
   unsigned* max_key = nullptr;
   double* partial = nullptr;  // [tiles][2]
+  std::int64_t first_row = 0;  // of this shard (draws are keyed by the global row)
 };
 
 template <int D>
@@ -208,7 +211,7 @@ __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
     const double w = weight_of(a.v.weight, r);
     const float t = a.v.target[r];
     point_derivatives(l, ap, t, w, der, hess);
-    const weak_row row = weak_row_values(l, a.req, der, hess, w, bootstrap_factor(a.req.bootstrap, r));
+    const weak_row row = weak_row_values(l, a.req, der, hess, w, bootstrap_factor(a.req.bootstrap, r + a.first_row));
     for (int k = 0; k < l.dims; ++k) a.der[k * a.v.n + r] = row.der[k];
     a.weight[r] = row.weight;
     acc[0] += row.sigma;
@@ -419,7 +422,12 @@ class device_backend final : public boosting_backend {
                     "pageable host memory");
       }
     }
-    q_ = quantize::quantize_device(learn_, in.quantize);
+    if (in.rank != nullptr) link_ = std::make_unique<dist::rank_link>(*in.rank, ctx_);
+    if (in.rank != nullptr && in.rank->quantized != nullptr) {
+      q_ = std::move(*in.rank->quantized);  // a shard: its rows, the whole set's borders
+    } else {
+      q_ = quantize::quantize_device(learn_, in.quantize);
+    }
     modes_.resize(static_cast<std::size_t>(q_.features));
     for (std::size_t at = 0; at < modes_.size(); at += strict_d2h_metadata_limit) {
       const std::size_t k = std::min(strict_d2h_metadata_limit, modes_.size() - at);
@@ -463,13 +471,19 @@ class device_backend final : public boosting_backend {
     h2d(d.data(), &init, 1, "label facts");
     label_facts_kernel<<<grid_of(p.num_rows()), 256, 0, stream()>>>(column_of(*p.label(), 0), p.num_rows(), d.data());
     CBG_CHECK_CUDA(stream());
+    if (link_ != nullptr) {  // sharded: every rank's facts
+      auto* k = reinterpret_cast<unsigned long long*>(d.data());
+      link_->red().min_u64(k, 1, stream());
+      link_->red().max_u64(k + 1, 1, stream());
+      link_->red().max_u32(reinterpret_cast<unsigned*>(k + 2), 2, stream());
+    }
     label_facts_dev h{};
     d2h(&h, d.data(), 1, "label facts");
     label_facts f;
     f.min = key_value(h.min_key);
     f.max = key_value(h.max_key);
     f.all_integer = h.non_integer == 0;
-    f.constant = h.non_constant == 0;
+    f.constant = h.non_constant == 0 && (link_ == nullptr || h.min_key == h.max_key);
     return f;
   }
 
@@ -492,20 +506,30 @@ class device_backend final : public boosting_backend {
   }
 
   double weighted_quantile(double alpha) override {
-    const std::int64_t n = rows();
+    std::int64_t n = rows();
+    const float* targets = target_.data();
+    device_buffer<float> all_targets;
+    if (link_ != nullptr) {  // sharded: the quantile of every rank's rows
+      n = link_->total_rows(false);
+      all_targets = buffer<float>(static_cast<std::size_t>(n));
+      link_->gather_rows(target_.data(), sizeof(float), false, all_targets.data());
+      targets = all_targets.data();
+    }
     auto keys_out = buffer<float>(static_cast<std::size_t>(n));
     auto w_in = buffer<float>(static_cast<std::size_t>(n));
     auto w_out = buffer<float>(static_cast<std::size_t>(n));
     if (weight_.empty()) {
       fill_ones(w_in.data(), n);
+    } else if (link_ != nullptr) {
+      link_->gather_rows(weight_.data(), sizeof(float), false, w_in.data());
     } else {
       copy_d2d(w_in.data(), weight_.data(), n);
     }
     std::size_t bytes = 0;
-    CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, target_.data(), keys_out.data(), w_in.data(),
+    CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, targets, keys_out.data(), w_in.data(),
                                                  w_out.data(), n, 0, 32, stream()));
     auto temp = buffer<unsigned char>(bytes);
-    CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, target_.data(), keys_out.data(), w_in.data(),
+    CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, targets, keys_out.data(), w_in.data(),
                                                  w_out.data(), n, 0, 32, stream()));
     double moments[4];
     target_moments(moments);
@@ -550,6 +574,7 @@ class device_backend final : public boosting_backend {
     a.weight = search_weight_.data();
     a.max_key = max_keys();
     a.partial = scratch_a_.data();
+    a.first_row = link_ != nullptr ? link_->first_row(false) : 0;
     const int tiles = tiles_of(rows());
     if (loss_.dims == 1) weak_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
     else weak_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
@@ -571,6 +596,7 @@ class device_backend final : public boosting_backend {
     in.der = der_.data();
     in.weight = search_weight_.data();
     in.noise = std::move(noise);
+    in.reducer = link_ != nullptr ? &link_->red() : nullptr;
     return search_tree_device(ctx_, in, p, *workspace_, leaf_.data());
   }
 
@@ -645,13 +671,24 @@ class device_backend final : public boosting_backend {
     if (loss_.dims == 1) metric_kernel<1><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
     else metric_kernel<0><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
     CBG_CHECK_CUDA(stream());
-    finish_sums<metric_terms>(tiles);
+    finish_sums<metric_terms>(tiles, eval);
     const std::vector<unsigned char> r = read_result(0, 0);
     std::memcpy(out, r.data() + result_sums_at, metric_terms * sizeof(double));
   }
 
   double auc(bool eval) override {
-    const rows_view v = eval ? eval_view() : learn_view();
+    rows_view v = eval ? eval_view() : learn_view();
+    device_buffer<double> all_approx;
+    device_buffer<float> all_targets;
+    if (link_ != nullptr) {  // sharded: the AUC of every rank's rows
+      v.n = link_->total_rows(eval);
+      all_approx = buffer<double>(static_cast<std::size_t>(v.n));
+      all_targets = buffer<float>(static_cast<std::size_t>(v.n));
+      link_->gather_rows(v.approx, sizeof(double), eval, all_approx.data());
+      link_->gather_rows(v.target, sizeof(float), eval, all_targets.data());
+      v.approx = all_approx.data();
+      v.target = all_targets.data();
+    }
     const std::int64_t n = v.n;
     auto keys = buffer<double>(static_cast<std::size_t>(n));
     auto keys_sorted = buffer<double>(static_cast<std::size_t>(n));
@@ -744,9 +781,15 @@ class device_backend final : public boosting_backend {
   // Sums C channels of the tile partials in scratch_a_ (tiles of them) in the ordered scheme into
   // the result buffer's sums, on the device.
   template <int C>
-  void finish_sums(int tiles) {
+  void finish_sums(int tiles, bool eval = false) {
     double* in = scratch_a_.data();
     std::int64_t count = tiles;
+    if (link_ != nullptr) {  // sharded: every rank's tile sums in row order, then folded as on one GPU
+      count = link_->gather_tiles(scratch_a_.data(), C, eval, all_tiles_);
+      in = all_tiles_.data();
+      ensure(scratch_a_, static_cast<std::size_t>(tiles_of(count)) * C);
+      ensure(scratch_b_, static_cast<std::size_t>(tiles_of(tiles_of(count))) * C);
+    }
     while (true) {
       const int t = tiles_of(count);
       double* out = t == 1 ? reinterpret_cast<double*>(result_.data() + result_sums_at)
@@ -761,7 +804,11 @@ class device_backend final : public boosting_backend {
 
   // The result buffer up to `channels` maxima, or with `slots` leaf sums: one copy (pieces of at
   // most the strict-mode limit where the leaf sums are large).
-  std::vector<unsigned char> read_result(int channels, std::size_t slots) const {
+  std::vector<unsigned char> read_result(int channels, std::size_t slots) {
+    if (link_ != nullptr) {  // sharded: maxima and fixed-point leaf sums over the ranks
+      link_->red().max_u32(max_keys(), static_cast<std::size_t>(channels), stream());
+      link_->red().sum_i64(reinterpret_cast<long long*>(leaf_sums()), slots, stream());
+    }
     const std::size_t bytes = slots > 0 ? result_leaf_at + slots * sizeof(unsigned long long)
                                         : result_max_at + static_cast<std::size_t>(channels) * sizeof(unsigned);
     std::vector<unsigned char> r(bytes);
@@ -797,17 +844,28 @@ class device_backend final : public boosting_backend {
     const unsigned long long none = ~0ull;
     h2d(bad.data(), &none, 1, "target check");
     const column_view c = column_of(*p.label(), 0);
-    targets_kernel<<<grid_of(n), 256, 0, stream()>>>(c, rule, n, t.data(), bad.data());
+    const bool eval = &p != &learn_;
+    const std::int64_t first_row = link_ != nullptr ? link_->first_row(eval) : 0;
+    targets_kernel<<<grid_of(n), 256, 0, stream()>>>(c, rule, n, first_row, t.data(), bad.data());
     CBG_CHECK_CUDA(stream());
+    if (link_ != nullptr) link_->red().min_u64(bad.data(), 1, stream());  // sharded: the first bad row of all
     unsigned long long first = 0;
     d2h(&first, bad.data(), 1, "target check");
     if (first != ~0ull) {
       const auto row = static_cast<std::int64_t>(first >> 8);
-      auto value = buffer<double>(1);
-      value_at_kernel<<<1, 1, 0, stream()>>>(c, row, value.data());
-      CBG_CHECK_CUDA(stream());
+      const int ranks = link_ != nullptr ? link_->red().size() : 1;
+      auto value = buffer<double>(static_cast<std::size_t>(ranks) + 1);
+      int owner = 0;
+      if (link_ != nullptr) {
+        while (owner + 1 < ranks && link_->split(eval).first(owner + 1) <= row) ++owner;
+      }
+      if (owner == (link_ != nullptr ? link_->rank() : 0)) {
+        value_at_kernel<<<1, 1, 0, stream()>>>(c, row - first_row, value.data());
+        CBG_CHECK_CUDA(stream());
+      }
+      if (link_ != nullptr) link_->red().all_gather(value.data(), value.data() + 1, sizeof(double), stream());
       double label = 0;
-      d2h(&label, value.data(), 1, "bad label");
+      d2h(&label, value.data() + (link_ != nullptr ? 1 + owner : 0), 1, "bad label");
       throw_target_problem(static_cast<target_problem>(first & 0xff), rule, what, row, label);
     }
     return t;
@@ -851,11 +909,14 @@ class device_backend final : public boosting_backend {
   device_buffer<float> gathered_;
   device_buffer<fixed_scale> scales_;
   device_search_workspace_ptr workspace_;
+  std::unique_ptr<dist::rank_link> link_;  // sharded training (issue 9); null on one GPU
+  device_buffer<double> all_tiles_;
 };
 
 }  // namespace
 
 std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in) {
+  if (in.rank == nullptr && dist::wants_sharding(in)) return dist::make_sharded_backend(in);
   return std::make_unique<device_backend>(in);
 }
 
