@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Multi-GPU (issue 9), host side: device lists, row splits, why gathered tile sums fold to the
 // single-GPU ordered sum, and NCCL loading. The GPU side is tests/unit/dist/test_dist_gpu.cpp.
+#include <cstddef>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "cbgpu/cbgpu.h"
 
 #include "cbg/core/error.hpp"
 #include "cbg/dist/dist.hpp"
@@ -127,4 +130,37 @@ TEST_CASE("NCCL is loaded at run time, and its absence is reported", "[dist]") {
   } catch (const cbg::error& e) {
     CHECK(e.code() == cbg::status::null_pointer);
   }
+}
+
+TEST_CASE("C ABI: a context's communicator fields are checked; build info reports NCCL", "[dist]") {
+  cbg_context_desc_t d;
+  REQUIRE(cbg_context_desc_init(&d) == CBG_OK);
+  CHECK(d.nccl_comm == nullptr);
+  CHECK(d.nccl_size == 0);
+  d.device = CBG_DEVICE_CPU;
+  cbg_context_t* ctx = nullptr;
+  d.nccl_size = 2;  // a size without a communicator
+  CHECK(cbg_context_create(&d, &ctx) == CBG_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(cbg_last_error()).find("nccl_comm") != std::string::npos);
+  CHECK(ctx == nullptr);
+  int not_a_comm = 0;
+  d.nccl_comm = &not_a_comm;
+  d.nccl_size = 0;  // a communicator without a size
+  CHECK(cbg_context_create(&d, &ctx) == CBG_ERR_INVALID_ARGUMENT);
+  if (!cd::nccl_available()) {
+    d.nccl_size = 2;
+    CHECK(cbg_context_create(&d, &ctx) == CBG_ERR_UNSUPPORTED);
+    CHECK(std::string(cbg_last_error()).find("NCCL") != std::string::npos);
+    CHECK(ctx == nullptr);
+  }
+  // An old caller's struct (without the communicator fields) is still accepted.
+  cbg_context_desc_t old;
+  REQUIRE(cbg_context_desc_init(&old) == CBG_OK);
+  old.struct_size = offsetof(cbg_context_desc_t, nccl_comm);
+  old.device = CBG_DEVICE_CPU;
+  REQUIRE(cbg_context_create(&old, &ctx) == CBG_OK);
+  CHECK(cbg_context_free(ctx) == CBG_OK);
+  const char* info = nullptr;
+  REQUIRE(cbg_build_info(&info) == CBG_OK);
+  CHECK(std::string(info).find("\"nccl\"") != std::string::npos);
 }
