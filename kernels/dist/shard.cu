@@ -188,7 +188,7 @@ void peer_copy(void* to, const context& dst, const void* from, const context& sr
 
 std::unique_ptr<shard_pool> make_shard_pool(const pool& src, std::int64_t first, std::int64_t count,
                                             const std::shared_ptr<context>& dst, bool features) {
-  CBG_EXPECTS(first >= 0 && count > 0 && first + count <= src.num_rows(), status::internal, "make_shard_pool: bad row range");
+  CBG_EXPECTS(first >= 0 && count >= 0 && first + count <= src.num_rows(), status::internal, "make_shard_pool: bad row range");
   const context& from = *src.ctx();
   auto s = std::make_unique<shard_pool>();
   pool_inputs in;

@@ -248,7 +248,13 @@ class sharded_backend final : public train::boosting_backend {
     return each<train::weak_result>([&](train::boosting_backend& b) { return b.weak_target(r); });
   }
   train::tree_structure search(const train::tree_search_params& p, std::vector<double> noise) override {
-    return each<train::tree_structure>([&](train::boosting_backend& b) { return b.search(p, noise); });
+    std::vector<train::tree_structure> out(ranks_.size());
+    threads_->run([&](int k) { out[static_cast<std::size_t>(k)] = ranks_[static_cast<std::size_t>(k)]->backend->search(p, noise); });
+    // Every rank reduced the same histograms, so they must agree; a difference is a bug, not noise.
+    for (const auto& t : out) {
+      CBG_EXPECTS(t == out[0], status::internal, "sharded training: the ranks found different trees");
+    }
+    return std::move(out[0]);
   }
   train::point_result at_point(const train::point_request& r) override {
     return each<train::point_result>([&](train::boosting_backend& b) { return b.at_point(r); });
