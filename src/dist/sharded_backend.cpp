@@ -5,6 +5,8 @@
 #include <exception>
 #include <functional>
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -52,6 +54,8 @@ class solo_reducer final : public reducer {
 };
 
 // ---- a thread per rank -----------------------------------------------------------------------------
+// Backend calls come every few hundred microseconds, so a woken thread would add its wake-up time to
+// every call: threads spin on the generation counter for a short while before they sleep.
 class rank_threads {
  public:
   rank_threads(std::vector<int> devices, std::vector<reducer*> reducers)
@@ -61,7 +65,7 @@ class rank_threads {
   ~rank_threads() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
+      stop_.store(true);
     }
     wake_.notify_all();
     for (auto& t : threads_) t.join();
@@ -74,13 +78,17 @@ class rank_threads {
   // Runs f(rank) on every rank's thread; rethrows the first failure (after aborting the
   // communicators, so that ranks waiting for the failed one return).
   void run(const std::function<void(int)>& f) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    CBG_EXPECTS(!broken_, status::internal, "a rank of this sharded training failed earlier: " + first_message_);
-    task_ = &f;
-    pending_ = size();
-    ++generation_;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      CBG_EXPECTS(!broken_, status::internal, "a rank of this sharded training failed earlier: " + first_message_);
+      task_ = &f;
+      pending_.store(size());
+      generation_.fetch_add(1);
+    }
     wake_.notify_all();
-    done_.wait(lock, [this] { return pending_ == 0; });
+    spin_until([&] { return pending_.load() == 0; });
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return pending_.load() == 0; });
     task_ = nullptr;
     if (first_error_) {
       broken_ = true;
@@ -91,16 +99,27 @@ class rank_threads {
   }
 
  private:
+  template <class Ready>
+  static void spin_until(Ready&& ready) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+    while (!ready()) {
+      for (int i = 0; i < 64 && !ready(); ++i) std::this_thread::yield();
+      if (std::chrono::steady_clock::now() > until) return;
+    }
+  }
+
   void loop(int rank) {
     std::uint64_t seen = 0;
-    bool device_set = cudaSetDevice(devices_[static_cast<std::size_t>(rank)]) == cudaSuccess;
-    std::unique_lock<std::mutex> lock(mutex_);
+    const bool device_set = cudaSetDevice(devices_[static_cast<std::size_t>(rank)]) == cudaSuccess;
     while (true) {
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      spin_until([&] { return stop_.load() || generation_.load() != seen; });
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
+        if (stop_.load()) return;
+        seen = generation_.load();
+      }
       const std::function<void(int)>* f = task_;
-      lock.unlock();
       std::exception_ptr failed;
       try {
         CBG_EXPECTS(device_set, status::cuda, fmt::format("cannot make device {} current", devices_[static_cast<std::size_t>(rank)]));
@@ -108,19 +127,24 @@ class rank_threads {
       } catch (...) {
         failed = std::current_exception();
       }
-      lock.lock();
-      if (failed && !first_error_) {
-        first_error_ = failed;
-        try {
-          std::rethrow_exception(failed);
-        } catch (const std::exception& e) {
-          first_message_ = e.what();
-        } catch (...) {
-          first_message_ = "unknown error";
+      if (failed) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!first_error_) {
+          first_error_ = failed;
+          try {
+            std::rethrow_exception(failed);
+          } catch (const std::exception& e) {
+            first_message_ = e.what();
+          } catch (...) {
+            first_message_ = "unknown error";
+          }
+          for (reducer* red : reducers_) red->abort();
         }
-        for (reducer* red : reducers_) red->abort();
       }
-      if (--pending_ == 0) done_.notify_all();
+      if (pending_.fetch_sub(1) == 1) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_.notify_all();
+      }
     }
   }
 
@@ -129,10 +153,10 @@ class rank_threads {
   std::vector<std::thread> threads_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
-  const std::function<void(int)>* task_ = nullptr;
-  std::uint64_t generation_ = 0;
-  int pending_ = 0;
-  bool stop_ = false;
+  const std::function<void(int)>* task_ = nullptr;  // written under mutex_ before generation_ moves
+  std::atomic<std::uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stop_{false};
   bool broken_ = false;
   std::exception_ptr first_error_;
   std::string first_message_;
