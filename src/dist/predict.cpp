@@ -20,9 +20,10 @@ namespace {
 // One context per device for the blocks of other devices, made on first use and kept.
 std::shared_ptr<context> device_context(int device) {
   static std::mutex mutex;
-  static std::map<int, std::shared_ptr<context>> contexts;
+  // Never destroyed: a static destructor would run after the CUDA runtime's own teardown.
+  static auto* contexts = new std::map<int, std::shared_ptr<context>>();
   std::lock_guard<std::mutex> lock(mutex);
-  auto& c = contexts[device];
+  auto& c = (*contexts)[device];
   if (!c) {
     context_options o;
     o.device = device;
