@@ -4,6 +4,7 @@
 // device list gives the same model. Time per iteration is the steady state: (time of 2N iterations
 // - time of N) / N, so quantization, sharding and NCCL setup are left out; the totals are printed too.
 //   cbgpu-multi-bench [--rows R] [--features F] [--iterations N] [--devices "0;0:1;0-3"] [--json FILE]
+//                     [--extra '"leaf_estimation_iterations": 1']   (more JSON parameters)
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -59,7 +60,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 int main(int argc, char** argv) {
   std::int64_t rows = 10500000;
   int features = 28, iterations = 100;
-  std::string lists = "0;0:1;0-3", json_path;
+  std::string lists = "0;0:1;0-3", json_path, extra;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--rows") rows = std::stoll(argv[i + 1]);
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
     else if (a == "--iterations") iterations = std::stoi(argv[i + 1]);
     else if (a == "--devices") lists = argv[i + 1];
     else if (a == "--json") json_path = argv[i + 1];
+    else if (a == "--extra") extra = argv[i + 1];
   }
   try {
     const int visible = cbg::visible_device_count();
@@ -115,7 +117,7 @@ int main(int argc, char** argv) {
       const std::vector<int> list = cbg::dist::parse_devices(devices, visible);
       const auto params = [&](int n) {
         return std::string(R"({"loss_function": "Logloss", "depth": 6, "random_seed": 1, "metric_period": 1000, "iterations": )") +
-               std::to_string(n) + R"(, "devices": ")" + devices + "\"}";
+               std::to_string(n) + R"(, "devices": ")" + devices + "\"" + (extra.empty() ? "" : ", " + extra) + "}";
       };
       (void)cbg::train::train(pool, params(5), {});  // warm-up: NCCL, pools, kernels
       auto t0 = std::chrono::steady_clock::now();
