@@ -278,7 +278,7 @@ TEST_CASE("sharded prediction gives the single-device predictions bit for bit", 
   if (cbg::visible_device_count() >= 4) CHECK(differing("0-3") == 0);
 }
 
-TEST_CASE("sharded training refuses Exact leaves and MVS where it cannot be exact", "[gpu][dist]") {
+TEST_CASE("sharded training refuses Exact leaves with several devices", "[gpu][dist]") {
   CBG_REQUIRE_GPUS(2);
   auto ctx = context_on(0);
   const data d = make_data(20000, 4, "regression", 4);
