@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Context entry points and copy statistics.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
+#include "cbg/dist/train.hpp"
 #include "cbg/runtime/context.hpp"
 #include "desc.hpp"
 #include "guard.hpp"
@@ -35,7 +37,7 @@ CBG_API cbg_status cbg_context_create(const cbg_context_desc_t* desc, cbg_contex
     *out = nullptr;
     cbg_context_desc_t d;
     fill_defaults(d);
-    if (desc != nullptr) read_desc(*desc, d, sizeof(cbg_context_desc_t), "cbg_context_desc_t");
+    if (desc != nullptr) read_desc(*desc, d, offsetof(cbg_context_desc_t, nccl_comm), "cbg_context_desc_t");
     CBG_EXPECTS(d.log_level >= CBG_LOG_TRACE && d.log_level <= CBG_LOG_OFF,
                 cbg::status::invalid_argument,
                 fmt::format("log_level {} is not a CBG_LOG_* level", d.log_level));
@@ -54,7 +56,15 @@ CBG_API cbg_status cbg_context_create(const cbg_context_desc_t* desc, cbg_contex
     o.free = reinterpret_cast<cbg::free_hook>(d.free_fn);
     o.alloc_user_data = d.alloc_user_data;
     o.memory_limit = d.device_memory_limit;
+    CBG_EXPECTS((d.nccl_comm == nullptr) == (d.nccl_size == 0), cbg::status::invalid_argument,
+                fmt::format("nccl_comm is {} but nccl_size is {}: set both or neither",
+                            d.nccl_comm == nullptr ? "NULL" : "set", d.nccl_size));
     cbg_context_t handle{cbg::context::create(o)};
+    if (d.nccl_comm != nullptr) {
+      // Checked against the communicator now (NCCL loaded at run time), kept for cbg_train.
+      (void)cbg::dist::make_comm_reducer(d.nccl_comm, d.nccl_rank, d.nccl_size);
+      cbg::dist::attach_communicator(handle.impl, cbg::dist::communicator{d.nccl_comm, d.nccl_rank, d.nccl_size});
+    }
     publish(out, std::move(handle));
   });
 }

@@ -2,7 +2,11 @@
 // Prediction entry points: the GPU evaluator over pools (cbg_predict_*).
 #include <fmt/format.h>
 
+#include <cstddef>
+#include <string>
+
 #include "cbg/apply/evaluator.hpp"
+#include "cbg/dist/predict.hpp"
 #include "desc.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
@@ -16,7 +20,7 @@ namespace ca = cbg::apply;
 ca::predict_options to_options(const cbg_predict_desc_t* desc) {
   cbg_predict_desc_t d{};
   init_desc(d);
-  if (desc != nullptr) read_desc(*desc, d, sizeof(cbg_predict_desc_t), "cbg_predict_desc_t");
+  if (desc != nullptr) read_desc(*desc, d, offsetof(cbg_predict_desc_t, devices), "cbg_predict_desc_t");
   CBG_EXPECTS(d.prediction_type >= 0 && d.prediction_type < cbg::model::prediction_type_count,
               cbg::status::invalid_argument,
               fmt::format("desc.prediction_type is {}, expected a CBG_PREDICTION_* value", d.prediction_type));
@@ -29,6 +33,14 @@ ca::predict_options to_options(const cbg_predict_desc_t* desc) {
   o.tree_begin = static_cast<std::size_t>(d.tree_begin);
   o.tree_end = static_cast<std::size_t>(d.tree_end);
   return o;
+}
+
+// The desc's `devices` text (empty: the pool's device).
+std::string devices_of(const cbg_predict_desc_t* desc) {
+  cbg_predict_desc_t d{};
+  init_desc(d);
+  if (desc != nullptr) read_desc(*desc, d, offsetof(cbg_predict_desc_t, devices), "cbg_predict_desc_t");
+  return d.devices != nullptr ? std::string(d.devices) : std::string();
 }
 
 // The caller's output tensor (borrowed whatever its kind).
@@ -77,7 +89,9 @@ CBG_API cbg_status cbg_predict_to_device(const cbg_model_t* model, const cbg_poo
                                          const cbg_predict_desc_t* desc, const cbg_tensor_ref_t* out,
                                          cbg_stream_t stream) {
   return guarded(__func__, [&] {
-    predict(model, pool, desc, out, stream, [](auto&... args) { ca::predict_to_device(args...); });
+    const std::string devices = devices_of(desc);
+    predict(model, pool, desc, out, stream,
+            [&](auto&... args) { cbg::dist::predict_to_devices(devices, args...); });
   });
 }
 
@@ -85,7 +99,11 @@ CBG_API cbg_status cbg_predict_to_host(const cbg_model_t* model, const cbg_pool_
                                        const cbg_predict_desc_t* desc, const cbg_tensor_ref_t* out,
                                        cbg_stream_t stream) {
   return guarded(__func__, [&] {
-    predict(model, pool, desc, out, stream, [](auto&... args) { ca::predict_to_host(args...); });
+    const std::string devices = devices_of(desc);
+    predict(model, pool, desc, out, stream, [&](auto&... args) {
+      cbg::dist::refuse_other_devices(devices, args...);
+      ca::predict_to_host(args...);
+    });
   });
 }
 

@@ -10,6 +10,7 @@
 
 #include "cbg/memory/copy.hpp"
 #include "cbg/runtime/device.hpp"
+#include "cbg/dist/dist.hpp"
 #include "cbg/tensor/dlpack.hpp"
 #include "guard.hpp"
 
@@ -42,6 +43,8 @@ std::string make_build_info() {
   j["compiler"] = std::string("gcc ") + __VERSION__;
   j["device_count"] = cbg::visible_device_count();
   j["strict_no_d2h_env"] = cbg::strict_no_d2h_from_environment();
+  std::string nccl_missing;  // multi-GPU (issue 9): NCCL is loaded at run time
+  j["nccl"] = cbg::dist::nccl_available(&nccl_missing) ? std::string("available") : nccl_missing;
   return j.dump();
 }
 

@@ -31,6 +31,8 @@
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/core/error.hpp"
 #include "cbg/data/column_view.hpp"
+#include "cbg/dist/rank.hpp"
+#include "cbg/dist/train.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/runtime/device.hpp"
 #include "cbg/train/boosting.hpp"
@@ -106,7 +108,7 @@ __global__ void label_facts_kernel(column_view c, std::int64_t n, label_facts_de
   }
 }
 
-__global__ void targets_kernel(column_view c, target_rule rule, std::int64_t n, float* out,
+__global__ void targets_kernel(column_view c, target_rule rule, std::int64_t n, std::int64_t first_row, float* out,
                                unsigned long long* first_bad) {
   for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < n;
        r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -114,7 +116,7 @@ __global__ void targets_kernel(column_view c, target_rule rule, std::int64_t n, 
     const target_problem p = target_of(rule, c.value(r), t);
     out[r] = t;
     if (p != target_problem::none) {
-      atomicMin(first_bad, (static_cast<unsigned long long>(r) << 8) | static_cast<unsigned>(p));
+      atomicMin(first_bad, (static_cast<unsigned long long>(r + first_row) << 8) | static_cast<unsigned>(p));
     }
   }
 }
@@ -197,6 +199,7 @@ struct weak_args {
   unsigned* max_key = nullptr;
   double* partial = nullptr;  // [tiles][2]
   double2* saved = nullptr;   // one dimension: (der, hess) of each row at the approx, or null
+  std::int64_t first_row = 0;  // of this shard (draws are keyed by the global row)
 };
 
 // Rows a lane works on at once (independent FP64 chains in flight); their results are added in row
@@ -239,7 +242,7 @@ __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
       const float t = a.v.target[r];
       value[u] = a.req.want_value ? -w * point_loss_and_derivatives(l, ap, t, w, der, hess) : 0.0;
       if (!a.req.want_value) point_derivatives(l, ap, t, w, der, hess);
-      const weak_row row = weak_row_values(l, a.req, der, hess, w, bootstrap_factor(a.req.bootstrap, r));
+      const weak_row row = weak_row_values(l, a.req, der, hess, w, bootstrap_factor(a.req.bootstrap, r + a.first_row));
       for (int k = 0; k < l.dims; ++k) a.der[k * a.v.n + r] = row.der[k];
       a.weight[r] = row.weight;
       if constexpr (D == 1) {
@@ -413,7 +416,8 @@ static_assert(static_cast<std::int64_t>(mvs_threads) * mvs_items == mvs_block_ro
 // One block of 8192 rows: sorted candidates (blocked ranks), exact prefix sums, the threshold, then
 // every row's multiplier in place.
 __global__ void __launch_bounds__(mvs_threads) mvs_kernel(float* der, float* weight, std::int64_t n, int dims,
-                                                          float lambda, double subsample, std::uint64_t key) {
+                                                          float lambda, double subsample, std::uint64_t key,
+                                                          std::int64_t first_row) {
   using sort_t = cub::BlockRadixSort<float, mvs_threads, mvs_items>;
   using scan_t = cub::BlockScan<long long, mvs_threads>;
   __shared__ union {
@@ -466,7 +470,7 @@ __global__ void __launch_bounds__(mvs_threads) mvs_kernel(float* der, float* wei
   const double threshold = mu;
   for (std::int64_t j = t; j < m; j += mvs_threads) {
     const std::int64_t r = start + j;
-    const double f = mvs_factor(mvs_candidate(der, n, dims, r, lambda), threshold, key, r);
+    const double f = mvs_factor(mvs_candidate(der, n, dims, r, lambda), threshold, key, r + first_row);
     for (int k = 0; k < dims; ++k) der[k * n + r] = mvs_scaled(der[k * n + r], f);
     weight[r] = mvs_scaled(weight[r], f);
   }
@@ -791,7 +795,12 @@ class device_backend final : public boosting_backend {
                     "pageable host memory");
       }
     }
-    q_ = quantize::quantize_device(learn_, in.quantize);
+    if (in.rank != nullptr) link_ = std::make_unique<dist::rank_link>(*in.rank, ctx_);
+    if (in.rank != nullptr && in.rank->quantized != nullptr) {
+      q_ = std::move(*in.rank->quantized);  // a shard: its rows, the whole set's borders
+    } else {
+      q_ = quantize::quantize_device(learn_, in.quantize);
+    }
     modes_.resize(static_cast<std::size_t>(q_.features));
     for (std::size_t at = 0; at < modes_.size(); at += strict_d2h_metadata_limit) {
       const std::size_t k = std::min(strict_d2h_metadata_limit, modes_.size() - at);
@@ -836,13 +845,19 @@ class device_backend final : public boosting_backend {
     h2d(d.data(), &init, 1, "label facts");
     label_facts_kernel<<<grid_of(p.num_rows()), 256, 0, stream()>>>(column_of(*p.label(), 0), p.num_rows(), d.data());
     CBG_CHECK_CUDA(stream());
+    if (link_ != nullptr) {  // sharded: every rank's facts
+      auto* k = reinterpret_cast<unsigned long long*>(d.data());
+      link_->red().min_u64(k, 1, stream());
+      link_->red().max_u64(k + 1, 1, stream());
+      link_->red().max_u32(reinterpret_cast<unsigned*>(k + 2), 2, stream());
+    }
     label_facts_dev h{};
     d2h(&h, d.data(), 1, "label facts");
     label_facts f;
     f.min = key_value(h.min_key);
     f.max = key_value(h.max_key);
     f.all_integer = h.non_integer == 0;
-    f.constant = h.non_constant == 0;
+    f.constant = h.non_constant == 0 && (link_ == nullptr || h.min_key == h.max_key);
     return f;
   }
 
@@ -865,20 +880,30 @@ class device_backend final : public boosting_backend {
   }
 
   double weighted_quantile(double alpha) override {
-    const std::int64_t n = rows();
+    std::int64_t n = rows();
+    const float* targets = target_.data();
+    device_buffer<float> all_targets;
+    if (link_ != nullptr) {  // sharded: the quantile of every rank's rows
+      n = link_->total_rows(false);
+      all_targets = buffer<float>(static_cast<std::size_t>(n));
+      link_->gather_rows(target_.data(), sizeof(float), false, all_targets.data());
+      targets = all_targets.data();
+    }
     auto keys_out = buffer<float>(static_cast<std::size_t>(n));
     auto w_in = buffer<float>(static_cast<std::size_t>(n));
     auto w_out = buffer<float>(static_cast<std::size_t>(n));
     if (weight_.empty()) {
       fill_ones(w_in.data(), n);
+    } else if (link_ != nullptr) {
+      link_->gather_rows(weight_.data(), sizeof(float), false, w_in.data());
     } else {
       copy_d2d(w_in.data(), weight_.data(), n);
     }
     std::size_t bytes = 0;
-    CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, target_.data(), keys_out.data(), w_in.data(),
+    CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, targets, keys_out.data(), w_in.data(),
                                                  w_out.data(), n, 0, 32, stream()));
     auto temp = buffer<unsigned char>(bytes);
-    CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, target_.data(), keys_out.data(), w_in.data(),
+    CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, targets, keys_out.data(), w_in.data(),
                                                  w_out.data(), n, 0, 32, stream()));
     double moments[4];
     target_moments(moments);
@@ -928,6 +953,7 @@ class device_backend final : public boosting_backend {
       ensure(saved_, static_cast<std::size_t>(rows()));
       a.saved = saved_.data();
     }
+    a.first_row = link_ != nullptr ? link_->first_row(false) : 0;
     const int tiles = tiles_of(rows());
     if (loss_.dims == 1) weak_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
     else weak_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
@@ -951,6 +977,7 @@ class device_backend final : public boosting_backend {
     in.der = der_.data();
     in.weight = search_weight_.data();
     in.noise = std::move(noise);
+    in.reducer = link_ != nullptr ? &link_->red() : nullptr;
     return search_tree_device(ctx_, in, p, *workspace_, leaf_.data());
   }
 
@@ -995,8 +1022,9 @@ class device_backend final : public boosting_backend {
   // rounds of (pass the search's mode asks for, its ordered value, a decide kernel) enqueued without
   // a host round trip; one read of the status, point and leaf weights at the end (more rounds only
   // when nothing was accepted yet: backtracking may try up to 100 candidates).
-  // Multi-GPU: the leaf sums and maxima of each pass (leaf_sums(), max_keys()) and the value's tile
-  // partials are complete after launch_search_pass(); a reduction across devices goes there.
+  // Sharded training (issue 9): after every pass the leaf sums (fixed point, exact) and maxima are
+  // all-reduced over the ranks and the value's tile partials gathered in row order (finish_sums), so
+  // every rank's state machine sees the single-GPU numbers and takes the same decisions.
   leaf_result estimate_leaves(const leaf_request& r) override {
     const call_timer timer(profile_, stream(), "estimate_leaves");
     const leaf_search_config& c = r.config;
@@ -1033,6 +1061,7 @@ class device_backend final : public boosting_backend {
     if (saves_derivatives()) a.saved = saved_.data();  // the weak pass's, at the same approx
     zero(leaf_sums(), slots);
     launch_point(a);
+    reduce_pass(0, slots);
     leaf_start_kernel<<<1, lanes, 0, stream()>>>(c, v, leaf_sums(), zero_scales, r.start_value, max_keys());
     CBG_CHECK_CUDA(stream());
 
@@ -1052,6 +1081,7 @@ class device_backend final : public boosting_backend {
     while (true) {
       for (int i = 0; i < rounds; ++i) {
         launch_point(ra);
+        reduce_pass(channels, slots);
         if (c.backtracking != 0) finish_sums<1>(tiles_of(rows()));
         leaf_decide_kernel<<<1, lanes, 0, stream()>>>(c, v, leaf_sums(), value, bound_scales, max_keys());
         CBG_CHECK_CUDA(stream());
@@ -1165,14 +1195,25 @@ class device_backend final : public boosting_backend {
     if (loss_.dims == 1) metric_kernel<1><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
     else metric_kernel<0><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
     CBG_CHECK_CUDA(stream());
-    finish_sums<metric_terms>(tiles);
+    finish_sums<metric_terms>(tiles, eval);
     const std::vector<unsigned char> r = read_result(0, 0);
     std::memcpy(out, r.data() + result_sums_at, metric_terms * sizeof(double));
   }
 
   double auc(bool eval) override {
     const call_timer timer(profile_, stream(), "auc");
-    const rows_view v = eval ? eval_view() : learn_view();
+    rows_view v = eval ? eval_view() : learn_view();
+    device_buffer<double> all_approx;
+    device_buffer<float> all_targets;
+    if (link_ != nullptr) {  // sharded: the AUC of every rank's rows
+      v.n = link_->total_rows(eval);
+      all_approx = buffer<double>(static_cast<std::size_t>(v.n));
+      all_targets = buffer<float>(static_cast<std::size_t>(v.n));
+      link_->gather_rows(v.approx, sizeof(double), eval, all_approx.data());
+      link_->gather_rows(v.target, sizeof(float), eval, all_targets.data());
+      v.approx = all_approx.data();
+      v.target = all_targets.data();
+    }
     const std::int64_t n = v.n;
     auto keys = buffer<double>(static_cast<std::size_t>(n));
     auto keys_sorted = buffer<double>(static_cast<std::size_t>(n));
@@ -1265,8 +1306,13 @@ class device_backend final : public boosting_backend {
   }
 
   // MVS on the search der and weights (the weak pass wrote them unscaled).
+  // Sharded (issue 9): the default mvs_reg from the ordered sum over every rank's rows (finish_sums
+  // gathers the tiles), blocks of mvs_block_rows and draws keyed by the global row; the sharded
+  // backend checks that every rank starts at a block boundary.
   void mvs_bootstrap(const bootstrap_spec& b) {
     const std::int64_t n = rows();
+    const std::int64_t first_row = link_ != nullptr ? link_->first_row(false) : 0;
+    CBG_EXPECTS(first_row % mvs_block_rows == 0, status::internal, "MVS: a shard starts inside a block");
     double lambda = b.mvs_reg;
     if (!(lambda >= 0)) {
       const int tiles = tiles_of(n);
@@ -1275,12 +1321,12 @@ class device_backend final : public boosting_backend {
       finish_sums<1>(tiles);
       double l1 = 0;
       d2h(&l1, reinterpret_cast<const double*>(result_.data() + result_sums_at), 1, "mvs lambda");
-      const double mean = l1 / static_cast<double>(n);
+      const double mean = l1 / static_cast<double>(link_ != nullptr ? link_->total_rows(false) : n);
       lambda = mean * mean;
     }
     const auto blocks = static_cast<unsigned>((n + mvs_block_rows - 1) / mvs_block_rows);
     mvs_kernel<<<blocks, mvs_threads, 0, stream()>>>(der_.data(), search_weight_.data(), n, loss_.dims,
-                                                     static_cast<float>(lambda), b.subsample, b.key);
+                                                     static_cast<float>(lambda), b.subsample, b.key, first_row);
     CBG_CHECK_CUDA(stream());
   }
 
@@ -1311,9 +1357,15 @@ class device_backend final : public boosting_backend {
   // Sums C channels of the tile partials in scratch_a_ (tiles of them) in the ordered scheme into
   // the result buffer's sums, on the device.
   template <int C>
-  void finish_sums(int tiles) {
+  void finish_sums(int tiles, bool eval = false) {
     double* in = scratch_a_.data();
     std::int64_t count = tiles;
+    if (link_ != nullptr) {  // sharded: every rank's tile sums in row order, then folded as on one GPU
+      count = link_->gather_tiles(scratch_a_.data(), C, eval, all_tiles_);
+      in = all_tiles_.data();
+      ensure(scratch_a_, static_cast<std::size_t>(tiles_of(count)) * C);
+      ensure(scratch_b_, static_cast<std::size_t>(tiles_of(tiles_of(count))) * C);
+    }
     while (true) {
       const int t = tiles_of(count);
       double* out = t == 1 ? reinterpret_cast<double*>(result_.data() + result_sums_at)
@@ -1326,9 +1378,18 @@ class device_backend final : public boosting_backend {
     }
   }
 
+  // Sharded training: the first `channels` maxima and `slots` fixed-point leaf sums of the result
+  // buffer over the ranks (no-op on one GPU).
+  void reduce_pass(int channels, std::size_t slots) {
+    if (link_ == nullptr) return;
+    if (channels > 0) link_->red().max_u32(max_keys(), static_cast<std::size_t>(channels), stream());
+    if (slots > 0) link_->red().sum_i64(reinterpret_cast<long long*>(leaf_sums()), slots, stream());
+  }
+
   // The result buffer up to `channels` maxima, or with `slots` leaf sums: one copy (pieces of at
   // most the strict-mode limit where the leaf sums are large).
-  std::vector<unsigned char> read_result(int channels, std::size_t slots) const {
+  std::vector<unsigned char> read_result(int channels, std::size_t slots) {
+    reduce_pass(channels, slots);  // sharded: maxima and fixed-point leaf sums over the ranks
     const std::size_t bytes = slots > 0 ? result_leaf_at + slots * sizeof(unsigned long long)
                                         : result_max_at + static_cast<std::size_t>(channels) * sizeof(unsigned);
     std::vector<unsigned char> r(bytes);
@@ -1364,17 +1425,28 @@ class device_backend final : public boosting_backend {
     const unsigned long long none = ~0ull;
     h2d(bad.data(), &none, 1, "target check");
     const column_view c = column_of(*p.label(), 0);
-    targets_kernel<<<grid_of(n), 256, 0, stream()>>>(c, rule, n, t.data(), bad.data());
+    const bool eval = &p != &learn_;
+    const std::int64_t first_row = link_ != nullptr ? link_->first_row(eval) : 0;
+    targets_kernel<<<grid_of(n), 256, 0, stream()>>>(c, rule, n, first_row, t.data(), bad.data());
     CBG_CHECK_CUDA(stream());
+    if (link_ != nullptr) link_->red().min_u64(bad.data(), 1, stream());  // sharded: the first bad row of all
     unsigned long long first = 0;
     d2h(&first, bad.data(), 1, "target check");
     if (first != ~0ull) {
       const auto row = static_cast<std::int64_t>(first >> 8);
-      auto value = buffer<double>(1);
-      value_at_kernel<<<1, 1, 0, stream()>>>(c, row, value.data());
-      CBG_CHECK_CUDA(stream());
+      const int ranks = link_ != nullptr ? link_->red().size() : 1;
+      auto value = buffer<double>(static_cast<std::size_t>(ranks) + 1);
+      int owner = 0;
+      if (link_ != nullptr) {
+        while (owner + 1 < ranks && link_->split(eval).first(owner + 1) <= row) ++owner;
+      }
+      if (owner == (link_ != nullptr ? link_->rank() : 0)) {
+        value_at_kernel<<<1, 1, 0, stream()>>>(c, row - first_row, value.data());
+        CBG_CHECK_CUDA(stream());
+      }
+      if (link_ != nullptr) link_->red().all_gather(value.data(), value.data() + 1, sizeof(double), stream());
       double label = 0;
-      d2h(&label, value.data(), 1, "bad label");
+      d2h(&label, value.data() + (link_ != nullptr ? 1 + owner : 0), 1, "bad label");
       throw_target_problem(static_cast<target_problem>(first & 0xff), rule, what, row, label);
     }
     return t;
@@ -1421,11 +1493,14 @@ class device_backend final : public boosting_backend {
   device_buffer<fixed_scale> scales_;
   device_search_workspace_ptr workspace_;
   call_profile profile_;
+  std::unique_ptr<dist::rank_link> link_;  // sharded training (issue 9); null on one GPU
+  device_buffer<double> all_tiles_;
 };
 
 }  // namespace
 
 std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in) {
+  if (in.rank == nullptr && dist::wants_sharding(in)) return dist::make_sharded_backend(in);
   return std::make_unique<device_backend>(in);
 }
 

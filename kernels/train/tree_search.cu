@@ -12,6 +12,7 @@
 
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/core/error.hpp"
+#include "cbg/dist/dist.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/runtime/device.hpp"
 #include "src/train/tree_search_common.hpp"
@@ -188,6 +189,8 @@ tree_structure search_tree_device(const context& ctx, const device_search_input&
   ++memsets;
   detail::reduce_scales(v, stream);
   ++launches;
+  // Sharded training: every rank's maxima (and NaN flags), so the scales agree.
+  if (in.reducer != nullptr) in.reducer->max_u32(reinterpret_cast<unsigned*>(w.state.data()), w.state_bytes() / 4, stream);
   stage(w, stream, "scales", -1);
 
   const std::size_t slot_bytes = static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(v.total_bins) *
@@ -203,6 +206,11 @@ tree_structure search_tree_device(const context& ctx, const device_search_input&
     stage(w, stream, "zero", d);
     detail::build_histograms(v, w.plans[static_cast<std::size_t>(d)], d, stream);
     ++launches;
+    // Sharded training: the computed slots summed over the ranks (exact: 64-bit integers).
+    if (in.reducer != nullptr && slot_bytes > 0) {
+      in.reducer->sum_i64(v.hist + first_slot * slot_bytes / sizeof(long long), n_slots * slot_bytes / sizeof(long long),
+                          stream);
+    }
     stage(w, stream, "histogram", d);
     detail::score_splits(v, d, last, params.score, params.l2_leaf_reg, stream);
     ++launches;

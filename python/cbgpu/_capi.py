@@ -96,6 +96,10 @@ class cbg_context_desc_t(ctypes.Structure):
         ("free_fn", cbg_device_free_fn),
         ("alloc_user_data", ctypes.c_void_p),
         ("device_memory_limit", ctypes.c_size_t),
+        # since issue 9: a caller's NCCL communicator (several processes)
+        ("nccl_comm", ctypes.c_void_p),
+        ("nccl_rank", ctypes.c_int32),
+        ("nccl_size", ctypes.c_int32),
     ]
 
 
@@ -243,6 +247,7 @@ class cbg_predict_desc_t(ctypes.Structure):
         ("output", ctypes.c_int32),
         ("tree_begin", ctypes.c_int64),
         ("tree_end", ctypes.c_int64),
+        ("devices", ctypes.c_char_p),  # since issue 9: GPUs to spread the rows over
     ]
 
 

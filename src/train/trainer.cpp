@@ -221,12 +221,13 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   in.eval = eval;
   in.quantize.border_count = p.border_count;
   in.quantize.mode = p.nan_mode;
+  in.devices = p.devices;  // several GPUs: include/cbg/dist/ (issue 9)
   std::unique_ptr<boosting_backend> b = ctx.is_cpu() ? make_host_backend(in) : make_device_backend(in);
 
   // Targets and the data-dependent defaults.
   const label_facts lf = b->labels(false);
   data_facts facts;
-  facts.rows = learn.num_rows();
+  facts.rows = b->rows();  // all shards' rows when sharded
   facts.features = learn.num_features();
   facts.has_baseline = learn.baseline().has_value();
   const bool multiclass = p.loss.kind == loss_kind::multiclass ||

@@ -187,6 +187,20 @@ typedef struct cbg_context_desc_t {
                                      none). An allocation that would exceed it fails with
                                      #CBG_ERR_OUT_OF_MEMORY naming the budget; the call that made
                                      it fails cleanly and the context stays usable. @since 0.1 */
+  /* Training over several processes (one GPU each) with the caller's launcher (MPI, torchrun,
+   * Dask, ...): the caller creates an NCCL communicator over all ranks (ncclCommInitRank, the
+   * unique id exchanged by its launcher), with this context's device current, and passes it here.
+   * cbg_train on a pool of this context then trains on every rank's rows together: each process
+   * calls it with its own rows (the same parameters and seed everywhere) and gets the same model,
+   * which is the single-GPU model of all rows in rank order when every rank but the last holds a
+   * multiple of 4096 rows (else equal up to the last bits of metric sums; see README). An eval set
+   * must be given on every rank or on none; a progress callback must answer alike on every rank.
+   * The communicator is borrowed: it must outlive the context and not be used by others during a
+   * cbg_train. NCCL is loaded at run time (libnccl.so.2); without it cbg_context_create returns
+   * #CBG_ERR_UNSUPPORTED when nccl_comm is set. @since 0.1 */
+  void* nccl_comm;    /**< ncclComm_t, or NULL (default): this process trains alone. */
+  int32_t nccl_rank;  /**< This process's rank in nccl_comm (default 0). */
+  int32_t nccl_size;  /**< The communicator's size (default 0: no communicator). */
 } cbg_context_desc_t;
 
 /**
@@ -861,6 +875,13 @@ typedef struct cbg_predict_desc_t {
   int32_t output;           /**< CBG_PREDICT_VALUES (default) or CBG_PREDICT_LEAF_INDEXES. */
   int64_t tree_begin;       /**< First tree (default 0). The bias is added only from tree 0. */
   int64_t tree_end;         /**< One past the last tree; 0 (default): all trees. */
+  /** GPUs to spread the rows over, CatBoost's syntax ("0", "0:1", "0-3", "-1" for all); NULL or ""
+   *  (default): the pool's device only. cbg_predict_to_device splits the rows into one contiguous
+   *  block per device, copies each block's columns device to device, evaluates there and copies the
+   *  results device to device into `out` (which must be row-major and compact); the results are the
+   *  single-device results bit for bit. With several devices the call blocks until they are written;
+   *  cbg_predict_to_host refuses devices other than the pool's (#CBG_ERR_UNSUPPORTED). @since 0.1 */
+  const char* devices;
 } cbg_predict_desc_t;
 
 /** @brief Fills `desc` with struct_size and the defaults. Thread-safe. @since 0.1 */

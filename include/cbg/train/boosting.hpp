@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "cbg/data/pool.hpp"
@@ -25,6 +26,10 @@
 #include "cbg/train/params.hpp"
 #include "cbg/train/reduce_math.hpp"
 #include "cbg/train/tree_search.hpp"
+
+namespace cbg::dist {
+struct rank_inputs;
+}
 
 namespace cbg::train {
 
@@ -153,6 +158,10 @@ struct backend_inputs {
   const pool* learn = nullptr;
   const pool* eval = nullptr;
   quantize::options quantize;
+  // Issue 9 (include/cbg/dist/): the `devices` parameter (empty: the pool's device), and for one
+  // shard of a sharded training that rank's inputs.
+  std::string devices;
+  const dist::rank_inputs* rank = nullptr;
 };
 
 // The host reference (pools in host memory).

@@ -23,6 +23,10 @@
 #include "cbg/quantize/quantizer.hpp"
 #include "cbg/runtime/context.hpp"
 
+namespace cbg::dist {
+class reducer;
+}
+
 namespace cbg::train {
 
 inline constexpr int max_depth = 16;
@@ -73,6 +77,7 @@ struct device_search_input {
   const float* der = nullptr;     // device, [dims][q->rows]
   const float* weight = nullptr;  // device, [q->rows]
   std::vector<double> noise;      // host, as host_search_input::noise (uploaded once per tree)
+  dist::reducer* reducer = nullptr;  // sharded training (issue 9): histograms summed over the ranks
 };
 
 // Working memory kept across trees (histograms, partition statistics, ...), owned by the caller

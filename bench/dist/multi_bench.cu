@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+// cbgpu-multi-bench: training time per iteration on 1, 2 and 4 GPUs (issue 9) for a Higgs-shaped
+// set (10.5M rows x 28 float features, binary label, generated on device 0), and whether every
+// device list gives the same model. Time per iteration is the steady state: (time of 2N iterations
+// - time of N) / N, so quantization, sharding and NCCL setup are left out; the totals are printed too.
+//   cbgpu-multi-bench [--rows R] [--features F] [--iterations N] [--devices "0;0:1;0-3"] [--json FILE]
+//                     [--extra '"leaf_estimation_iterations": 1']   (more JSON parameters)
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "cbgpu/cbgpu_dlpack.h"
+
+#include "cbg/core/cuda_check.hpp"
+#include "cbg/core/error.hpp"
+#include "cbg/data/pool.hpp"
+#include "cbg/dist/dist.hpp"
+#include "cbg/memory/device_buffer.hpp"
+#include "cbg/model/io.hpp"
+#include "cbg/runtime/device.hpp"
+#include "cbg/train/trainer.hpp"
+
+namespace {
+
+__device__ float unit(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<float>(static_cast<double>(z >> 11) / 9007199254740992.0);
+}
+
+// Column-major features: a few informative ones (Higgs-like: smooth and skewed), the rest noise;
+// label from a logistic of a mixture.
+__global__ void generate(float* x, float* y, std::int64_t rows, int features) {
+  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < rows;
+       r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    float s = 0.f;
+    for (int f = 0; f < features; ++f) {
+      const float u = unit(static_cast<std::uint64_t>(r) * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(f) * 0x632be59bd9b4e019ull + 7);
+      const float v = f % 3 == 0 ? -logf(u + 1e-7f) : 4.f * u - 2.f;
+      x[static_cast<std::int64_t>(f) * rows + r] = v;
+      if (f < 6) s += (f % 2 == 0 ? 0.6f : -0.4f) * v + (f == 1 ? 0.3f * v * v : 0.f);
+    }
+    const float noise = unit(static_cast<std::uint64_t>(r) * 0xd1342543de82ef95ull + 3);
+    y[r] = 1.f / (1.f + expf(-s)) > noise ? 1.f : 0.f;
+  }
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::int64_t rows = 10500000;
+  int features = 28, iterations = 100;
+  std::string lists = "0;0:1;0-3", json_path, extra;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--rows") rows = std::stoll(argv[i + 1]);
+    else if (a == "--features") features = std::stoi(argv[i + 1]);
+    else if (a == "--iterations") iterations = std::stoi(argv[i + 1]);
+    else if (a == "--devices") lists = argv[i + 1];
+    else if (a == "--json") json_path = argv[i + 1];
+    else if (a == "--extra") extra = argv[i + 1];
+  }
+  try {
+    const int visible = cbg::visible_device_count();
+    if (visible == 0) {
+      std::printf("cbgpu-multi-bench: no CUDA device visible\n");
+      return 77;
+    }
+    cbg::context_options co;
+    co.device = 0;
+    auto ctx = cbg::context::create(co);
+    cudaDeviceProp prop{};
+    CBG_CUDA_TRY(cudaGetDeviceProperties(&prop, 0));
+    cbg::device_buffer<float> x(static_cast<std::size_t>(rows * features), ctx->stream(), ctx->resource());
+    cbg::device_buffer<float> y(static_cast<std::size_t>(rows), ctx->stream(), ctx->resource());
+    generate<<<4096, 256, 0, ctx->stream()>>>(x.data(), y.data(), rows, features);
+    CBG_CHECK_CUDA(ctx->stream());
+    ctx->sync();
+    std::int64_t xs[2] = {rows, features}, xst[2] = {1, rows}, ys[1] = {rows};
+    DLTensor tx{}, ty{};
+    tx.data = x.data();
+    tx.device = {kDLCUDA, 0};
+    tx.ndim = 2;
+    tx.dtype = {kDLFloat, 32, 1};
+    tx.shape = xs;
+    tx.strides = xst;
+    ty = tx;
+    ty.data = y.data();
+    ty.ndim = 1;
+    ty.shape = ys;
+    ty.strides = nullptr;
+    cbg::pool_inputs in;
+    in.features = {cbg::tensor_ref_kind::dltensor, &tx};
+    in.label = {cbg::tensor_ref_kind::dltensor, &ty};
+    const cbg::pool pool = cbg::pool::build(ctx, std::move(in));
+
+    std::vector<std::string> configs;
+    for (std::size_t at = 0; at <= lists.size();) {
+      const std::size_t end = std::min(lists.find(';', at), lists.size());
+      if (end > at) configs.push_back(lists.substr(at, end - at));
+      at = end + 1;
+    }
+    std::string out = "[";
+    double base_ms = 0;
+    std::vector<std::uint8_t> base_model;
+    for (const std::string& devices : configs) {
+      const std::vector<int> list = cbg::dist::parse_devices(devices, visible);
+      const auto params = [&](int n) {
+        return std::string(R"({"loss_function": "Logloss", "depth": 6, "random_seed": 1, "metric_period": 1000, "iterations": )") +
+               std::to_string(n) + R"(, "devices": ")" + devices + "\"" + (extra.empty() ? "" : ", " + extra) + "}";
+      };
+      (void)cbg::train::train(pool, params(5), {});  // warm-up: NCCL, pools, kernels
+      auto t0 = std::chrono::steady_clock::now();
+      cbg::model::model a = cbg::train::train(pool, params(iterations), {});
+      const double t_n = seconds_since(t0);
+      t0 = std::chrono::steady_clock::now();
+      (void)cbg::train::train(pool, params(2 * iterations), {});
+      const double t_2n = seconds_since(t0);
+      const double ms = (t_2n - t_n) / iterations * 1e3;
+      for (auto& [k, v] : a.info) {
+        if (k == "params") v = "";
+      }
+      const std::vector<std::uint8_t> bytes = cbg::model::write_cbm(a);
+      if (base_model.empty()) {
+        base_model = bytes;
+        base_ms = ms;
+      }
+      const bool same = bytes == base_model;
+      char buf[1024];
+      std::snprintf(buf, sizeof(buf),
+                    "{\"devices\": \"%s\", \"gpus\": %zu, \"device_name\": \"%s\", \"rows\": %lld, \"features\": %d, "
+                    "\"iterations\": %d, \"ms_per_iteration\": %.3f, \"speedup\": %.2f, \"total_s\": %.3f, "
+                    "\"same_model_as_first\": %s}",
+                    devices.c_str(), list.size(), prop.name, static_cast<long long>(rows), features, iterations, ms,
+                    base_ms / ms, t_n, same ? "true" : "false");
+      const std::string line = buf;
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+      out += (out.size() > 1 ? ",\n" : "\n") + line;
+    }
+    out += "\n]\n";
+    if (!json_path.empty()) std::ofstream(json_path) << out;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cbgpu-multi-bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// Doc-parallel training and sharded prediction over several GPUs (issue 9): device lists, row
+// splits and the reducer, the one interface through which the trainer's shards agree.
+//
+// Why the sharded model is the single-GPU model byte for byte:
+//  * the tree learner's histograms and leaf sums are 64-bit fixed-point integers (det_math.hpp,
+//    reduce_math.hpp): an integer all-reduce is exact and independent of the order;
+//  * the fixed-point scales come from maxima (all-reduced with max) and the global row count;
+//  * ordered double sums (metrics, line-search values, the noise spread) are taken over tiles of
+//    4096 rows (reduce_math.hpp): every shard but the last holds a multiple of 4096 rows, so a
+//    shard's tile sums are the single-GPU tile sums; they are gathered in row order and folded as
+//    on one GPU;
+//  * per-row draws (bootstrap) are keyed by the global row index;
+//  * borders come from the whole learn set, quantized once, and every shard gets its rows' bins.
+// With a caller's communicator (several processes) the shards are the callers' row blocks: the
+// model is exact when every rank but the last holds a multiple of 4096 rows, else ordered sums
+// are taken over each rank's own tiles (deterministic and the same on every rank, but a double
+// sum in another order than one GPU's: the metrics may differ from a single-GPU run in the last
+// bits, and so could a line-search or early-stopping decision that depends on them).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+namespace cbg::dist {
+
+// ---- devices ----------------------------------------------------------------------------------------
+// CatBoost's `devices` syntax: "0", "0:1:3", "0-3", mixtures ("0:2-3"), or "-1" (every visible
+// device). Whitespace is ignored. The result is in the order given, without duplicates; every
+// ordinal must be < visible. Throws invalid_argument naming the bad part, no_device for an ordinal
+// that is not visible. An empty text gives an empty list (the caller's default device).
+std::vector<int> parse_devices(const std::string& text, int visible);
+
+// ---- row splits -------------------------------------------------------------------------------------
+// Rows of a data set spread over ranks: rank r holds rows [first(r), first(r) + counts[r]).
+struct row_split {
+  std::vector<std::int64_t> counts;
+
+  [[nodiscard]] int ranks() const noexcept { return static_cast<int>(counts.size()); }
+  [[nodiscard]] std::int64_t total() const noexcept;
+  [[nodiscard]] std::int64_t first(int rank) const noexcept;
+  [[nodiscard]] std::int64_t max_count() const noexcept;
+  // Whether every rank but the last holds a multiple of `tile` rows (ordered sums are exact).
+  [[nodiscard]] bool aligned(std::int64_t tile) const noexcept;
+};
+
+// The split the single-process trainer uses: contiguous blocks of a multiple of `tile` rows
+// (the last takes the rest; trailing ranks may get none when there are few rows).
+row_split even_split(std::int64_t rows, int ranks, std::int64_t tile);
+
+// ---- the reducer ------------------------------------------------------------------------------------
+// Collectives over the ranks of one training (one device each), enqueued on a stream; every rank
+// calls the same ones in the same order. In place unless said otherwise.
+class reducer {
+ public:
+  virtual ~reducer() = default;
+  [[nodiscard]] virtual int rank() const noexcept = 0;
+  [[nodiscard]] virtual int size() const noexcept = 0;
+  virtual void sum_i64(long long* data, std::size_t count, cudaStream_t stream) = 0;
+  virtual void max_u32(unsigned* data, std::size_t count, cudaStream_t stream) = 0;
+  virtual void max_u64(unsigned long long* data, std::size_t count, cudaStream_t stream) = 0;
+  virtual void min_u64(unsigned long long* data, std::size_t count, cudaStream_t stream) = 0;
+  // recv (size() * bytes) receives every rank's `bytes` of send, in rank order.
+  virtual void all_gather(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) = 0;
+  // Makes every pending and later collective of this reducer fail (after another rank failed), so
+  // that no rank waits forever. Idempotent.
+  virtual void abort() noexcept = 0;
+};
+
+// ---- NCCL (loaded at run time: libcbgpu.so works without it) ----------------------------------------
+// Whether libnccl.so.2 could be loaded (once per process); `why` receives the reason when not.
+bool nccl_available(std::string* why = nullptr);
+// One communicator per device of a single process (ncclCommInitAll); reducer r belongs to
+// devices[r]. Throws unsupported when NCCL is missing, cuda/internal when NCCL fails.
+std::vector<std::unique_ptr<reducer>> make_local_reducers(const std::vector<int>& devices);
+// A reducer over a communicator the caller made (ncclComm_t as void*), borrowed: it must outlive
+// the reducer and be used by no one else meanwhile. Checks rank and size against the communicator.
+std::unique_ptr<reducer> make_comm_reducer(void* comm, int rank, int size);
+
+// ---- a caller's communicator on a context -----------------------------------------------------------
+struct communicator {
+  void* comm = nullptr;  // ncclComm_t, borrowed
+  int rank = 0;
+  int size = 1;
+};
+
+}  // namespace cbg::dist
