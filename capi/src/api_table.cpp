@@ -66,6 +66,8 @@ cbg_api_v1_t make_table_v1() noexcept {
     t.predict_output_shape = &cbg_predict_output_shape;
     t.predict_to_device = &cbg_predict_to_device;
     t.predict_to_host = &cbg_predict_to_host;
+    t.pool_cat_hashes = &cbg_pool_cat_hashes;
+    t.pool_from_arrow = &cbg_pool_from_arrow;
   return t;
 }
 
