@@ -126,10 +126,10 @@ device_strings make_strings(const cbg::context& ctx, std::int64_t n, std::uint64
   BENCH_CHECK(cudaMemsetAsync(d.offsets.data(), 0, sizeof(std::int32_t), s));
   fill_lengths<<<blocks(n), 256, 0, s>>>(d.offsets.data() + 1, n, card, seed);
   std::size_t temp_bytes = 0;
-  BENCH_CHECK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, d.offsets.data() + 1, d.offsets.data() + 1,
+  BENCH_CHECK(cbg::cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, d.offsets.data() + 1, d.offsets.data() + 1,
                                             static_cast<int>(n), s));
   cbg::device_buffer<unsigned char> temp(temp_bytes, s, ctx.resource());
-  BENCH_CHECK(cub::DeviceScan::InclusiveSum(temp.data(), temp_bytes, d.offsets.data() + 1, d.offsets.data() + 1,
+  BENCH_CHECK(cbg::cub::DeviceScan::InclusiveSum(temp.data(), temp_bytes, d.offsets.data() + 1, d.offsets.data() + 1,
                                             static_cast<int>(n), s));
   std::int32_t total = 0;
   BENCH_CHECK(cudaMemcpyAsync(&total, d.offsets.data() + n, sizeof(total), cudaMemcpyDeviceToHost, s));

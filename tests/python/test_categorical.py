@@ -322,3 +322,57 @@ def test_gpu_device_arrow_strings_equal_host(cp):
         h.array.array.children[0].contents.null_count = -1  # unknown: the bitmap is scanned
         status, _ = h.call(gpu)
         assert status == CBG_ERR_BAD_DATA and "row 10" in cbgpu.last_error()
+
+
+# ---- end to end: a CatBoost model applied to a pool of string columns ----------------------------------
+
+
+def test_catboost_model_predicts_from_string_pools(ctx, tmp_path, pa):
+    """One-hot and CTR features of a CatBoost model read our pool's hashes: the predictions of a pool
+    built from Arrow strings equal CatBoost's own."""
+    catboost = pytest.importorskip("catboost")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(9)
+    n = 600
+    small = [VALUES[i] for i in rng.integers(0, 3, n)]           # one-hot (3 values)
+    big = [VALUES[i] for i in rng.integers(0, len(VALUES), n)]   # CTRs
+    x = rng.normal(size=n)
+    y = x + np.array([len(s) % 3 for s in big]) + (np.array(small) == "a")
+    df = pd.DataFrame({"x": x, "small": small, "big": big})
+    model = catboost.CatBoostRegressor(iterations=30, depth=4, one_hot_max_size=3, verbose=0, thread_count=1,
+                                       allow_writing_files=False, random_seed=0)
+    model.fit(df, y, cat_features=[1, 2])
+    path = tmp_path / "m.cbm"
+    model.save_model(str(path))
+    expected = model.predict(df)
+    batch = pa.record_batch({"x": pa.array(x.astype(np.float32)), "small": pa.array(small),
+                             "big": pa.array(big).dictionary_encode()})
+    with cbgpu.Model.load(path) as m, Pool(ctx, batch) as p:
+        got = m.predict(p, prediction_type="RawFormulaVal")
+    assert np.allclose(np.ravel(got), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_gpu_predictions_from_device_string_pools(cp, tmp_path):
+    """The GPU evaluator reads the hashes of device string and dictionary columns: CatBoost's predictions."""
+    catboost = pytest.importorskip("catboost")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(10)
+    n = 2000
+    small = [VALUES[i] for i in rng.integers(0, 3, n)]
+    codes = rng.integers(0, len(VALUES), n).astype(np.int32)
+    big = [VALUES[c] for c in codes]
+    x = rng.normal(size=n).astype(np.float32)
+    y = x + np.array([len(s) % 3 for s in big]) + (np.array(small) == "a")
+    df = pd.DataFrame({"x": x, "small": small, "big": big})
+    model = catboost.CatBoostRegressor(iterations=30, depth=4, one_hot_max_size=3, verbose=0, thread_count=1,
+                                       allow_writing_files=False, random_seed=0)
+    model.fit(df, y, cat_features=[1, 2])
+    model.save_model(str(tmp_path / "m.cbm"))
+    offsets, data = arrow_layout(small)
+    doffsets, ddata = arrow_layout(VALUES, wide=True)
+    with Context(0) as gpu, cbgpu.Model.load(tmp_path / "m.cbm") as m:
+        with Pool(gpu, columns=[cp.asarray(x), None, None],
+                  string_columns=[(1, cp.asarray(offsets), cp.asarray(data)),
+                                  (2, cp.asarray(doffsets), cp.asarray(ddata), cp.asarray(codes))]) as p:
+            got = m.predict(p, prediction_type="RawFormulaVal", output_type="numpy")
+    assert np.allclose(np.ravel(got), model.predict(df), rtol=1e-6, atol=1e-6)
