@@ -281,7 +281,7 @@ CBG_API cbg_status cbg_pool_from_arrow(cbg_context_t* ctx, const cbg_pool_desc_t
     cbg::pool_inputs in;
     try {
       if (desc != nullptr) {
-        read_desc(*desc, d, offsetof(cbg_pool_desc_t, string_columns), "cbg_pool_desc_t");
+        read_pool_desc(*desc, d);
       } else {
         init_desc(d);
       }

@@ -15,6 +15,16 @@
 
 namespace cbg::capi {
 
+void read_pool_desc(const cbg_pool_desc_t& in, cbg_pool_desc_t& out) {
+  constexpr std::size_t before_strings = offsetof(cbg_pool_desc_t, string_columns);
+  CBG_EXPECTS(in.struct_size == before_strings || in.struct_size == sizeof(cbg_pool_desc_t),
+              cbg::status::invalid_argument,
+              fmt::format("cbg_pool_desc_t.struct_size is {}, expected sizeof(cbg_pool_desc_t) = {} (or {}, the "
+                          "layout before string_columns; call cbg_pool_desc_init)",
+                          in.struct_size, sizeof(cbg_pool_desc_t), before_strings));
+  read_desc(in, out, before_strings, "cbg_pool_desc_t");
+}
+
 void release_consumed(const cbg_pool_desc_t& d) noexcept {
   cbg::dlpack_owner(to_core(d.features)).reset();
   if (d.columns != nullptr) {
@@ -96,7 +106,7 @@ CBG_API cbg_status cbg_pool_from_dlpack(cbg_context_t* ctx, const cbg_pool_desc_
     cbg_pool_desc_t d{};
     cbg::pool_inputs in;
     try {
-      read_desc(*desc, d, offsetof(cbg_pool_desc_t, string_columns), "cbg_pool_desc_t");
+      read_pool_desc(*desc, d);
       require(out, "out");
       *out = nullptr;
       in = to_inputs(d);

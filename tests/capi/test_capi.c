@@ -273,7 +273,7 @@ static void test_pool(void) {
   CHECK(features.deleted == 1);
   CHECK_STATUS(cbg_pool_from_dlpack(ctx, NULL, &pool), CBG_ERR_NULL_POINTER);
   fake_init(&features, x, kDLCPU, kDLFloat, 32, 2, 4, 3);
-  desc.struct_size = offsetof(cbg_pool_desc_t, string_columns) - 8; /* invalid: nothing consumed */
+  desc.struct_size = sizeof(desc) - 8; /* invalid: nothing is consumed, the caller keeps it */
   CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_ERR_INVALID_ARGUMENT);
   CHECK(features.deleted == 0);
   cbg_pool_desc_init(&desc);
