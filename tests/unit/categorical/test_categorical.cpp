@@ -5,6 +5,7 @@
 // package over the C ABI and pyarrow is in tests/python/test_categorical.py.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <random>
@@ -248,6 +249,26 @@ TEST_CASE("perfect hash: ids in order of first appearance, with counts", "[categ
   CHECK(cat::perfect_hash_host(h.data(), 0).keys.empty());
 }
 
+TEST_CASE("perfect hash equals a naive first-appearance reference on random data", "[categorical]") {
+  std::mt19937_64 rng(21);
+  for (const std::uint64_t card : {std::uint64_t{2}, std::uint64_t{50}, std::uint64_t{5000}}) {
+    std::vector<std::uint32_t> h(20000);
+    for (auto& v : h) v = static_cast<std::uint32_t>(rng() % card * 40503u);
+    const cat::host_perfect_hash p = cat::perfect_hash_host(h.data(), static_cast<std::int64_t>(h.size()));
+    std::vector<std::uint32_t> keys;  // distinct values by first row, found by linear search
+    for (const std::uint32_t v : h) {
+      if (std::find(keys.begin(), keys.end(), v) == keys.end()) keys.push_back(v);
+    }
+    REQUIRE(p.keys == keys);
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      REQUIRE(keys[p.ids[i]] == h[i]);
+    }
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      CHECK(p.counts[k] == static_cast<std::uint32_t>(std::count(h.begin(), h.end(), keys[k])));
+    }
+  }
+}
+
 TEST_CASE("one-hot or CTR: CatBoost's rule and defaults", "[categorical]") {
   CHECK(cat::choose_encoding(1, 2) == cat::cat_encoding::unused);
   CHECK(cat::choose_encoding(2, 2) == cat::cat_encoding::one_hot);
@@ -377,17 +398,22 @@ TEST_CASE("GPU perfect hash equals the host: ids, keys, counts", "[gpu][categori
   CBG_REQUIRE_GPU();
   const auto ctx = make_context(0);
   std::mt19937_64 rng(5);
-  for (const std::int64_t rows : {std::int64_t{1}, std::int64_t{1000}, std::int64_t{300000}}) {
+  // 300000 rows of 2^32 values overflow the first two tables (2^17, 2^22 slots hold 64K and 2M).
+  for (const std::int64_t rows : {std::int64_t{1}, std::int64_t{1000}, std::int64_t{300000}, std::int64_t{2500000}}) {
     for (const std::uint64_t card : {std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{1000}, std::uint64_t{1} << 32}) {
       std::vector<std::uint32_t> h(static_cast<std::size_t>(rows));
       for (auto& v : h) v = static_cast<std::uint32_t>(rng() % card * 2654435761u);
       const cat::host_perfect_hash ref = cat::perfect_hash_host(h.data(), rows);
       const auto d = upload(h, *ctx);
-      const cat::device_perfect_hash got = cat::perfect_hash_device(*ctx, d.data(), rows);
-      REQUIRE(got.unique == static_cast<std::int64_t>(ref.keys.size()));
-      CHECK(download(got.ids.data(), ref.ids.size(), *ctx) == ref.ids);
-      CHECK(download(got.keys.data(), ref.keys.size(), *ctx) == ref.keys);
-      CHECK(download(got.counts.data(), ref.counts.size(), *ctx) == ref.counts);
+      for (const bool table : {false, true}) {
+        const cat::device_perfect_hash got = table ? cat::perfect_hash_device_table(*ctx, d.data(), rows)
+                                                   : cat::perfect_hash_device(*ctx, d.data(), rows);
+        INFO("rows " << rows << " cardinality " << card << (table ? " (table)" : " (sort)"));
+        REQUIRE(got.unique == static_cast<std::int64_t>(ref.keys.size()));
+        CHECK(download(got.ids.data(), ref.ids.size(), *ctx) == ref.ids);
+        CHECK(download(got.keys.data(), ref.keys.size(), *ctx) == ref.keys);
+        CHECK(download(got.counts.data(), ref.counts.size(), *ctx) == ref.counts);
+      }
     }
   }
 }
