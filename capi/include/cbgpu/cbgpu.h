@@ -423,6 +423,11 @@ CBG_API cbg_status cbg_pool_desc_init(cbg_pool_desc_t* desc);
  * since the library cannot know what the struct holds: the caller keeps every tensor then.
  * Labels, weights and baselines are checked where they live (a kernel on the GPU, a loop on the
  * host): only a 24-byte count per column comes back to the host, counted as a device-to-host copy.
+ * String and dictionary columns (string_columns) are hashed once at this call, on the GPU when the
+ * context has one and their buffers are GPU-readable (device, managed, pinned), else on the host;
+ * 8 bytes (the first malformed row) come back per column. The struct_size of `desc` must be
+ * sizeof(cbg_pool_desc_t) or offsetof(cbg_pool_desc_t, string_columns) (the layout before those
+ * fields); other sizes are invalid.
  * @param ctx   the context; its device must match CUDA tensors (a CPU context takes host memory only).
  * @param desc  the data.
  * @param[out] out  the new pool; free with cbg_pool_free().
