@@ -83,6 +83,12 @@ class Pool(Handle):
             exported.append(e)
             return e.consumed_ref()
 
+        if not is_arrow(features) and hasattr(features, "__arrow_c_stream__") and hasattr(features, "combine_chunks"):
+            # A pyarrow Table: one record batch of its combined chunks (no copy when it has one chunk).
+            batches = features.combine_chunks().to_batches()
+            if len(batches) != 1:
+                raise ValueError(f"a table of {len(batches)} record batches after combine_chunks(); pass one batch")
+            features = batches[0]
         arrow = is_arrow(features)
         desc = cbg_pool_desc_t()
         _check(lib.cbg_pool_desc_init(ctypes.byref(desc)))

@@ -138,6 +138,13 @@ def test_pyarrow_single_arrays_and_names(ctx, pa):
         assert p.feature_name(0) == "renamed"
 
 
+def test_pyarrow_table_of_chunks(ctx, pa):
+    t = pa.concat_tables([pa.table({"s": ["a", "b"], "x": [1.0, 2.0]}), pa.table({"s": ["", "a"], "x": [3.0, 4.0]})])
+    with Pool(ctx, t) as p:
+        assert p.info()["n_rows"] == 4 and p.feature_name(0) == "s"
+        assert np.array_equal(p.cat_hashes(0), scalar_hashes(["a", "b", "", "a"]))
+
+
 def test_pyarrow_nulls_are_refused_by_feature_and_row(ctx, pa):
     batch = pa.record_batch({"f": pa.array([1.0, 2.0, 3.0]), "s": pa.array(["a", "b", None])})
     with expect_error(CBG_ERR_BAD_DATA, "arrow column 1", "'s'", "row 2"):
