@@ -41,9 +41,10 @@ device_perfect_hash perfect_hash_device(const context& ctx, const std::uint32_t*
 // sort of the distinct values only. rows < 2^30. Blocks on 8 bytes per table size tried.
 device_perfect_hash perfect_hash_device_table(const context& ctx, const std::uint32_t* hashes, std::int64_t rows);
 
-// How training uses a categorical feature with `unique` distinct learn values: one-hot splits when
-// 2 <= unique <= one_hot_max_size, CTRs above; a feature with a single value cannot split and is
-// unused (CatBoost drops constant features).
+// How training uses a categorical feature with `unique` distinct values: one-hot splits when
+// 2 <= unique <= one_hot_max_size, CTRs above; a single value is unused. CatBoost's GPU trainer
+// (binarizations_manager.cpp UseForOneHotEncoding) counts the values "OnAll": the learn rows first,
+// then the eval rows extending the same map, so hash learn + eval before deciding.
 enum class cat_encoding : std::uint8_t { unused, one_hot, ctr };
 [[nodiscard]] constexpr cat_encoding choose_encoding(std::int64_t unique, std::int64_t one_hot_max_size) noexcept {
   if (unique <= 1) return cat_encoding::unused;
