@@ -34,7 +34,7 @@ fi
 
 # Python packages for the ctypes tests (pip; no virtualenv needed on the build machines).
 py_missing=()
-for m in numpy pytest pandas catboost; do
+for m in numpy pytest pandas catboost pyarrow; do
   python3 -c "import $m" >/dev/null 2>&1 || py_missing+=("$m")
 done
 # scikit-learn: the real datasets it ships (breast cancer, diabetes, ...) for the training quality tests.

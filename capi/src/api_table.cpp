@@ -69,6 +69,8 @@ cbg_api_v1_t make_table_v1() noexcept {
     t.context_memory_stats = &cbg_context_memory_stats;
     t.context_reset_memory_peak = &cbg_context_reset_memory_peak;
     t.context_fail_allocation = &cbg_context_fail_allocation;
+    t.pool_cat_hashes = &cbg_pool_cat_hashes;
+    t.pool_from_arrow = &cbg_pool_from_arrow;
   return t;
 }
 

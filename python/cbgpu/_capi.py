@@ -135,7 +135,51 @@ class cbg_pool_desc_t(ctypes.Structure):
         ("feature_names", ctypes.POINTER(ctypes.c_char_p)),
         ("n_feature_names", ctypes.c_size_t),
         ("producer_stream", ctypes.c_void_p),
+        ("string_columns", ctypes.c_void_p),  # const cbg_string_column_t*
+        ("n_string_columns", ctypes.c_size_t),
     ]
+
+
+class cbg_string_column_t(ctypes.Structure):
+    _fields_ = [("feature", ctypes.c_int64), ("offsets", cbg_tensor_ref_t), ("bytes", cbg_tensor_ref_t),
+                ("codes", cbg_tensor_ref_t)]
+
+
+# Arrow C data interface / C device data interface (arrow.apache.org/docs/format/CDeviceDataInterface.html).
+class ArrowSchema(ctypes.Structure):
+    pass
+
+
+ArrowSchema._fields_ = [
+    ("format", ctypes.c_char_p), ("name", ctypes.c_char_p), ("metadata", ctypes.c_char_p),
+    ("flags", ctypes.c_int64), ("n_children", ctypes.c_int64),
+    ("children", ctypes.POINTER(ctypes.POINTER(ArrowSchema))), ("dictionary", ctypes.POINTER(ArrowSchema)),
+    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))), ("private_data", ctypes.c_void_p),
+]
+
+
+class ArrowArray(ctypes.Structure):
+    pass
+
+
+ArrowArray._fields_ = [
+    ("length", ctypes.c_int64), ("null_count", ctypes.c_int64), ("offset", ctypes.c_int64),
+    ("n_buffers", ctypes.c_int64), ("n_children", ctypes.c_int64),
+    ("buffers", ctypes.POINTER(ctypes.c_void_p)), ("children", ctypes.POINTER(ctypes.POINTER(ArrowArray))),
+    ("dictionary", ctypes.POINTER(ArrowArray)),
+    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))), ("private_data", ctypes.c_void_p),
+]
+
+
+class ArrowDeviceArray(ctypes.Structure):
+    _fields_ = [("array", ArrowArray), ("device_id", ctypes.c_int64), ("device_type", ctypes.c_int32),
+                ("sync_event", ctypes.c_void_p), ("reserved", ctypes.c_int64 * 3)]
+
+
+ARROW_DEVICE_CPU = 1
+ARROW_DEVICE_CUDA = 2
+ARROW_DEVICE_CUDA_HOST = 3
+ARROW_DEVICE_CUDA_MANAGED = 13
 
 
 class cbg_pool_info_t(ctypes.Structure):
@@ -348,6 +392,8 @@ _PROTOTYPES = {
     "cbg_context_memory_stats": (_st, [_vp, _P(cbg_memory_stats_t)]),
     "cbg_context_reset_memory_peak": (_st, [_vp]),
     "cbg_context_fail_allocation": (_st, [_vp, ctypes.c_uint64]),
+    "cbg_pool_cat_hashes": (_st, [_vp, ctypes.c_int64, _P(ctypes.c_uint32), ctypes.c_size_t]),
+    "cbg_pool_from_arrow": (_st, [_vp, _P(cbg_pool_desc_t), _vp, _vp, _P(_vp)]),
 }
 
 

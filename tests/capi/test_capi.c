@@ -881,6 +881,105 @@ static void test_train(void) {
   CHECK_STATUS(cbg_context_free(ctx), CBG_OK);
 }
 
+/* ---- categorical input: string columns, Arrow import (issue 5) ------------------------------ */
+static int schema_releases = 0;
+static int array_releases = 0;
+static void release_schema(struct ArrowSchema* s) {
+  ++schema_releases;
+  s->release = NULL;
+}
+static void release_array(struct ArrowArray* a) {
+  ++array_releases;
+  a->release = NULL;
+}
+static void release_child_schema(struct ArrowSchema* s) { s->release = NULL; }
+static void release_child_array(struct ArrowArray* a) { a->release = NULL; }
+
+static void test_categorical_input(void) {
+  cbg_context_t* ctx = cpu_context();
+  /* "a", "", "bb" in Arrow's utf8 layout */
+  int32_t offsets[4] = {0, 1, 1, 3};
+  uint8_t bytes[3] = {'a', 'b', 'b'};
+  int8_t codes[4] = {2, 0, 1, 2};
+  uint32_t want[3], got[4];
+  fake_tensor off, data, code_t;
+  cbg_string_column_t col;
+  cbg_pool_desc_t pd;
+  cbg_pool_t* pool = NULL;
+  CHECK_STATUS(cbg_cat_hash_string("a", 1, &want[0]), CBG_OK);
+  CHECK_STATUS(cbg_cat_hash_string("", 0, &want[1]), CBG_OK);
+  CHECK_STATUS(cbg_cat_hash_string("bb", 2, &want[2]), CBG_OK);
+  fake_init(&off, offsets, 1 /* kDLCPU */, 0 /* int */, 32, 1, 4, 0);
+  fake_init(&data, bytes, 1, 1 /* uint */, 8, 1, 3, 0);
+  fake_init(&code_t, codes, 1, 0, 8, 1, 4, 0);
+  memset(&col, 0, sizeof(col));
+  col.feature = 0;
+  col.offsets = consumed(&off);
+  col.bytes = borrowed(&data);
+  col.codes = consumed(&code_t);
+  CHECK_STATUS(cbg_pool_desc_init(&pd), CBG_OK);
+  pd.string_columns = &col;
+  pd.n_string_columns = 1;
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &pd, &pool), CBG_OK);
+  CHECK_STATUS(cbg_pool_cat_hashes(pool, 0, got, 4), CBG_OK);
+  CHECK(got[0] == want[2] && got[1] == want[0] && got[2] == want[1] && got[3] == want[2]);
+  CHECK_STATUS(cbg_pool_cat_hashes(pool, 0, got, 3), CBG_ERR_SHAPE);
+  CHECK_STATUS(cbg_pool_cat_hashes(pool, 1, got, 4), CBG_ERR_INVALID_ARGUMENT);
+  CHECK_STATUS(cbg_pool_free(pool), CBG_OK);
+  CHECK(off.deleted == 1 && code_t.deleted == 1 && data.deleted == 0);
+
+  /* The same strings as an Arrow struct<s: utf8>: the schema is released, the array moved in. */
+  {
+    struct ArrowSchema child_schema, schema;
+    struct ArrowSchema* child_schemas[1];
+    struct ArrowArray child_array;
+    struct ArrowArray* child_arrays[1];
+    struct ArrowDeviceArray array;
+    const void* child_buffers[3];
+    const void* parent_buffers[1] = {NULL};
+    memset(&child_schema, 0, sizeof(child_schema));
+    memset(&schema, 0, sizeof(schema));
+    memset(&child_array, 0, sizeof(child_array));
+    memset(&array, 0, sizeof(array));
+    child_schema.format = "u";
+    child_schema.name = "s";
+    child_schema.release = release_child_schema;
+    child_schemas[0] = &child_schema;
+    schema.format = "+s";
+    schema.n_children = 1;
+    schema.children = child_schemas;
+    schema.release = release_schema;
+    child_buffers[0] = NULL;
+    child_buffers[1] = offsets;
+    child_buffers[2] = bytes;
+    child_array.length = 3;
+    child_array.n_buffers = 3;
+    child_array.buffers = child_buffers;
+    child_array.release = release_child_array;
+    child_arrays[0] = &child_array;
+    array.array.length = 3;
+    array.array.n_buffers = 1;
+    array.array.buffers = parent_buffers;
+    array.array.n_children = 1;
+    array.array.children = child_arrays;
+    array.array.release = release_array;
+    array.device_type = ARROW_DEVICE_CPU;
+    pool = NULL;
+    CHECK_STATUS(cbg_pool_from_arrow(ctx, NULL, &schema, &array, &pool), CBG_OK);
+    CHECK(schema_releases == 1 && array_releases == 0 && schema.release == NULL && array.array.release == NULL);
+    CHECK_STATUS(cbg_pool_cat_hashes(pool, 0, got, 4), CBG_OK);
+    CHECK(got[0] == want[0] && got[1] == want[1] && got[2] == want[2]);
+    CHECK_STATUS(cbg_pool_free(pool), CBG_OK);
+    CHECK(array_releases == 1);
+    /* Released structs are refused; a NULL schema still releases the array. */
+    CHECK_STATUS(cbg_pool_from_arrow(ctx, NULL, &schema, &array, &pool), CBG_ERR_INVALID_ARGUMENT);
+    array.array.release = release_array;
+    CHECK_STATUS(cbg_pool_from_arrow(ctx, NULL, NULL, &array, &pool), CBG_ERR_NULL_POINTER);
+    CHECK(array_releases == 2 && schema_releases == 1);
+  }
+  CHECK_STATUS(cbg_context_free(ctx), CBG_OK);
+}
+
 int main(int argc, char** argv) {
   int gpu = argc > 1 && strcmp(argv[1], "--gpu") == 0;
   if (gpu) {
@@ -901,6 +1000,7 @@ int main(int argc, char** argv) {
     test_api_table();
     test_train();
     test_predict_from_pools();
+    test_categorical_input();
   }
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

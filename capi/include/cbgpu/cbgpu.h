@@ -47,6 +47,73 @@ struct CUstream_st;
 /** CUDA stream as seen by this API. NULL means "the context's own stream" where documented. */
 typedef struct CUstream_st* cbg_stream_t;
 
+/*
+ * The Apache Arrow C data interface and C device data interface structs, declared as the Arrow
+ * specification asks consumers to (https://arrow.apache.org/docs/format/CDeviceDataInterface.html):
+ * verbatim layouts behind the ARROW_C_DATA_INTERFACE / ARROW_C_DEVICE_DATA_INTERFACE guards, so a
+ * translation unit that also includes arrow/c/abi.h or nanoarrow sees each struct once.
+ */
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+/** Arrow C data interface: the type of an array (format string, children, dictionary). */
+struct ArrowSchema {
+  const char* format;
+  const char* name;
+  const char* metadata;
+  int64_t flags;
+  int64_t n_children;
+  struct ArrowSchema** children;
+  struct ArrowSchema* dictionary;
+  void (*release)(struct ArrowSchema*);
+  void* private_data;
+};
+/** Arrow C data interface: the buffers of an array. */
+struct ArrowArray {
+  int64_t length;
+  int64_t null_count;
+  int64_t offset;
+  int64_t n_buffers;
+  int64_t n_children;
+  const void** buffers;
+  struct ArrowArray** children;
+  struct ArrowArray* dictionary;
+  void (*release)(struct ArrowArray*);
+  void* private_data;
+};
+#endif /* ARROW_C_DATA_INTERFACE */
+
+#ifndef ARROW_C_DEVICE_DATA_INTERFACE
+#define ARROW_C_DEVICE_DATA_INTERFACE
+/** Arrow device types (the DLPack DLDeviceType values). */
+typedef int32_t ArrowDeviceType;
+#define ARROW_DEVICE_CPU 1
+#define ARROW_DEVICE_CUDA 2
+#define ARROW_DEVICE_CUDA_HOST 3
+#define ARROW_DEVICE_OPENCL 4
+#define ARROW_DEVICE_VULKAN 7
+#define ARROW_DEVICE_METAL 8
+#define ARROW_DEVICE_VPI 9
+#define ARROW_DEVICE_ROCM 10
+#define ARROW_DEVICE_ROCM_HOST 11
+#define ARROW_DEVICE_EXT_DEV 12
+#define ARROW_DEVICE_CUDA_MANAGED 13
+#define ARROW_DEVICE_ONEAPI 14
+#define ARROW_DEVICE_WEBGPU 15
+#define ARROW_DEVICE_HEXAGON 16
+/** Arrow C device data interface: an array, the device its buffers live on, and the event that
+ *  orders reads after the producer's writes (for CUDA a `cudaEvent_t*`, or NULL). */
+struct ArrowDeviceArray {
+  struct ArrowArray array;
+  int64_t device_id;
+  ArrowDeviceType device_type;
+  void* sync_event;
+  int64_t reserved[3];
+};
+#endif /* ARROW_C_DEVICE_DATA_INTERFACE */
+
 /* ------------------------------------------------------------------------------------------------
  * Status codes. Values are frozen; new codes are only appended.
  * ---------------------------------------------------------------------------------------------- */
@@ -337,6 +404,33 @@ typedef struct cbg_tensor_ref_t {
 typedef struct cbg_pool_t cbg_pool_t;
 
 /**
+ * @brief A categorical feature given as UTF-8 strings in Apache Arrow's layout (utf8/large_utf8):
+ *        string i is bytes[offsets[i] .. offsets[i+1]). cuDF string columns and Arrow arrays export
+ *        these two buffers; wrap each as a 1-D DLPack tensor.
+ *
+ * The pool hashes the strings once with CatBoost's hash (the low 32 bits of CityHash64 of the
+ * bytes, the same as cbg_cat_hash_string()), on the GPU when the context has one and the buffers are
+ * in device, managed or pinned memory, else on the host; it keeps only the hashes (4 bytes per row).
+ * Missing values (Arrow nulls) cannot be given: CatBoost refuses them too ("NaN values should be
+ * converted to string"); give them a value of their own ("" or "None"). Malformed offsets (out of
+ * order, or past the bytes) fail with #CBG_ERR_BAD_DATA naming the feature and the first bad row.
+ * @since 0.1
+ */
+typedef struct cbg_string_column_t {
+  int64_t feature;          /**< The pool feature index this column becomes (categorical). */
+  cbg_tensor_ref_t offsets; /**< 1-D int32 or int64 [n + 1], contiguous, non-decreasing. */
+  cbg_tensor_ref_t bytes;   /**< 1-D uint8 (or int8) [offsets[n]] at least, contiguous. */
+  cbg_tensor_ref_t codes;   /**< Empty (kind CBG_TENSOR_NONE): offsets/bytes hold one string per row
+                                 (n = rows). Else a dictionary column (Arrow dictionary<int, utf8>,
+                                 pandas/cuDF categories): codes is 1-D [rows] of any integer dtype,
+                                 offsets/bytes hold the n dictionary strings, row i is string
+                                 codes[i]. The dictionary is hashed once. A code outside 0..n-1 (a
+                                 negative code is how pandas marks a null) fails with
+                                 #CBG_ERR_BAD_DATA naming the feature and the row. Codes live where
+                                 the dictionary does (both GPU-readable, or both host). */
+} cbg_string_column_t;
+
+/**
  * @brief Describes the data of a pool. Initialise with cbg_pool_desc_init().
  *
  * Features come either as one matrix `features` of shape [rows, n_features] (any strides, row- or
@@ -360,6 +454,13 @@ typedef struct cbg_pool_desc_t {
   size_t n_feature_names;      /**< Must equal the number of features when names are given. */
   cbg_stream_t producer_stream; /**< Stream the data was written on, or NULL: the context's stream
                                      waits for it with an event (no host sync). */
+  const cbg_string_column_t* string_columns; /**< n_string_columns string features, or NULL. Feature
+                                     indices run 0..N-1 with N = max(matrix columns or n_columns,
+                                     largest string feature + 1); each index comes from exactly one
+                                     of the matrix, a `columns` entry (kind NONE leaves a string
+                                     column's slot free) or a string column. String features are
+                                     categorical whether or not cat_features lists them. */
+  size_t n_string_columns;
 } cbg_pool_desc_t;
 
 /** @brief Fills `desc` with struct_size and empty slots. Thread-safe. @since 0.1 */
@@ -374,6 +475,11 @@ CBG_API cbg_status cbg_pool_desc_init(cbg_pool_desc_t* desc);
  * since the library cannot know what the struct holds: the caller keeps every tensor then.
  * Labels, weights and baselines are checked where they live (a kernel on the GPU, a loop on the
  * host): only a 24-byte count per column comes back to the host, counted as a device-to-host copy.
+ * String and dictionary columns (string_columns) are hashed once at this call, on the GPU when the
+ * context has one and their buffers are GPU-readable (device, managed, pinned), else on the host;
+ * 8 bytes (the first malformed row) come back per column. The struct_size of `desc` must be
+ * sizeof(cbg_pool_desc_t) or offsetof(cbg_pool_desc_t, string_columns) (the layout before those
+ * fields); other sizes are invalid.
  * @param ctx   the context; its device must match CUDA tensors (a CPU context takes host memory only).
  * @param desc  the data.
  * @param[out] out  the new pool; free with cbg_pool_free().
@@ -427,6 +533,70 @@ CBG_API cbg_status cbg_pool_feature_name(const cbg_pool_t* pool, int64_t index, 
  * Thread-safe. @since 0.1
  */
 CBG_API cbg_status cbg_pool_is_categorical(const cbg_pool_t* pool, int64_t index, int32_t* is_cat);
+
+/**
+ * @brief CatBoost hashes of categorical feature `feature`, one per row, copied into host memory:
+ *        the pool's hashes of a string column, or the hashes of an integer column's decimal text
+ *        (computed on the GPU for device data). For inspection and tests; training and prediction
+ *        never copy them to the host.
+ * @param out       caller-owned host array of `capacity` >= rows elements.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT (index
+ *         out of range, or the feature is not categorical), #CBG_ERR_SHAPE (capacity too small),
+ *         #CBG_ERR_STRICT_D2H (strict mode and more than 64 KiB to copy), #CBG_ERR_CUDA.
+ * Blocks. Thread-safe for distinct pools. @since 0.1
+ */
+CBG_API cbg_status cbg_pool_cat_hashes(const cbg_pool_t* pool, int64_t feature, uint32_t* out,
+                                       size_t capacity);
+
+/**
+ * @brief Builds a pool whose features are the columns of an Arrow array (Arrow C device data
+ *        interface): cuDF tables and columns, pyarrow arrays, record batches, anything exporting
+ *        `ArrowDeviceArray` (or a plain `ArrowArray` wrapped with device_type ARROW_DEVICE_CPU).
+ *
+ * `schema`/`array` describe either a struct (format "+s": one feature per child, in order; a
+ * RecordBatch or a table) or one column (one feature). Column types:
+ *  - numeric: int8..int64, uint8..uint64 ("c C s S i I l L"), float16/32/64 ("e f g"): float
+ *    features, or categorical when `desc->cat_features` lists them (integers only, hashed as their
+ *    decimal text as CatBoost does);
+ *  - utf8 "u" / large_utf8 "U": categorical, hashed once with CatBoost's hash (as cbg_string_column_t);
+ *  - dictionary<int, utf8|large_utf8> (an integer index format with a utf8 dictionary; pandas/cuDF
+ *    categories): categorical; the dictionary is hashed once and the codes are mapped.
+ * Nulls are refused (#CBG_ERR_BAD_DATA naming the feature and the first null row): CatBoost refuses
+ * missing categorical values, and a float column's missing values are to be given as NaN. Boolean
+ * (bit-packed "b") and other types fail with #CBG_ERR_DTYPE naming the column.
+ *
+ * `desc` (may be NULL) supplies everything else, as for cbg_pool_from_dlpack(): label, weight,
+ * baseline (DLPack, consumed), cat_features, feature_names (default: the children's names) and
+ * producer_stream. Its features, columns and string_columns must be empty.
+ *
+ * Ownership (consumes both, on success and on every error): the library *moves* `*array` (it takes
+ * the struct and sets `array->array.release` to NULL, as the Arrow spec defines a move) and calls the
+ * moved array's release callback exactly once, when the pool is freed, after the work queued on the
+ * pool's context has finished; until then the buffers must stay valid, which the release callback
+ * guarantees for every conforming producer. `*schema` is released (its callback called and set to
+ * NULL) before this returns. Structs already released (release == NULL) are refused with
+ * #CBG_ERR_INVALID_ARGUMENT. DLPack tensors in `desc` follow cbg_pool_from_dlpack().
+ *
+ * Devices: ARROW_DEVICE_CUDA and ARROW_DEVICE_CUDA_MANAGED (device_id must be the context's
+ * device), ARROW_DEVICE_CUDA_HOST and ARROW_DEVICE_CPU; a CPU context takes only host memory. With
+ * a CUDA array whose `sync_event` is not NULL (a `cudaEvent_t*`), the context's stream waits for
+ * that event before reading (no host sync). No column data is copied; string columns are hashed
+ * where they live (4 bytes per row kept).
+ *
+ * @param[in]  ctx     context.
+ * @param[in]  desc    roles and options, or NULL.
+ * @param[in,out] schema the array's type (consumed: released before return).
+ * @param[in,out] array  the array (consumed: moved into the pool).
+ * @param[out] out     the new pool; NULL on error.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT,
+ *         #CBG_ERR_DTYPE, #CBG_ERR_SHAPE, #CBG_ERR_DEVICE, #CBG_ERR_BAD_DATA, #CBG_ERR_OUT_OF_MEMORY,
+ *         #CBG_ERR_CUDA, #CBG_ERR_STRICT_D2H (never for column data: only 8-byte counts come back).
+ * Blocks until string columns are hashed (a few bytes come back per column); safe for distinct
+ * contexts, unsafe on one context from several threads. Determinism: gpu_to_gpu. @since 0.1
+ */
+CBG_API cbg_status cbg_pool_from_arrow(cbg_context_t* ctx, const cbg_pool_desc_t* desc,
+                                       struct ArrowSchema* schema, struct ArrowDeviceArray* array,
+                                       cbg_pool_t** out);
 
 /* ------------------------------------------------------------------------------------------------
  * Copies between tensors (the accounted copy path, usable by callers for staging results)
@@ -1022,6 +1192,9 @@ typedef struct cbg_api_v1_t {
   cbg_status (*context_memory_stats)(const cbg_context_t*, cbg_memory_stats_t*);
   cbg_status (*context_reset_memory_peak)(cbg_context_t*);
   cbg_status (*context_fail_allocation)(cbg_context_t*, uint64_t);
+  cbg_status (*pool_cat_hashes)(const cbg_pool_t*, int64_t, uint32_t*, size_t);
+  cbg_status (*pool_from_arrow)(cbg_context_t*, const cbg_pool_desc_t*, struct ArrowSchema*,
+                                struct ArrowDeviceArray*, cbg_pool_t**);
 } cbg_api_v1_t;
 
 /**

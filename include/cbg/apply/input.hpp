@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cbg/categorical/cat_hash.hpp"
 #include "cbg/config.hpp"
 #include "cbg/data/column_view.hpp"
-#include "cbg/model/hash.hpp"
 #include "cbg/tensor/dtype.hpp"
 
 namespace cbg::apply {
@@ -39,23 +39,11 @@ CBG_HOST_DEVICE inline float load_as_float(const column_view& c, std::int64_t i)
 // Whether a column of this dtype can be a categorical feature (hashed as decimal text).
 [[nodiscard]] constexpr bool is_categorical_dtype(dtype t) noexcept { return is_integral(t) || t == dtype::boolean; }
 
-// CatBoost's hash of element `i` of an integer (or bool) column: the decimal text of the value,
-// signed types as int64, unsigned ones as uint64 (as CatBoost's Python package hashes them).
+// CatBoost's hash of element `i` of a categorical column: the decimal text of an integer (signed
+// as int64, unsigned as uint64), or the stored hash of a column the pool hashed from strings
+// (categorical/cat_hash.hpp holds the one definition).
 CBG_HOST_DEVICE inline std::uint32_t load_cat_hash(const column_view& c, std::int64_t i) noexcept {
-  const unsigned char* p =
-      static_cast<const unsigned char*>(c.data) + i * c.stride * static_cast<std::int64_t>(size_of(c.type));
-  switch (c.type) {
-    case dtype::int8: return model::cat_hash_int(*reinterpret_cast<const std::int8_t*>(p));
-    case dtype::int16: return model::cat_hash_int(*reinterpret_cast<const std::int16_t*>(p));
-    case dtype::int32: return model::cat_hash_int(*reinterpret_cast<const std::int32_t*>(p));
-    case dtype::int64: return model::cat_hash_int(*reinterpret_cast<const std::int64_t*>(p));
-    case dtype::uint8: return model::cat_hash_uint(*p);
-    case dtype::uint16: return model::cat_hash_uint(*reinterpret_cast<const std::uint16_t*>(p));
-    case dtype::uint32: return model::cat_hash_uint(*reinterpret_cast<const std::uint32_t*>(p));
-    case dtype::uint64: return model::cat_hash_uint(*reinterpret_cast<const std::uint64_t*>(p));
-    case dtype::boolean: return model::cat_hash_uint(*p != 0 ? 1u : 0u);
-    default: return 0;  // refused before any kernel runs (is_categorical_dtype)
-  }
+  return categorical::cat_hash_at(c, i);
 }
 
 // Whether predictions (float32/float64) or leaf indexes (those and the 32/64-bit integers) can be

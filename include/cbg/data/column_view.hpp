@@ -18,6 +18,9 @@ struct column_view {
   std::int32_t device_id = -1;
   std::int64_t size = 0;
   std::int64_t stride = 1;  // elements between consecutive values
+  // Categorical columns only: the values are CatBoost hashes already (uint32; the pool hashed a
+  // string column into them), not integers whose decimal text is to be hashed.
+  bool hashed = false;
 
   [[nodiscard]] CBG_HOST_DEVICE double value(std::int64_t i) const noexcept {
     return load_as_double(data, type, i, stride);

@@ -11,21 +11,41 @@
 #include <vector>
 
 #include "cbg/data/column_view.hpp"
+#include "cbg/memory/device_buffer.hpp"
 #include "cbg/runtime/context.hpp"
 #include "cbg/tensor/dlpack_import.hpp"
 
 namespace cbg {
 
+// A categorical feature given as UTF-8 strings in Arrow's layout (offsets [n + 1], int32 or
+// int64, and the bytes, uint8/int8), or dictionary-encoded: integer codes [rows] into such a column
+// of n strings. The pool hashes it once (on the GPU when the context is one and the data is
+// device-readable; a dictionary once, then the codes are mapped) and keeps the hashes, so every
+// later stage reads uint32 hashes (column_view::hashed).
+struct string_column_input {
+  std::int64_t feature = -1;  // pool feature index it becomes
+  tensor_ref offsets;
+  tensor_ref bytes;
+  tensor_ref codes;           // none: offsets/bytes hold one string per row
+};
+
 // The inputs of pool::build. Consumed tensors in here are owned by build() from the call on.
+// Features are indices 0..N-1, N = max(matrix columns or columns.size(), string features + 1):
+// each index comes from exactly one of the matrix, a non-empty entry of `columns`, or a string
+// column (string columns are categorical).
 struct pool_inputs {
   tensor_ref features;                  // 2-D [rows, features], or none
-  std::vector<tensor_ref> columns;      // or one 1-D tensor per feature
+  std::vector<tensor_ref> columns;      // or one 1-D tensor per feature (none: a string column's slot)
+  std::vector<string_column_input> string_columns;
   tensor_ref label;
   tensor_ref weight;
   tensor_ref baseline;
   std::vector<std::int32_t> cat_features;
   std::vector<std::string> feature_names;  // empty, or one per feature (see set_feature_names)
   cudaStream_t producer_stream = nullptr;
+  // Keeps borrowed memory alive for the pool's lifetime (Arrow import: the moved ArrowArray, whose
+  // release callback runs when the pool is destroyed, after its queued work).
+  std::shared_ptr<void> keep_alive;
 };
 
 class pool {
@@ -60,9 +80,16 @@ class pool {
 
  private:
   pool() = default;
+  // Imports and hashes string column k; checks its row count against `rows` (-1: unknown yet).
+  column_view import_string_column(const string_column_input& sc, std::size_t k, int device,
+                                   std::int64_t& rows);
 
   std::shared_ptr<context> ctx_;
+  std::shared_ptr<void> keep_alive_;
   std::vector<dlpack_owner> owners_;
+  // Hashes of string columns (the column views point into these).
+  std::vector<device_buffer<std::uint32_t>> device_hashes_;
+  std::vector<std::vector<std::uint32_t>> host_hashes_;
   std::vector<column_view> features_;
   std::vector<bool> categorical_;
   std::vector<std::string> names_;
