@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// Per-element CTR math of training (catboost-training.md §2.4, catboost-model-format.md §5), once,
+// as __host__ __device__ inline functions: the host reference (src/ctr/) and the kernels
+// (kernels/ctr/) share them.
+//
+// Learn rows get *ordered* target statistics: rows are visited in a seeded permutation, and a row
+// sees only the rows of its category that come before it (an exclusive prefix), so its own target
+// never enters its value. The counter types (Counter, FeatureFreq) are not ordered: every row sees
+// the counts of the whole learn set. Every value is the model's TModelCtr::Calc in float32 with
+// shift 0 and scale 1, so the borders chosen on learn values compare directly with what an
+// evaluator computes from the stored tables.
+#pragma once
+
+#include <cstdint>
+
+#include "cbg/config.hpp"
+#include "cbg/model/apply_math.hpp"
+
+namespace cbg::ctr {
+
+// The sort key of `row` in the permutation of `seed`: rows are visited in ascending (key, row)
+// order. A SplitMix64 finaliser of (seed, row), so the host and the GPU draw the same permutation.
+CBG_HOST_DEVICE inline std::uint64_t permutation_key(std::uint64_t seed, std::uint64_t row) {
+  std::uint64_t z = seed * 0x9e3779b97f4a7c15ULL + row + 0x632be59bd9b4e019ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// A target class of a Borders CTR with one target border: 1 when the target is above the border.
+CBG_HOST_DEVICE inline std::uint8_t target_class(float target, float border) { return target > border ? 1 : 0; }
+
+// The ordered value of a Borders CTR (two classes): `good` rows of class 1 among `total` rows of
+// the category seen before this one.
+CBG_HOST_DEVICE inline float ordered_borders_value(std::uint32_t good, std::uint32_t total, float prior_num,
+                                                   float prior_denom) {
+  return model::ctr_value(static_cast<float>(good), static_cast<float>(total), prior_num, prior_denom, 0.f, 1.f);
+}
+
+// The value of a counter CTR: the category's count over the denominator (Counter: the largest
+// category count; FeatureFreq: the number of rows counted).
+CBG_HOST_DEVICE inline float counter_value(std::uint32_t count, std::uint32_t denominator, float prior_num,
+                                           float prior_denom) {
+  return model::ctr_value(static_cast<float>(count), static_cast<float>(denominator), prior_num, prior_denom,
+                          0.f, 1.f);
+}
+
+// The one-hot column of value `v`: 1 when the row's hash equals it.
+CBG_HOST_DEVICE inline float one_hot_value(std::uint32_t hash, std::int32_t v) {
+  return model::one_hot_split_true(hash, v) ? 1.f : 0.f;
+}
+
+}  // namespace cbg::ctr

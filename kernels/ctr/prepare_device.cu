@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GPU side of categorical-feature preparation (features.hpp), equal to the host reference
+// (src/ctr/prepare_host.cpp) bit for bit: the same per-element math (ctr_math.hpp, apply_math.hpp),
+// the same perfect-hash ids (categorical/perfect_hash.hpp), the same permutation (sorted by
+// (key, row): a stable radix sort of the keys over ascending rows).
+//
+// Ordered Borders statistics without a per-category loop: the permutation's positions are sorted
+// stably by category id, so each category's rows form a run in permutation order; an exclusive
+// scan by key of the row classes gives each row the class-1 count before it, and of ones its total.
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cuda/std/functional>
+
+#include <algorithm>
+#include <map>
+
+#include <string>
+
+#include "kernels/common/cccl.cuh"
+
+#include "cbg/apply/input.hpp"
+#include "cbg/categorical/perfect_hash.hpp"
+#include "cbg/core/cuda_check.hpp"
+#include "cbg/core/error.hpp"
+#include "cbg/ctr/ctr_math.hpp"
+#include "cbg/ctr/features.hpp"
+#include "cbg/quantize/quantizer.hpp"
+#include "cbg/runtime/device.hpp"
+#include "cbg/train/boosting.hpp"
+#include "src/ctr/pool_views.hpp"
+
+namespace cbg::ctr {
+
+namespace {
+
+constexpr int ctr_block = 256;
+
+unsigned blocks_for(std::int64_t n) {
+  return static_cast<unsigned>(std::max<std::int64_t>(1, (n + ctr_block - 1) / ctr_block));
+}
+
+__device__ inline std::int64_t thread_index() {
+  return blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+}
+
+__global__ void hash_kernel(column_view c, std::int64_t n, std::uint32_t* out) {
+  const std::int64_t i = thread_index();
+  if (i < n) out[i] = apply::load_cat_hash(c, i);
+}
+
+__global__ void one_hot_kernel(const std::uint32_t* h, std::int64_t n, std::int32_t v, float* out) {
+  const std::int64_t i = thread_index();
+  if (i < n) out[i] = one_hot_value(h[i], v);
+}
+
+__global__ void targets_kernel(column_view label, train::target_rule rule, std::int64_t n, float* out) {
+  const std::int64_t i = thread_index();
+  if (i >= n) return;
+  float t = 0.f;
+  (void)train::target_of(rule, label.value(i), t);  // bad labels are reported by the trainer
+  out[i] = t;
+}
+
+__global__ void classes_kernel(const float* targets, float border, std::int64_t n, std::uint8_t* cls) {
+  const std::int64_t i = thread_index();
+  if (i < n) cls[i] = target_class(targets[i], border);
+}
+
+__global__ void permutation_keys_kernel(std::uint64_t seed, std::int64_t n, std::uint64_t* keys,
+                                        std::uint32_t* rows) {
+  const std::int64_t i = thread_index();
+  if (i >= n) return;
+  keys[i] = permutation_key(seed, static_cast<std::uint64_t>(i));
+  rows[i] = static_cast<std::uint32_t>(i);
+}
+
+// ids in permutation order, and the positions 0..n-1.
+__global__ void ids_in_order_kernel(const std::uint32_t* order, const std::uint32_t* ids, std::int64_t n,
+                                    std::uint32_t* out, std::uint32_t* positions) {
+  const std::int64_t i = thread_index();
+  if (i >= n) return;
+  out[i] = ids[order[i]];
+  positions[i] = static_cast<std::uint32_t>(i);
+}
+
+__global__ void run_classes_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos,
+                                   const std::uint8_t* cls, std::int64_t n, std::uint32_t* run_cls,
+                                   std::uint32_t* ones) {
+  const std::int64_t j = thread_index();
+  if (j >= n) return;
+  run_cls[j] = cls[order[sorted_pos[j]]];
+  ones[j] = 1u;
+}
+
+__global__ void borders_values_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos,
+                                      const std::uint32_t* good, const std::uint32_t* total, std::int64_t n,
+                                      float prior_num, float prior_denom, float* out) {
+  const std::int64_t j = thread_index();
+  if (j < n) out[order[sorted_pos[j]]] = ordered_borders_value(good[j], total[j], prior_num, prior_denom);
+}
+
+__global__ void class_counts_kernel(const std::uint32_t* ids, const std::uint8_t* cls, std::int64_t n,
+                                    std::int32_t* counts) {
+  const std::int64_t i = thread_index();
+  if (i < n) atomicAdd(counts + static_cast<std::size_t>(ids[i]) * 2 + cls[i], 1);
+}
+
+__global__ void counter_values_kernel(const std::uint32_t* ids, const std::int32_t* counts, std::uint32_t denom,
+                                      std::int64_t n, float prior_num, float prior_denom, float* out) {
+  const std::int64_t i = thread_index();
+  if (i < n) out[i] = counter_value(static_cast<std::uint32_t>(counts[ids[i]]), denom, prior_num, prior_denom);
+}
+
+// counter_calc Full: eval rows of categories known to the table count too.
+__global__ void eval_counts_kernel(const std::uint32_t* h, std::int64_t n, const std::uint64_t* hashes,
+                                   const std::uint32_t* indices, std::uint64_t n_buckets, std::int32_t* counts) {
+  const std::int64_t i = thread_index();
+  if (i >= n) return;
+  const std::uint32_t idx = model::ctr_lookup(hashes, indices, n_buckets, model::projection_add_cat(0, h[i]));
+  if (idx != model::ctr_not_found) atomicAdd(counts + idx, 1);
+}
+
+__global__ void eval_values_kernel(const std::uint32_t* h, std::int64_t n, model::ctr_table_view t,
+                                   model::ctr_calc c, float* out) {
+  const std::int64_t i = thread_index();
+  if (i < n) out[i] = model::ctr_value_of(t, c, model::projection_add_cat(0, h[i]));
+}
+
+template <class T>
+device_buffer<T> upload(const context& ctx, const std::vector<T>& v, const char* what) {
+  device_buffer<T> d(v.size(), ctx.stream(), ctx.resource());
+  if (!v.empty()) {
+    copy_bytes(d.data(), memory_kind::device, v.data(), memory_kind::host, v.size() * sizeof(T), ctx.stream(),
+               ctx.copies(), ctx.rules(), CBG_COPY_SITE(what));
+  }
+  return d;
+}
+
+template <class T>
+std::vector<T> download(const context& ctx, const T* d, std::size_t n, const char* what) {
+  std::vector<T> v(n);
+  if (n != 0) {
+    copy_bytes(v.data(), memory_kind::host, d, memory_kind::device, n * sizeof(T), ctx.stream(), ctx.copies(),
+               ctx.rules(), CBG_COPY_SITE(what));
+  }
+  CBG_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+  return v;
+}
+
+model::ctr_calc calc_of(const model::ctr_description& d) {
+  return model::ctr_calc{d.base.type, d.target_border_idx, d.prior_num, d.prior_denom, d.shift, d.scale};
+}
+
+device_buffer<std::uint32_t> column_hashes_device(const context& ctx, const pool& p, std::int64_t flat) {
+  const column_view& c = p.features()[static_cast<std::size_t>(flat)];
+  CBG_EXPECTS(c.memory != memory_kind::host, status::device,
+              "the GPU CTR path reads device, managed or pinned memory (a categorical column is in pageable "
+              "host memory)");
+  CBG_EXPECTS(apply::is_categorical_dtype(c.type), status::invalid_argument,
+              "categorical feature " + std::to_string(flat) + " has dtype " + std::string(name_of(c.type)));
+  device_buffer<std::uint32_t> h(static_cast<std::size_t>(c.size), ctx.stream(), ctx.resource());
+  hash_kernel<<<blocks_for(c.size), ctr_block, 0, ctx.stream()>>>(c, c.size, h.data());
+  CBG_CHECK_CUDA(ctx.stream());
+  return h;
+}
+
+}  // namespace
+
+prepared_data prepare_categorical_device(const pool& learn, const pool* eval, const options& o,
+                                         const train::target_rule& rule, bool binarize, std::uint64_t seed) {
+  const context& ctx = *learn.ctx();
+  CBG_EXPECTS(!ctx.is_cpu(), status::no_device, "prepare_categorical_device needs a GPU context");
+  scoped_device guard(ctx.device());
+  const cudaStream_t stream = ctx.stream();
+  const auto& res = ctx.resource();
+  prepared_data out;
+  const std::int64_t n = learn.num_rows();
+  const std::int64_t ne = eval != nullptr ? eval->num_rows() : 0;
+  CBG_EXPECTS(n <= 0x7fffffff, status::unsupported, "categorical features: at most 2^31 - 1 learn rows");
+  for (std::int64_t j = 0; j < learn.num_features(); ++j) {
+    (learn.is_categorical(j) ? out.cat_flat : out.float_flat).push_back(static_cast<std::int32_t>(j));
+    if (eval != nullptr) {
+      CBG_EXPECTS(eval->is_categorical(j) == learn.is_categorical(j), status::invalid_argument,
+                  "feature " + std::to_string(j) + " is categorical in one of the learn and eval pools only");
+    }
+  }
+  out.float_count = static_cast<std::int64_t>(out.float_flat.size());
+  const auto un = static_cast<std::size_t>(n);
+  const int n_items = static_cast<int>(n);
+
+  // The permutation and the classes, once, when a CTR needs a target.
+  device_buffer<std::uint32_t> order;
+  device_buffer<std::uint8_t> cls;
+  const auto ensure_targets = [&](const ctr_spec& s) {
+    if (order.size() == un) return;
+    CBG_EXPECTS(rule.loss != train::loss_kind::multiclass && rule.loss != train::loss_kind::multiclass_one_vs_all,
+                status::not_implemented,
+                std::string("CTR ") + model::ctr_type_name(s.type) +
+                    " on a multiclass target is not implemented (use one_hot_max_size or Counter/FeatureFreq CTRs)");
+    CBG_EXPECTS(learn.label().has_value(), status::bad_data, "the learn pool has no label");
+    device_buffer<float> targets(un, stream, res);
+    targets_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(column_of(*learn.label(), 0), rule, n, targets.data());
+    CBG_CHECK_CUDA(stream);
+    float border = 0.5f;
+    if (binarize) {
+      view_set views;
+      pool_inputs in;
+      in.columns.push_back(views.device_floats(targets.data(), n, ctx.device()));
+      const pool tp = pool::build(learn.ctx(), std::move(in));
+      quantize::options qo;
+      qo.border_count = 1;
+      qo.mode = quantize::nan_mode::forbidden;
+      qo.type = s.target_border_type;
+      qo.max_subset_size = static_cast<std::uint32_t>(std::min<std::int64_t>(n, std::int64_t{1} << 24));
+      const quantize::device_quantized q = quantize::quantize_device(tp, qo);
+      const std::int32_t count = download(ctx, q.border_count.data(), 1, "CTR target border count")[0];
+      border = count == 0 ? download(ctx, targets.data(), 1, "CTR constant target")[0]
+                          : download(ctx, q.borders.data(), 1, "CTR target border")[0];
+    }
+    cls = device_buffer<std::uint8_t>(un, stream, res);
+    classes_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(targets.data(), border, n, cls.data());
+    device_buffer<std::uint64_t> keys(un, stream, res), sorted_keys(un, stream, res);
+    device_buffer<std::uint32_t> rows(un, stream, res);
+    order = device_buffer<std::uint32_t>(un, stream, res);
+    permutation_keys_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(seed, n, keys.data(), rows.data());
+    CBG_CHECK_CUDA(stream);
+    std::size_t bytes = 0;
+    CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), sorted_keys.data(), rows.data(),
+                                                 order.data(), n_items, 0, 64, stream));
+    device_buffer<unsigned char> temp(bytes, stream, res);
+    CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys.data(), sorted_keys.data(), rows.data(),
+                                                 order.data(), n_items, 0, 64, stream));
+  };
+
+  const auto add_column = [&](device_buffer<float> lc, device_buffer<float> ec, derived_feature d, int border_count,
+                              quantize::border_type type) {
+    out.overrides.push_back(
+        derived_override(out.float_count + static_cast<std::int64_t>(out.derived.size()), border_count, type));
+    out.derived.push_back(d);
+    out.learn_device_columns.push_back(std::move(lc));
+    if (eval != nullptr) out.eval_device_columns.push_back(std::move(ec));
+  };
+
+  for (std::size_t c = 0; c < out.cat_flat.size(); ++c) {
+    const std::int32_t flat = out.cat_flat[c];
+    const device_buffer<std::uint32_t> h = column_hashes_device(ctx, learn, flat);
+    const device_buffer<std::uint32_t> he =
+        eval != nullptr ? column_hashes_device(ctx, *eval, flat) : device_buffer<std::uint32_t>();
+    const categorical::device_perfect_hash ph = categorical::perfect_hash_device(ctx, h.data(), n);
+    const auto unique = static_cast<std::size_t>(ph.unique);
+
+    if (ph.unique <= o.one_hot_max_size) {
+      std::vector<std::uint32_t> keys = download(ctx, ph.keys.data(), unique, "one-hot values");
+      std::vector<std::int32_t> values(keys.begin(), keys.end());
+      std::sort(values.begin(), values.end());
+      for (std::int32_t v : values) {
+        device_buffer<float> lc(un, stream, res), ec(static_cast<std::size_t>(ne), stream, res);
+        one_hot_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(h.data(), n, v, lc.data());
+        if (ne > 0) one_hot_kernel<<<blocks_for(ne), ctr_block, 0, stream>>>(he.data(), ne, v, ec.data());
+        CBG_CHECK_CUDA(stream);
+        derived_feature d;
+        d.kind = derived_kind::one_hot;
+        d.cat_index = static_cast<std::int32_t>(c);
+        d.value = v;
+        add_column(std::move(lc), std::move(ec), d, 1, quantize::border_type::uniform);
+      }
+      continue;
+    }
+
+    // The table keys (for the model) and their buckets, on the host and on the device.
+    const std::vector<std::uint32_t> cat_keys = download(ctx, ph.keys.data(), unique, "CTR table keys");
+    std::vector<std::uint64_t> keys(unique);
+    for (std::size_t id = 0; id < unique; ++id) keys[id] = model::projection_add_cat(0, cat_keys[id]);
+    model::projection proj;
+    proj.cat_features.push_back(static_cast<std::int32_t>(c));
+    model::ctr_table shape;
+    build_ctr_buckets(keys, shape);
+    const device_buffer<std::uint64_t> d_hashes = upload(ctx, shape.bucket_hashes, "CTR buckets");
+    const device_buffer<std::uint32_t> d_indices = upload(ctx, shape.bucket_indices, "CTR bucket indices");
+    // Sorted runs of the permutation by category (Borders only).
+    device_buffer<std::uint32_t> sorted_pos, good, total;
+    std::map<model::ctr_base, std::pair<std::size_t, device_buffer<std::int32_t>>> table_of;
+    std::vector<model::ctr_description> done;
+
+    for (const ctr_spec& s : simple_ctrs_of(o, flat)) {
+      model::ctr_base base;
+      base.proj = proj;
+      base.type = s.type;
+      if (table_of.find(base) == table_of.end()) {
+        model::ctr_table t = shape;
+        t.base = base;
+        device_buffer<std::int32_t> counts;
+        if (s.type == model::ctr_type::borders) {
+          ensure_targets(s);
+          t.target_classes_count = 2;
+          counts = device_buffer<std::int32_t>(unique * 2, stream, res);
+          CBG_CUDA_TRY(cudaMemsetAsync(counts.data(), 0, unique * 2 * sizeof(std::int32_t), stream));
+          class_counts_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(ph.ids.data(), cls.data(), n, counts.data());
+          CBG_CHECK_CUDA(stream);
+          t.counts = download(ctx, counts.data(), unique * 2, "CTR table counts");
+          if (sorted_pos.size() != un) {
+            device_buffer<std::uint32_t> ids_ord(un, stream, res), pos(un, stream, res), sorted_ids(un, stream, res),
+                run_cls(un, stream, res), ones(un, stream, res);
+            sorted_pos = device_buffer<std::uint32_t>(un, stream, res);
+            good = device_buffer<std::uint32_t>(un, stream, res);
+            total = device_buffer<std::uint32_t>(un, stream, res);
+            ids_in_order_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(order.data(), ph.ids.data(), n,
+                                                                         ids_ord.data(), pos.data());
+            CBG_CHECK_CUDA(stream);
+            int bits = 1;
+            while (bits < 32 && (std::uint64_t{1} << bits) < unique) ++bits;
+            std::size_t sort_bytes = 0, scan_bytes = 0;
+            CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, ids_ord.data(), sorted_ids.data(),
+                                                         pos.data(), sorted_pos.data(), n_items, 0, bits, stream));
+            CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, scan_bytes, sorted_ids.data(), run_cls.data(),
+                                                            good.data(), n_items, ::cuda::std::equal_to<>{}, stream));
+            device_buffer<unsigned char> temp(std::max(sort_bytes, scan_bytes), stream, res);
+            std::size_t tb = temp.size();
+            CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), tb, ids_ord.data(), sorted_ids.data(),
+                                                         pos.data(), sorted_pos.data(), n_items, 0, bits, stream));
+            run_classes_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(order.data(), sorted_pos.data(), cls.data(),
+                                                                        n, run_cls.data(), ones.data());
+            CBG_CHECK_CUDA(stream);
+            tb = temp.size();
+            CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(temp.data(), tb, sorted_ids.data(), run_cls.data(),
+                                                            good.data(), n_items, ::cuda::std::equal_to<>{}, stream));
+            tb = temp.size();
+            CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(temp.data(), tb, sorted_ids.data(), ones.data(),
+                                                            total.data(), n_items, ::cuda::std::equal_to<>{}, stream));
+          }
+        } else {
+          std::vector<std::uint32_t> learn_counts = download(ctx, ph.counts.data(), unique, "CTR table counts");
+          t.counts.assign(learn_counts.begin(), learn_counts.end());
+          std::int64_t rows_counted = n;
+          counts = upload(ctx, t.counts, "CTR counts");
+          if (s.type == model::ctr_type::counter && o.counter_calc_method == counter_calc::full && ne > 0) {
+            eval_counts_kernel<<<blocks_for(ne), ctr_block, 0, stream>>>(he.data(), ne, d_hashes.data(),
+                                                                         d_indices.data(), d_hashes.size(),
+                                                                         counts.data());
+            CBG_CHECK_CUDA(stream);
+            t.counts = download(ctx, counts.data(), unique, "CTR table counts");
+            rows_counted += ne;
+          }
+          t.counter_denominator = s.type == model::ctr_type::counter
+                                      ? *std::max_element(t.counts.begin(), t.counts.end())
+                                      : static_cast<std::int32_t>(rows_counted);
+        }
+        table_of.emplace(base, std::make_pair(out.tables.size(), std::move(counts)));
+        out.tables.push_back(std::move(t));
+      }
+      const auto& entry = table_of.at(base);
+      const model::ctr_table& table = out.tables[entry.first];
+      model::ctr_table_view tv;
+      tv.hashes = d_hashes.data();
+      tv.indices = d_indices.data();
+      tv.n_buckets = d_hashes.size();
+      tv.counts = entry.second.data();
+      tv.counter_denominator = table.counter_denominator;
+      tv.target_classes_count = table.target_classes_count;
+
+      for (const prior& pr : s.priors) {
+        derived_feature d;
+        d.kind = derived_kind::ctr;
+        d.cat_index = static_cast<std::int32_t>(c);
+        d.ctr.base = base;
+        d.ctr.prior_num = pr.num;
+        d.ctr.prior_denom = pr.denom;
+        if (std::find(done.begin(), done.end(), d.ctr) != done.end()) continue;  // listed twice
+        done.push_back(d.ctr);
+        device_buffer<float> lc(un, stream, res), ec(static_cast<std::size_t>(ne), stream, res);
+        if (s.type == model::ctr_type::borders) {
+          borders_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(order.data(), sorted_pos.data(), good.data(),
+                                                                         total.data(), n, pr.num, pr.denom, lc.data());
+        } else {
+          counter_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(
+              ph.ids.data(), entry.second.data(), static_cast<std::uint32_t>(table.counter_denominator), n, pr.num,
+              pr.denom, lc.data());
+        }
+        if (ne > 0) {
+          eval_values_kernel<<<blocks_for(ne), ctr_block, 0, stream>>>(he.data(), ne, tv, calc_of(d.ctr), ec.data());
+        }
+        CBG_CHECK_CUDA(stream);
+        add_column(std::move(lc), std::move(ec), d, s.ctr_border_count, s.ctr_border_type);
+      }
+    }
+  }
+
+  const auto build = [&](const pool& src, const std::vector<device_buffer<float>>& cols) {
+    view_set views;
+    std::vector<tensor_ref> refs;
+    for (const auto& col : cols) refs.push_back(views.device_floats(col.data(), src.num_rows(), ctx.device()));
+    return derived_pool(src, out.float_flat, views, std::move(refs));
+  };
+  out.learn = build(learn, out.learn_device_columns);
+  if (eval != nullptr) out.eval = build(*eval, out.eval_device_columns);
+  return out;
+}
+
+}  // namespace cbg::ctr
