@@ -7,6 +7,7 @@
 // for byte. Parity with CatBoost itself: tests/python/test_train_ctr.py.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -14,12 +15,17 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
 #include "cbg/core/error.hpp"
 #include "cbgpu/cbgpu.h"
 #include "cbg/ctr/ctr_math.hpp"
 #include "cbg/ctr/features.hpp"
 #include "cbg/ctr/options.hpp"
 #include "cbg/data/pool.hpp"
+#include "cbg/memory/copy.hpp"
+#include "cbg/memory/device_buffer.hpp"
+#include "cbg/train/boosting.hpp"
 #include "cbg/model/hash.hpp"
 #include "cbg/model/host_evaluator.hpp"
 #include "cbg/model/io.hpp"
@@ -52,11 +58,30 @@ struct cat_data {
   std::vector<std::int32_t> a, b;
   std::vector<float> label;
   std::vector<std::unique_ptr<cbg::test::fake_tensor>> tensors;
+  std::vector<cbg::device_buffer<std::int32_t>> device_ints;  // device copies (on_device)
+  std::vector<cbg::device_buffer<float>> device_floats;
   std::unique_ptr<cbg::pool> pool;
 };
 
+template <class T>
+cbg::device_buffer<T> upload(const std::vector<T>& v, const cbg::context& ctx) {
+  cbg::device_buffer<T> d(v.size(), ctx.stream(), ctx.resource());
+  cbg::copy_bytes(d.data(), cbg::memory_kind::device, v.data(), cbg::memory_kind::host, v.size() * sizeof(T),
+                  ctx.stream(), ctx.copies(), ctx.rules(), CBG_COPY_SITE("test upload"));
+  return d;
+}
+
+template <class T>
+std::vector<T> download(const T* d, std::size_t n, const cbg::context& ctx) {
+  std::vector<T> v(n);
+  cbg::copy_bytes(v.data(), cbg::memory_kind::host, d, cbg::memory_kind::device, n * sizeof(T), ctx.stream(),
+                  ctx.copies(), ctx.rules(), CBG_COPY_SITE("test download"));
+  REQUIRE(cudaStreamSynchronize(ctx.stream()) == cudaSuccess);
+  return v;
+}
+
 std::unique_ptr<cat_data> make_cat_data(const std::shared_ptr<cbg::context>& ctx, std::int64_t rows,
-                                        bool binary, std::uint32_t seed) {
+                                        bool binary, std::uint32_t seed, bool on_device = false) {
   auto d = std::make_unique<cat_data>();
   d->rows = rows;
   std::mt19937 rng(seed);
@@ -72,10 +97,30 @@ std::unique_ptr<cat_data> make_cat_data(const std::shared_ptr<cbg::context>& ctx
     d->label.push_back(binary ? (s > 0.2f ? 1.f : 0.f) : s);
   }
   const std::vector<std::int64_t> shape{rows};
-  d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(d->x.data(), cbg::test::dl_float(32), shape));
-  d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(d->a.data(), cbg::test::dl_int(32), shape));
-  d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(d->b.data(), cbg::test::dl_int(32), shape));
-  d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(d->label.data(), cbg::test::dl_float(32), shape));
+  void* x = d->x.data();
+  void* a = d->a.data();
+  void* b = d->b.data();
+  void* label = d->label.data();
+  DLDevice where{kDLCPU, 0};
+  if (on_device) {
+    d->device_floats.push_back(upload(d->x, *ctx));
+    d->device_floats.push_back(upload(d->label, *ctx));
+    d->device_ints.push_back(upload(d->a, *ctx));
+    d->device_ints.push_back(upload(d->b, *ctx));
+    x = d->device_floats[0].data();
+    label = d->device_floats[1].data();
+    a = d->device_ints[0].data();
+    b = d->device_ints[1].data();
+    where = {kDLCUDA, ctx->device()};
+  }
+  d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(x, cbg::test::dl_float(32), shape,
+                                                                std::vector<std::int64_t>{}, where));
+  d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(a, cbg::test::dl_int(32), shape,
+                                                                std::vector<std::int64_t>{}, where));
+  d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(b, cbg::test::dl_int(32), shape,
+                                                                std::vector<std::int64_t>{}, where));
+  d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(label, cbg::test::dl_float(32), shape,
+                                                                std::vector<std::int64_t>{}, where));
   cbg::pool_inputs in;
   for (int k = 0; k < 3; ++k) in.columns.push_back(d->tensors[static_cast<std::size_t>(k)]->as_borrowed());
   in.label = d->tensors[3]->as_borrowed();
@@ -309,10 +354,65 @@ TEST_CASE("GPU training on categorical data equals the host reference byte for b
   CBG_REQUIRE_GPU();
   auto cpu = make_context(CBG_DEVICE_CPU);
   auto gpu = make_context(0);
-  auto host_data = make_cat_data(cpu, 5000, true, 9);
-  auto gpu_data = make_cat_data(gpu, 5000, true, 9);
-  const std::string params = R"({"iterations": 30, "depth": 5, "verbose": false, "loss_function": "Logloss"})";
-  const cbg::model::model a = cbg::train::train(*host_data->pool, params, {});
-  const cbg::model::model b = cbg::train::train(*gpu_data->pool, params, {});
-  CHECK(cbg::model::write_cbm(a) == cbg::model::write_cbm(b));
+  for (const bool binary : {true, false}) {
+    auto host_data = make_cat_data(cpu, 5000, binary, 9);
+    auto host_eval = make_cat_data(cpu, 1000, binary, 10);
+    auto staged = make_cat_data(gpu, 5000, binary, 9);            // host memory, GPU context
+    auto device_data = make_cat_data(gpu, 5000, binary, 9, true);  // device memory: the GPU CTR path
+    auto device_eval = make_cat_data(gpu, 1000, binary, 10, true);
+    const std::string params = std::string(R"({"iterations": 30, "depth": 5, "verbose": false, "loss_function": ")") +
+                               (binary ? "Logloss" : "RMSE") + R"(", "simple_ctr": ["Borders", "Counter", "FeatureFreq"]})";
+    cbg::train::train_options ho, go;
+    ho.eval = host_eval->pool.get();
+    go.eval = device_eval->pool.get();
+    const cbg::model::model a = cbg::train::train(*host_data->pool, params, ho);
+    const cbg::model::model b = cbg::train::train(*staged->pool, params, {});
+    const cbg::model::model c = cbg::train::train(*device_data->pool, params, go);
+    const cbg::model::model a0 = cbg::train::train(*host_data->pool, params, {});
+    CHECK(cbg::model::write_cbm(a0) == cbg::model::write_cbm(b));
+    // With an eval set the model keeps the best iteration: both paths pick the same one.
+    CHECK(cbg::model::write_cbm(a) == cbg::model::write_cbm(c));
+  }
+}
+
+TEST_CASE("GPU CTR preparation equals the host reference bit for bit", "[ctr][gpu]") {
+  CBG_REQUIRE_GPU();
+  namespace ctr = cbg::ctr;
+  auto cpu = make_context(CBG_DEVICE_CPU);
+  auto gpu = make_context(0);
+  for (const bool binary : {true, false}) {
+    auto hl = make_cat_data(cpu, 20000, binary, 21);
+    auto he = make_cat_data(cpu, 3000, binary, 22);
+    auto dl = make_cat_data(gpu, 20000, binary, 21, true);
+    auto de = make_cat_data(gpu, 3000, binary, 22, true);
+    ctr::options o;
+    o.one_hot_max_size = 3;
+    o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders:Prior=0.3/2", "x"),
+                                              ctr::parse_ctr_spec("Counter", "x"),
+                                              ctr::parse_ctr_spec("FeatureFreq:Prior=1", "x")};
+    o.counter_calc_method = binary ? ctr::counter_calc::full : ctr::counter_calc::skip_test;
+    cbg::train::target_rule rule;
+    rule.loss = binary ? cbg::train::loss_kind::logloss : cbg::train::loss_kind::rmse;
+    ctr::ctr_targets t;
+    t.learn = &hl->label;
+    t.binarize = !binary;
+    const ctr::prepared_data h = ctr::prepare_categorical_host(*hl->pool, he->pool.get(), o, t, 5);
+    const ctr::prepared_data d = ctr::prepare_categorical_device(*dl->pool, de->pool.get(), o, rule, !binary, 5);
+    REQUIRE(d.derived.size() == h.derived.size());
+    REQUIRE(d.tables.size() == h.tables.size());
+    for (std::size_t k = 0; k < h.tables.size(); ++k) {
+      CHECK(d.tables[k].base == h.tables[k].base);
+      CHECK(d.tables[k].counts == h.tables[k].counts);
+      CHECK(d.tables[k].bucket_hashes == h.tables[k].bucket_hashes);
+      CHECK(d.tables[k].counter_denominator == h.tables[k].counter_denominator);
+    }
+    for (std::size_t k = 0; k < h.derived.size(); ++k) {
+      CHECK(d.derived[k].ctr == h.derived[k].ctr);
+      CHECK(d.derived[k].value == h.derived[k].value);
+      const auto lc = download(d.learn_device_columns[k].data(), h.learn_columns[k].size(), *gpu);
+      const auto ec = download(d.eval_device_columns[k].data(), h.eval_columns[k].size(), *gpu);
+      CHECK(std::memcmp(lc.data(), h.learn_columns[k].data(), lc.size() * sizeof(float)) == 0);
+      CHECK(std::memcmp(ec.data(), h.eval_columns[k].data(), ec.size() * sizeof(float)) == 0);
+    }
+  }
 }
