@@ -8,6 +8,7 @@
 // stably by category id, so each category's rows form a run in permutation order; an exclusive
 // scan by key of the row classes gives each row the class-1 count before it, and of ones its total.
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cuda/std/functional>
 
@@ -61,9 +62,13 @@ __global__ void targets_kernel(column_view label, train::target_rule rule, std::
   out[i] = t;
 }
 
-__global__ void classes_kernel(const float* targets, float border, std::int64_t n, std::uint8_t* cls) {
+__global__ void classes_kernel(const float* targets, float border, bool multiclass, std::int64_t n,
+                               std::uint8_t* cls) {
   const std::int64_t i = thread_index();
-  if (i < n) cls[i] = target_class(targets[i], border);
+  if (i >= n) return;
+  // Bad labels (negative, NaN) are reported by the trainer; class 0 keeps the counts in bounds.
+  cls[i] = multiclass ? (targets[i] >= 0.f ? static_cast<std::uint8_t>(targets[i]) : std::uint8_t{0})
+                      : target_class(targets[i], border);
 }
 
 __global__ void permutation_keys_kernel(std::uint64_t seed, std::int64_t n, std::uint64_t* keys,
@@ -83,26 +88,41 @@ __global__ void ids_in_order_kernel(const std::uint32_t* order, const std::uint3
   positions[i] = static_cast<std::uint32_t>(i);
 }
 
-__global__ void run_classes_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos,
-                                   const std::uint8_t* cls, std::int64_t n, std::uint32_t* run_cls,
-                                   std::uint32_t* ones) {
+// Per sorted position j (category runs in permutation order): feature (type, f)'s term of the row.
+__global__ void run_terms_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos,
+                                 const std::uint8_t* cls, std::int64_t n, model::ctr_type type, int f,
+                                 std::uint32_t* terms) {
   const std::int64_t j = thread_index();
-  if (j >= n) return;
-  run_cls[j] = cls[order[sorted_pos[j]]];
-  ones[j] = 1u;
+  if (j < n) terms[j] = target_term(type, f, cls[order[sorted_pos[j]]]);
 }
 
-__global__ void borders_values_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos,
-                                      const std::uint32_t* good, const std::uint32_t* total, std::int64_t n,
-                                      float prior_num, float prior_denom, float* out) {
+__global__ void ones_kernel(std::int64_t n, std::uint32_t* out) {
   const std::int64_t j = thread_index();
-  if (j < n) out[order[sorted_pos[j]]] = ordered_borders_value(good[j], total[j], prior_num, prior_denom);
+  if (j < n) out[j] = 1u;
 }
 
-__global__ void class_counts_kernel(const std::uint32_t* ids, const std::uint8_t* cls, std::int64_t n,
+__global__ void target_values_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos,
+                                     const std::uint32_t* terms, const std::uint32_t* total, std::int64_t n,
+                                     model::ctr_type type, int classes, float prior_num, float prior_denom,
+                                     float* out) {
+  const std::int64_t j = thread_index();
+  if (j < n) {
+    out[order[sorted_pos[j]]] = ordered_target_value(type, classes, terms[j], total[j], prior_num, prior_denom);
+  }
+}
+
+// Table statistics: class counts [id][classes], or (mean type) class sums and row counts per id.
+__global__ void class_counts_kernel(const std::uint32_t* ids, const std::uint8_t* cls, std::int64_t n, int classes,
                                     std::int32_t* counts) {
   const std::int64_t i = thread_index();
-  if (i < n) atomicAdd(counts + static_cast<std::size_t>(ids[i]) * 2 + cls[i], 1);
+  if (i < n) atomicAdd(counts + static_cast<std::size_t>(ids[i]) * static_cast<std::size_t>(classes) + cls[i], 1);
+}
+__global__ void class_sums_kernel(const std::uint32_t* ids, const std::uint8_t* cls, std::int64_t n,
+                                  std::uint32_t* sums, std::uint32_t* rows) {
+  const std::int64_t i = thread_index();
+  if (i >= n) return;
+  atomicAdd(sums + ids[i], static_cast<std::uint32_t>(cls[i]));
+  atomicAdd(rows + ids[i], 1u);
 }
 
 __global__ void counter_values_kernel(const std::uint32_t* ids, const std::int32_t* counts, std::uint32_t denom,
@@ -191,18 +211,29 @@ prepared_data prepare_categorical_device(const pool& learn, const pool* eval, co
   // The permutation and the classes, once, when a CTR needs a target.
   device_buffer<std::uint32_t> order;
   device_buffer<std::uint8_t> cls;
+  int classes = 2;
+  const bool multiclass =
+      rule.loss == train::loss_kind::multiclass || rule.loss == train::loss_kind::multiclass_one_vs_all;
   const auto ensure_targets = [&](const ctr_spec& s) {
     if (order.size() == un) return;
-    CBG_EXPECTS(rule.loss != train::loss_kind::multiclass && rule.loss != train::loss_kind::multiclass_one_vs_all,
-                status::not_implemented,
-                std::string("CTR ") + model::ctr_type_name(s.type) +
-                    " on a multiclass target is not implemented (use one_hot_max_size or Counter/FeatureFreq CTRs)");
     CBG_EXPECTS(learn.label().has_value(), status::bad_data, "the learn pool has no label");
     device_buffer<float> targets(un, stream, res);
-    targets_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(column_of(*learn.label(), 0), rule, n, targets.data());
+    train::target_rule r = rule;
+    if (multiclass) r.classes = max_target_classes;  // class indices; checked below
+    targets_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(column_of(*learn.label(), 0), r, n, targets.data());
     CBG_CHECK_CUDA(stream);
     float border = 0.5f;
-    if (binarize) {
+    if (multiclass) {
+      device_buffer<float> mx(1, stream, res);
+      std::size_t bytes = 0;
+      CBG_CUDA_TRY(cub::DeviceReduce::Max(nullptr, bytes, targets.data(), mx.data(), n_items, stream));
+      device_buffer<unsigned char> temp(bytes, stream, res);
+      CBG_CUDA_TRY(cub::DeviceReduce::Max(temp.data(), bytes, targets.data(), mx.data(), n_items, stream));
+      const float top = download(ctx, mx.data(), 1, "CTR class count")[0];
+      CBG_EXPECTS(top >= 0 && top < static_cast<float>(max_target_classes), status::bad_data,
+                  "target CTRs take class indices 0 .. " + std::to_string(max_target_classes - 1) + " as labels");
+      classes = std::max(2, static_cast<int>(top) + 1);
+    } else if (binarize) {
       view_set views;
       pool_inputs in;
       in.columns.push_back(views.device_floats(targets.data(), n, ctx.device()));
@@ -218,7 +249,7 @@ prepared_data prepare_categorical_device(const pool& learn, const pool* eval, co
                           : download(ctx, q.borders.data(), 1, "CTR target border")[0];
     }
     cls = device_buffer<std::uint8_t>(un, stream, res);
-    classes_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(targets.data(), border, n, cls.data());
+    classes_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(targets.data(), border, multiclass, n, cls.data());
     device_buffer<std::uint64_t> keys(un, stream, res), sorted_keys(un, stream, res);
     device_buffer<std::uint32_t> rows(un, stream, res);
     order = device_buffer<std::uint32_t>(un, stream, res);
@@ -277,110 +308,153 @@ prepared_data prepare_categorical_device(const pool& learn, const pool* eval, co
     build_ctr_buckets(keys, shape);
     const device_buffer<std::uint64_t> d_hashes = upload(ctx, shape.bucket_hashes, "CTR buckets");
     const device_buffer<std::uint32_t> d_indices = upload(ctx, shape.bucket_indices, "CTR bucket indices");
-    // Sorted runs of the permutation by category (Borders only).
-    device_buffer<std::uint32_t> sorted_pos, good, total;
-    std::map<model::ctr_base, std::pair<std::size_t, device_buffer<std::int32_t>>> table_of;
+    // The permutation's positions sorted stably by category (runs in permutation order), the
+    // rows before each in its run, and scratch for the scans: made when a target CTR needs them.
+    device_buffer<std::uint32_t> sorted_pos, sorted_ids, total, terms, run_terms;
+    device_buffer<unsigned char> scan_temp;
+    const auto ensure_runs = [&] {
+      if (sorted_pos.size() == un) return;
+      device_buffer<std::uint32_t> ids_ord(un, stream, res), pos(un, stream, res), ones(un, stream, res);
+      sorted_pos = device_buffer<std::uint32_t>(un, stream, res);
+      sorted_ids = device_buffer<std::uint32_t>(un, stream, res);
+      total = device_buffer<std::uint32_t>(un, stream, res);
+      terms = device_buffer<std::uint32_t>(un, stream, res);
+      run_terms = device_buffer<std::uint32_t>(un, stream, res);
+      ids_in_order_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(order.data(), ph.ids.data(), n, ids_ord.data(),
+                                                                   pos.data());
+      ones_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(n, ones.data());
+      CBG_CHECK_CUDA(stream);
+      int bits = 1;
+      while (bits < 32 && (std::uint64_t{1} << bits) < unique) ++bits;
+      std::size_t sort_bytes = 0, scan_bytes = 0;
+      CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, ids_ord.data(), sorted_ids.data(), pos.data(),
+                                                   sorted_pos.data(), n_items, 0, bits, stream));
+      CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, scan_bytes, sorted_ids.data(), ones.data(),
+                                                      total.data(), n_items, ::cuda::std::equal_to<>{}, stream));
+      scan_temp = device_buffer<unsigned char>(std::max(sort_bytes, scan_bytes), stream, res);
+      std::size_t tb = scan_temp.size();
+      CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(scan_temp.data(), tb, ids_ord.data(), sorted_ids.data(), pos.data(),
+                                                   sorted_pos.data(), n_items, 0, bits, stream));
+      tb = scan_temp.size();
+      CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(scan_temp.data(), tb, sorted_ids.data(), ones.data(),
+                                                      total.data(), n_items, ::cuda::std::equal_to<>{}, stream));
+    };
+    struct device_table {
+      std::size_t index = 0;
+      device_buffer<std::int32_t> counts;
+      device_buffer<model::ctr_mean_history> means;
+    };
+    std::map<model::ctr_base, device_table> table_of;
     std::vector<model::ctr_description> done;
 
     for (const ctr_spec& s : simple_ctrs_of(o, flat)) {
       model::ctr_base base;
       base.proj = proj;
       base.type = s.type;
+      const bool counter = s.type == model::ctr_type::counter || s.type == model::ctr_type::feature_freq;
+      if (!counter) {
+        ensure_targets(s);
+        ensure_runs();
+      }
       if (table_of.find(base) == table_of.end()) {
         model::ctr_table t = shape;
         t.base = base;
-        device_buffer<std::int32_t> counts;
-        if (s.type == model::ctr_type::borders) {
-          ensure_targets(s);
-          t.target_classes_count = 2;
-          counts = device_buffer<std::int32_t>(unique * 2, stream, res);
-          CBG_CUDA_TRY(cudaMemsetAsync(counts.data(), 0, unique * 2 * sizeof(std::int32_t), stream));
-          class_counts_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(ph.ids.data(), cls.data(), n, counts.data());
+        device_table dt;
+        if (s.type == model::ctr_type::binarized_target_mean_value) {
+          device_buffer<std::uint32_t> sums(unique, stream, res), rows(unique, stream, res);
+          CBG_CUDA_TRY(cudaMemsetAsync(sums.data(), 0, unique * sizeof(std::uint32_t), stream));
+          CBG_CUDA_TRY(cudaMemsetAsync(rows.data(), 0, unique * sizeof(std::uint32_t), stream));
+          class_sums_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(ph.ids.data(), cls.data(), n, sums.data(),
+                                                                     rows.data());
           CBG_CHECK_CUDA(stream);
-          t.counts = download(ctx, counts.data(), unique * 2, "CTR table counts");
-          if (sorted_pos.size() != un) {
-            device_buffer<std::uint32_t> ids_ord(un, stream, res), pos(un, stream, res), sorted_ids(un, stream, res),
-                run_cls(un, stream, res), ones(un, stream, res);
-            sorted_pos = device_buffer<std::uint32_t>(un, stream, res);
-            good = device_buffer<std::uint32_t>(un, stream, res);
-            total = device_buffer<std::uint32_t>(un, stream, res);
-            ids_in_order_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(order.data(), ph.ids.data(), n,
-                                                                         ids_ord.data(), pos.data());
-            CBG_CHECK_CUDA(stream);
-            int bits = 1;
-            while (bits < 32 && (std::uint64_t{1} << bits) < unique) ++bits;
-            std::size_t sort_bytes = 0, scan_bytes = 0;
-            CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, ids_ord.data(), sorted_ids.data(),
-                                                         pos.data(), sorted_pos.data(), n_items, 0, bits, stream));
-            CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, scan_bytes, sorted_ids.data(), run_cls.data(),
-                                                            good.data(), n_items, ::cuda::std::equal_to<>{}, stream));
-            device_buffer<unsigned char> temp(std::max(sort_bytes, scan_bytes), stream, res);
-            std::size_t tb = temp.size();
-            CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), tb, ids_ord.data(), sorted_ids.data(),
-                                                         pos.data(), sorted_pos.data(), n_items, 0, bits, stream));
-            run_classes_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(order.data(), sorted_pos.data(), cls.data(),
-                                                                        n, run_cls.data(), ones.data());
-            CBG_CHECK_CUDA(stream);
-            tb = temp.size();
-            CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(temp.data(), tb, sorted_ids.data(), run_cls.data(),
-                                                            good.data(), n_items, ::cuda::std::equal_to<>{}, stream));
-            tb = temp.size();
-            CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(temp.data(), tb, sorted_ids.data(), ones.data(),
-                                                            total.data(), n_items, ::cuda::std::equal_to<>{}, stream));
+          const std::vector<std::uint32_t> hs = download(ctx, sums.data(), unique, "CTR table sums");
+          const std::vector<std::uint32_t> hr = download(ctx, rows.data(), unique, "CTR table counts");
+          t.means.resize(unique);
+          for (std::size_t id = 0; id < unique; ++id) {
+            t.means[id].sum = mean_sum(hs[id], classes);
+            t.means[id].count = static_cast<std::int32_t>(hr[id]);
           }
+          dt.means = upload(ctx, t.means, "CTR table means");
+        } else if (!counter) {
+          t.target_classes_count = classes;
+          const std::size_t cells = unique * static_cast<std::size_t>(classes);
+          dt.counts = device_buffer<std::int32_t>(cells, stream, res);
+          CBG_CUDA_TRY(cudaMemsetAsync(dt.counts.data(), 0, cells * sizeof(std::int32_t), stream));
+          class_counts_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(ph.ids.data(), cls.data(), n, classes,
+                                                                       dt.counts.data());
+          CBG_CHECK_CUDA(stream);
+          t.counts = download(ctx, dt.counts.data(), cells, "CTR table counts");
         } else {
-          std::vector<std::uint32_t> learn_counts = download(ctx, ph.counts.data(), unique, "CTR table counts");
+          const std::vector<std::uint32_t> learn_counts = download(ctx, ph.counts.data(), unique, "CTR table counts");
           t.counts.assign(learn_counts.begin(), learn_counts.end());
           std::int64_t rows_counted = n;
-          counts = upload(ctx, t.counts, "CTR counts");
+          dt.counts = upload(ctx, t.counts, "CTR counts");
           if (s.type == model::ctr_type::counter && o.counter_calc_method == counter_calc::full && ne > 0) {
             eval_counts_kernel<<<blocks_for(ne), ctr_block, 0, stream>>>(he.data(), ne, d_hashes.data(),
                                                                          d_indices.data(), d_hashes.size(),
-                                                                         counts.data());
+                                                                         dt.counts.data());
             CBG_CHECK_CUDA(stream);
-            t.counts = download(ctx, counts.data(), unique, "CTR table counts");
+            t.counts = download(ctx, dt.counts.data(), unique, "CTR table counts");
             rows_counted += ne;
           }
           t.counter_denominator = s.type == model::ctr_type::counter
                                       ? *std::max_element(t.counts.begin(), t.counts.end())
                                       : static_cast<std::int32_t>(rows_counted);
         }
-        table_of.emplace(base, std::make_pair(out.tables.size(), std::move(counts)));
+        dt.index = out.tables.size();
+        table_of.emplace(base, std::move(dt));
         out.tables.push_back(std::move(t));
       }
-      const auto& entry = table_of.at(base);
-      const model::ctr_table& table = out.tables[entry.first];
+      const device_table& dt = table_of.at(base);
+      const model::ctr_table& table = out.tables[dt.index];
       model::ctr_table_view tv;
       tv.hashes = d_hashes.data();
       tv.indices = d_indices.data();
       tv.n_buckets = d_hashes.size();
-      tv.counts = entry.second.data();
+      tv.counts = dt.counts.data();
+      tv.means = dt.means.data();
       tv.counter_denominator = table.counter_denominator;
       tv.target_classes_count = table.target_classes_count;
 
-      for (const prior& pr : s.priors) {
-        derived_feature d;
-        d.kind = derived_kind::ctr;
-        d.cat_index = static_cast<std::int32_t>(c);
-        d.ctr.base = base;
-        d.ctr.prior_num = pr.num;
-        d.ctr.prior_denom = pr.denom;
-        if (std::find(done.begin(), done.end(), d.ctr) != done.end()) continue;  // listed twice
-        done.push_back(d.ctr);
-        device_buffer<float> lc(un, stream, res), ec(static_cast<std::size_t>(ne), stream, res);
-        if (s.type == model::ctr_type::borders) {
-          borders_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(order.data(), sorted_pos.data(), good.data(),
-                                                                         total.data(), n, pr.num, pr.denom, lc.data());
-        } else {
-          counter_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(
-              ph.ids.data(), entry.second.data(), static_cast<std::uint32_t>(table.counter_denominator), n, pr.num,
-              pr.denom, lc.data());
+      const int features = counter ? 1 : target_features_of(s.type, classes);
+      for (int f = 0; f < features; ++f) {
+        bool scanned = false;
+        for (const prior& pr : s.priors) {
+          derived_feature d;
+          d.kind = derived_kind::ctr;
+          d.cat_index = static_cast<std::int32_t>(c);
+          d.ctr.base = base;
+          d.ctr.target_border_idx = f;
+          d.ctr.prior_num = pr.num;
+          d.ctr.prior_denom = pr.denom;
+          if (std::find(done.begin(), done.end(), d.ctr) != done.end()) continue;  // listed twice
+          done.push_back(d.ctr);
+          device_buffer<float> lc(un, stream, res), ec(static_cast<std::size_t>(ne), stream, res);
+          if (counter) {
+            counter_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(
+                ph.ids.data(), dt.counts.data(), static_cast<std::uint32_t>(table.counter_denominator), n, pr.num,
+                pr.denom, lc.data());
+          } else {
+            if (!scanned) {
+              run_terms_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(order.data(), sorted_pos.data(), cls.data(),
+                                                                        n, s.type, f, run_terms.data());
+              CBG_CHECK_CUDA(stream);
+              std::size_t tb = scan_temp.size();
+              CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(scan_temp.data(), tb, sorted_ids.data(),
+                                                              run_terms.data(), terms.data(), n_items,
+                                                              ::cuda::std::equal_to<>{}, stream));
+              scanned = true;
+            }
+            target_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(order.data(), sorted_pos.data(),
+                                                                          terms.data(), total.data(), n, s.type,
+                                                                          classes, pr.num, pr.denom, lc.data());
+          }
+          if (ne > 0) {
+            eval_values_kernel<<<blocks_for(ne), ctr_block, 0, stream>>>(he.data(), ne, tv, calc_of(d.ctr), ec.data());
+          }
+          CBG_CHECK_CUDA(stream);
+          add_column(std::move(lc), std::move(ec), d, s.ctr_border_count, s.ctr_border_type);
         }
-        if (ne > 0) {
-          eval_values_kernel<<<blocks_for(ne), ctr_block, 0, stream>>>(he.data(), ne, tv, calc_of(d.ctr), ec.data());
-        }
-        CBG_CHECK_CUDA(stream);
-        add_column(std::move(lc), std::move(ec), d, s.ctr_border_count, s.ctr_border_type);
       }
     }
   }

@@ -145,11 +145,10 @@ ctr_spec parse_ctr_spec(const std::string& text, const std::string& what) {
                               text, parts[0]));
   }
   s.type = t;
-  if (t == model::ctr_type::buckets || t == model::ctr_type::binarized_target_mean_value ||
-      t == model::ctr_type::float_target_mean_value) {
+  if (t == model::ctr_type::float_target_mean_value) {
     CBG_FAIL(status::not_implemented,
-             fmt::format("parameter '{}': '{}': CTR type {} is not implemented (Borders, Counter, "
-                         "FeatureFreq are)",
+             fmt::format("parameter '{}': '{}': CTR type {} is not implemented (Borders, Buckets, "
+                         "BinarizedTargetMeanValue, Counter, FeatureFreq are)",
                          what, text, parts[0]));
   }
   if (t == model::ctr_type::feature_freq) s.ctr_border_type = quantize::border_type::min_entropy;

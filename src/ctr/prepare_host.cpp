@@ -96,18 +96,22 @@ prepared_data prepare_categorical_host(const pool& learn, const pool* eval, cons
   // The permutation of the ordered statistics and the target classes (computed once, lazily).
   std::vector<std::uint32_t> order;
   std::vector<std::uint8_t> cls;
+  int classes = 2;
   const auto ensure_targets = [&](const ctr_spec& s) {
     if (!order.empty()) return;
-    CBG_EXPECTS(!targets.multiclass, status::not_implemented,
-                fmt::format("CTR {} on a multiclass target is not implemented (use one_hot_max_size or "
-                            "Counter/FeatureFreq CTRs)",
-                            model::ctr_type_name(s.type)));
     CBG_EXPECTS(targets.learn != nullptr && static_cast<std::int64_t>(targets.learn->size()) == n,
                 status::internal, "CTR targets are missing");
     const std::vector<float>& t = *targets.learn;
-    const float border = targets.binarize ? target_border_host(learn.ctx(), t, s.target_border_type) : 0.5f;
     cls.resize(static_cast<std::size_t>(n));
-    for (std::int64_t r = 0; r < n; ++r) cls[static_cast<std::size_t>(r)] = target_class(t[static_cast<std::size_t>(r)], border);
+    if (targets.multiclass) {
+      classes = std::max(2, targets.classes);
+      CBG_EXPECTS(classes <= max_target_classes, status::unsupported,
+                  fmt::format("target CTRs take at most {} classes ({} here)", max_target_classes, classes));
+      for (std::int64_t r = 0; r < n; ++r) cls[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(t[static_cast<std::size_t>(r)]);
+    } else {
+      const float border = targets.binarize ? target_border_host(learn.ctx(), t, s.target_border_type) : 0.5f;
+      for (std::int64_t r = 0; r < n; ++r) cls[static_cast<std::size_t>(r)] = target_class(t[static_cast<std::size_t>(r)], border);
+    }
     std::vector<std::uint64_t> keys(static_cast<std::size_t>(n));
     for (std::int64_t r = 0; r < n; ++r) keys[static_cast<std::size_t>(r)] = permutation_key(seed, static_cast<std::uint64_t>(r));
     order.resize(static_cast<std::size_t>(n));
@@ -162,18 +166,27 @@ prepared_data prepare_categorical_host(const pool& learn, const pool* eval, cons
       model::ctr_base base;
       base.proj = proj;
       base.type = s.type;
-      // The learn-time values of each prior of this CTR (ordered for Borders).
-      std::vector<std::vector<float>> learn_values(s.priors.size(), std::vector<float>(static_cast<std::size_t>(n)));
+      const bool counter = s.type == model::ctr_type::counter || s.type == model::ctr_type::feature_freq;
+      if (!counter) ensure_targets(s);
       if (table_of.find(base) == table_of.end()) {
         model::ctr_table t;
         t.base = base;
         build_ctr_buckets(keys, t);
-        if (s.type == model::ctr_type::borders) {
-          ensure_targets(s);
-          t.target_classes_count = 2;
-          t.counts.assign(unique * 2, 0);
+        if (s.type == model::ctr_type::binarized_target_mean_value) {
+          std::vector<std::uint32_t> sums(unique, 0);
+          t.means.assign(unique, {});
           for (std::int64_t r = 0; r < n; ++r) {
-            ++t.counts[ph.ids[static_cast<std::size_t>(r)] * 2 + cls[static_cast<std::size_t>(r)]];
+            const std::uint32_t id = ph.ids[static_cast<std::size_t>(r)];
+            sums[id] += cls[static_cast<std::size_t>(r)];
+            ++t.means[id].count;
+          }
+          for (std::size_t id = 0; id < unique; ++id) t.means[id].sum = mean_sum(sums[id], classes);
+        } else if (!counter) {
+          t.target_classes_count = classes;
+          t.counts.assign(unique * static_cast<std::size_t>(classes), 0);
+          for (std::int64_t r = 0; r < n; ++r) {
+            ++t.counts[ph.ids[static_cast<std::size_t>(r)] * static_cast<std::size_t>(classes) +
+                       cls[static_cast<std::size_t>(r)]];
           }
         } else {
           t.counts.assign(unique, 0);
@@ -199,42 +212,42 @@ prepared_data prepare_categorical_host(const pool& learn, const pool* eval, cons
       const model::ctr_table& table = out.tables[table_of[base]];
       const model::ctr_table_view tv = view_of(table);
 
-      if (s.type == model::ctr_type::borders) {
-        std::vector<std::uint32_t> good(unique, 0), total(unique, 0);
-        for (std::uint32_t r : order) {
-          const std::uint32_t id = ph.ids[r];
-          for (std::size_t k = 0; k < s.priors.size(); ++k) {
-            learn_values[k][r] = ordered_borders_value(good[id], total[id], s.priors[k].num, s.priors[k].denom);
+      const int features = counter ? 1 : target_features_of(s.type, classes);
+      for (int j = 0; j < features; ++j) {
+        for (const prior& pr : s.priors) {
+          derived_feature d;
+          d.kind = derived_kind::ctr;
+          d.cat_index = static_cast<std::int32_t>(c);
+          d.ctr.base = base;
+          d.ctr.target_border_idx = j;
+          d.ctr.prior_num = pr.num;
+          d.ctr.prior_denom = pr.denom;
+          if (std::find(done.begin(), done.end(), d.ctr) != done.end()) continue;  // listed twice
+          done.push_back(d.ctr);
+          std::vector<float> lc(static_cast<std::size_t>(n)), ec(static_cast<std::size_t>(ne));
+          if (counter) {
+            for (std::int64_t r = 0; r < n; ++r) {
+              lc[static_cast<std::size_t>(r)] =
+                  counter_value(static_cast<std::uint32_t>(table.counts[ph.ids[static_cast<std::size_t>(r)]]),
+                                static_cast<std::uint32_t>(table.counter_denominator), pr.num, pr.denom);
+            }
+          } else {
+            // Ordered: each row sees the terms of its category's rows earlier in the permutation.
+            std::vector<std::uint32_t> terms(unique, 0), total(unique, 0);
+            for (std::uint32_t r : order) {
+              const std::uint32_t id = ph.ids[r];
+              lc[r] = ordered_target_value(s.type, classes, terms[id], total[id], pr.num, pr.denom);
+              terms[id] += target_term(s.type, j, cls[r]);
+              total[id] += 1;
+            }
           }
-          good[id] += cls[r];
-          total[id] += 1;
-        }
-      } else {
-        for (std::size_t k = 0; k < s.priors.size(); ++k) {
-          for (std::int64_t r = 0; r < n; ++r) {
-            const std::uint32_t id = ph.ids[static_cast<std::size_t>(r)];
-            learn_values[k][static_cast<std::size_t>(r)] =
-                counter_value(static_cast<std::uint32_t>(table.counts[id]),
-                              static_cast<std::uint32_t>(table.counter_denominator), s.priors[k].num, s.priors[k].denom);
+          const model::ctr_calc calc = calc_of(d.ctr);
+          for (std::int64_t r = 0; r < ne; ++r) {
+            ec[static_cast<std::size_t>(r)] =
+                model::ctr_value_of(tv, calc, model::projection_add_cat(0, he[static_cast<std::size_t>(r)]));
           }
+          add_column(std::move(lc), std::move(ec), d, s.ctr_border_count, s.ctr_border_type);
         }
-      }
-      for (std::size_t k = 0; k < s.priors.size(); ++k) {
-        derived_feature d;
-        d.kind = derived_kind::ctr;
-        d.cat_index = static_cast<std::int32_t>(c);
-        d.ctr.base = base;
-        d.ctr.prior_num = s.priors[k].num;
-        d.ctr.prior_denom = s.priors[k].denom;
-        if (std::find(done.begin(), done.end(), d.ctr) != done.end()) continue;  // listed twice
-        done.push_back(d.ctr);
-        std::vector<float> ec(static_cast<std::size_t>(ne));
-        const model::ctr_calc calc = calc_of(d.ctr);
-        for (std::int64_t r = 0; r < ne; ++r) {
-          ec[static_cast<std::size_t>(r)] =
-              model::ctr_value_of(tv, calc, model::projection_add_cat(0, he[static_cast<std::size_t>(r)]));
-        }
-        add_column(std::move(learn_values[k]), std::move(ec), d, s.ctr_border_count, s.ctr_border_type);
       }
     }
   }

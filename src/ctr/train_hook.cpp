@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The trainer's entry into categorical-feature preparation: CTR targets from the loss.
+#include <fmt/format.h>
+
 #include "cbg/core/error.hpp"
 #include "cbg/ctr/features.hpp"
 #include "cbg/train/boosting.hpp"
@@ -31,14 +33,20 @@ prepared_data prepare_for_training(const pool& learn, const pool* eval, const tr
   t.multiclass = k == loss_kind::multiclass || k == loss_kind::multiclass_one_vs_all;
   t.binarize = k != loss_kind::logloss;
   std::vector<float> targets;
-  if (!t.multiclass) {
-    train::target_rule rule;
-    rule.loss = k;
-    rule.has_border = p.target_border.has_value();
-    rule.border = p.target_border.value_or(0.5);
-    targets = train::read_targets(learn, rule, "learn");
-    t.learn = &targets;
+  train::target_rule rule;
+  rule.loss = k;
+  rule.has_border = p.target_border.has_value();
+  rule.border = p.target_border.value_or(0.5);
+  if (t.multiclass) {
+    const train::label_facts f = train::host_label_facts(learn);
+    CBG_EXPECTS(f.all_integer && f.min >= 0 && f.max < max_target_classes, status::bad_data,
+                fmt::format("{} with target CTRs takes class indices 0 .. {} as labels (found {} .. {})",
+                            train::loss_name(k), max_target_classes - 1, f.min, f.max));
+    t.classes = static_cast<int>(f.max) + 1;
+    rule.classes = t.classes;
   }
+  targets = train::read_targets(learn, rule, "learn");
+  t.learn = &targets;
   return prepare_categorical_host(learn, eval, p.ctr, t, p.random_seed);
 }
 

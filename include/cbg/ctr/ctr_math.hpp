@@ -30,11 +30,32 @@ CBG_HOST_DEVICE inline std::uint64_t permutation_key(std::uint64_t seed, std::ui
 // A target class of a Borders CTR with one target border: 1 when the target is above the border.
 CBG_HOST_DEVICE inline std::uint8_t target_class(float target, float border) { return target > border ? 1 : 0; }
 
-// The ordered value of a Borders CTR (two classes): `good` rows of class 1 among `total` rows of
-// the category seen before this one.
-CBG_HOST_DEVICE inline float ordered_borders_value(std::uint32_t good, std::uint32_t total, float prior_num,
-                                                   float prior_denom) {
-  return model::ctr_value(static_cast<float>(good), static_cast<float>(total), prior_num, prior_denom, 0.f, 1.f);
+// The target-based CTR types (Borders, Buckets, BinarizedTargetMeanValue) over C target classes
+// (C = 2 for a binary or binarized target; the class count for multiclass): how many CTR features a
+// prior gives (Borders: one per target border, C - 1; Buckets: one per class; the mean: one), and
+// the per-row quantity that feature `j` sums over the category's earlier rows: class > j for
+// Borders, class == j for Buckets, the class itself for the mean.
+CBG_HOST_DEVICE inline int target_features_of(model::ctr_type t, int classes) {
+  if (t == model::ctr_type::borders) return classes - 1;
+  if (t == model::ctr_type::buckets) return classes;
+  return 1;
+}
+CBG_HOST_DEVICE inline std::uint32_t target_term(model::ctr_type t, int j, std::uint8_t cls) {
+  if (t == model::ctr_type::borders) return cls > j ? 1u : 0u;
+  if (t == model::ctr_type::buckets) return cls == j ? 1u : 0u;
+  return cls;
+}
+// The mean type's sum from the summed classes: sum / (C - 1) in float (the table stores the same).
+CBG_HOST_DEVICE inline float mean_sum(std::uint32_t class_sum, int classes) {
+  return static_cast<float>(class_sum) / static_cast<float>(classes - 1);
+}
+// The ordered value of target-based feature (type, j): `terms` summed and `total` rows of the
+// category before this row.
+CBG_HOST_DEVICE inline float ordered_target_value(model::ctr_type t, int classes, std::uint32_t terms,
+                                                  std::uint32_t total, float prior_num, float prior_denom) {
+  const float a = t == model::ctr_type::binarized_target_mean_value ? mean_sum(terms, classes)
+                                                                    : static_cast<float>(terms);
+  return model::ctr_value(a, static_cast<float>(total), prior_num, prior_denom, 0.f, 1.f);
 }
 
 // The value of a counter CTR: the category's count over the denominator (Counter: the largest

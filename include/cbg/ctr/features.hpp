@@ -56,8 +56,12 @@ struct prepared_data {
 struct ctr_targets {
   const std::vector<float>* learn = nullptr;
   bool binarize = false;
-  bool multiclass = false;  // CTRs that need a target are refused (not implemented)
+  bool multiclass = false;  // learn holds class indices 0..classes-1
+  int classes = 0;
 };
+
+// The most target classes a target-based CTR takes (class indices are stored in a byte).
+inline constexpr int max_target_classes = 255;
 
 // The host reference: pools in host memory. `seed` draws the permutation of the ordered CTRs.
 prepared_data prepare_categorical_host(const pool& learn, const pool* eval, const options& o,

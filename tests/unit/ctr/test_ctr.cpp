@@ -81,7 +81,8 @@ std::vector<T> download(const T* d, std::size_t n, const cbg::context& ctx) {
 }
 
 std::unique_ptr<cat_data> make_cat_data(const std::shared_ptr<cbg::context>& ctx, std::int64_t rows,
-                                        bool binary, std::uint32_t seed, bool on_device = false) {
+                                        bool binary, std::uint32_t seed, bool on_device = false,
+                                        int classes = 2) {
   auto d = std::make_unique<cat_data>();
   d->rows = rows;
   std::mt19937 rng(seed);
@@ -94,7 +95,7 @@ std::unique_ptr<cat_data> make_cat_data(const std::shared_ptr<cbg::context>& ctx
     d->b.push_back(static_cast<std::int32_t>(rng() % 40) * 7);
     const float s = 0.5f * d->x.back() + effect[static_cast<std::size_t>(d->b.back() / 7)] +
                     (d->a.back() == 1 ? 0.7f : 0.f) + 0.3f * normal(rng);
-    d->label.push_back(binary ? (s > 0.2f ? 1.f : 0.f) : s);
+    d->label.push_back(classes > 2 ? (s < -0.3f ? 0.f : s < 0.6f ? 1.f : 2.f) : binary ? (s > 0.2f ? 1.f : 0.f) : s);
   }
   const std::vector<std::int64_t> shape{rows};
   void* x = d->x.data();
@@ -185,7 +186,7 @@ TEST_CASE("CTR options parse CatBoost's syntax and refuse bad values by name", "
   CHECK(bad(R"({"one_hot_max_size": 300})") == status::invalid_argument);
   CHECK(bad(R"({"counter_calc_method": "Half"})") == status::invalid_argument);
   CHECK(bad(R"({"per_feature_ctr": ["Borders"]})") == status::invalid_argument);
-  CHECK(bad(R"({"simple_ctr": ["Buckets"]})") == status::not_implemented);
+  CHECK(bad(R"({"simple_ctr": ["FloatTargetMeanValue"]})") == status::not_implemented);
   CHECK(bad(R"({"simple_ctr": ["Borders:PriorEstimation=BetaPrior"]})") == status::not_implemented);
   CHECK(bad(R"({"max_ctr_complexity": 2})") == status::not_implemented);
   try {
@@ -280,6 +281,73 @@ TEST_CASE("One-hot and CTR columns equal their definitions", "[ctr]") {
   }
 }
 
+TEST_CASE("Buckets, BinarizedTargetMeanValue and Borders over multiclass targets equal their definitions",
+          "[ctr]") {
+  namespace ctr = cbg::ctr;
+  namespace cm = cbg::model;
+  auto ctx = make_context(CBG_DEVICE_CPU);
+  for (const int classes : {2, 3}) {
+    auto learn = make_cat_data(ctx, 400, true, 13, false, classes);
+    auto eval = make_cat_data(ctx, 100, true, 14, false, classes);
+    ctr::options o;
+    o.one_hot_max_size = 3;
+    o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders:Prior=0.5", "x"),
+                                              ctr::parse_ctr_spec("Buckets:Prior=1/3", "x"),
+                                              ctr::parse_ctr_spec("BinarizedTargetMeanValue:Prior=0.25", "x")};
+    const std::vector<float> targets = learn->label;
+    ctr::ctr_targets t;
+    t.learn = &targets;
+    t.multiclass = classes > 2;
+    t.classes = classes;
+    const ctr::prepared_data p = ctr::prepare_categorical_host(*learn->pool, eval->pool.get(), o, t, 3);
+    // b: Borders C-1, Buckets C, mean 1 features.
+    REQUIRE(p.derived.size() == static_cast<std::size_t>(3 + (classes - 1) + classes + 1));
+    std::vector<std::int64_t> pos(static_cast<std::size_t>(learn->rows));
+    {
+      std::vector<std::pair<std::uint64_t, std::int64_t>> keyed;
+      for (std::int64_t r = 0; r < learn->rows; ++r) keyed.emplace_back(ctr::permutation_key(3, static_cast<std::uint64_t>(r)), r);
+      std::sort(keyed.begin(), keyed.end());
+      for (std::size_t i = 0; i < keyed.size(); ++i) pos[static_cast<std::size_t>(keyed[i].second)] = static_cast<std::int64_t>(i);
+    }
+    const auto term = [&](cm::ctr_type type, int j, int c) -> std::uint32_t {
+      if (type == cm::ctr_type::borders) return c > j ? 1 : 0;
+      if (type == cm::ctr_type::buckets) return c == j ? 1 : 0;
+      return static_cast<std::uint32_t>(c);
+    };
+    const auto value = [&](cm::ctr_type type, std::uint32_t s, std::uint32_t total, float num, float den) {
+      const float a = type == cm::ctr_type::binarized_target_mean_value
+                          ? static_cast<float>(s) / static_cast<float>(classes - 1)
+                          : static_cast<float>(s);
+      return (a + num) / (static_cast<float>(total) + den);
+    };
+    for (std::size_t k = 3; k < p.derived.size(); ++k) {
+      const cm::ctr_description& dsc = p.derived[k].ctr;
+      const cm::ctr_type type = dsc.base.type;
+      for (std::int64_t r = 0; r < learn->rows; ++r) {
+        std::uint32_t s = 0, total = 0;
+        for (std::int64_t q = 0; q < learn->rows; ++q) {
+          if (learn->b[static_cast<std::size_t>(q)] == learn->b[static_cast<std::size_t>(r)] &&
+              pos[static_cast<std::size_t>(q)] < pos[static_cast<std::size_t>(r)]) {
+            ++total;
+            s += term(type, dsc.target_border_idx, static_cast<int>(learn->label[static_cast<std::size_t>(q)]));
+          }
+        }
+        REQUIRE(p.learn_columns[k][static_cast<std::size_t>(r)] == value(type, s, total, dsc.prior_num, dsc.prior_denom));
+      }
+      for (std::int64_t r = 0; r < eval->rows; ++r) {
+        std::uint32_t s = 0, total = 0;
+        for (std::int64_t q = 0; q < learn->rows; ++q) {
+          if (learn->b[static_cast<std::size_t>(q)] == eval->b[static_cast<std::size_t>(r)]) {
+            ++total;
+            s += term(type, dsc.target_border_idx, static_cast<int>(learn->label[static_cast<std::size_t>(q)]));
+          }
+        }
+        REQUIRE(p.eval_columns[k][static_cast<std::size_t>(r)] == value(type, s, total, dsc.prior_num, dsc.prior_denom));
+      }
+    }
+  }
+}
+
 TEST_CASE("Counter CTRs divide by the largest category count; Full counts the eval rows", "[ctr]") {
   namespace ctr = cbg::ctr;
   auto ctx = make_context(CBG_DEVICE_CPU);
@@ -350,6 +418,46 @@ TEST_CASE("Training with categorical features: model features, tables and eval p
   }
 }
 
+TEST_CASE("MultiClass training with target CTRs: the model's eval predictions are the trainer's", "[ctr]") {
+  auto ctx = make_context(CBG_DEVICE_CPU);
+  auto learn = make_cat_data(ctx, 1500, true, 17, false, 3);
+  auto eval = make_cat_data(ctx, 400, true, 18, false, 3);
+  const std::string params = R"({"iterations": 20, "depth": 4, "verbose": false, "loss_function": "MultiClass",
+      "use_best_model": false, "simple_ctr": ["Borders", "Buckets", "BinarizedTargetMeanValue", "Counter"]})";
+  double last_eval = 0;
+  cbg::train::train_options opts;
+  opts.eval = eval->pool.get();
+  opts.on_iteration = [&](const cbg::train::progress& pg) {
+    last_eval = pg.eval;
+    return true;
+  };
+  const cbg::model::model m = cbg::train::train(*learn->pool, params, opts);
+  CHECK(!m.ctr_features.empty());
+  std::vector<std::uint32_t> cats;
+  for (std::int64_t r = 0; r < eval->rows; ++r) {
+    cats.push_back(cbg::model::cat_hash_int(eval->a[static_cast<std::size_t>(r)]));
+    cats.push_back(cbg::model::cat_hash_int(eval->b[static_cast<std::size_t>(r)]));
+  }
+  cbg::model::host_rows hr;
+  hr.n_rows = static_cast<std::size_t>(eval->rows);
+  hr.floats = eval->x.data();
+  hr.float_row_stride = 1;
+  hr.cat_hashes = cats.data();
+  hr.cat_row_stride = 2;
+  std::vector<double> raw(static_cast<std::size_t>(eval->rows * 3));
+  cbg::model::predict_host(m, hr, cbg::model::prediction_type::raw_formula_val, 0, m.tree_count(), raw.data(),
+                           raw.size());
+  double loss = 0;
+  for (std::int64_t r = 0; r < eval->rows; ++r) {
+    const double* a = raw.data() + r * 3;
+    const double mx = std::max({a[0], a[1], a[2]});
+    const double lse = mx + std::log(std::exp(a[0] - mx) + std::exp(a[1] - mx) + std::exp(a[2] - mx));
+    loss += lse - a[static_cast<int>(eval->label[static_cast<std::size_t>(r)])];
+  }
+  loss /= static_cast<double>(eval->rows);
+  CHECK(std::fabs(loss - last_eval) < 1e-6);
+}
+
 TEST_CASE("GPU training on categorical data equals the host reference byte for byte", "[ctr][gpu]") {
   CBG_REQUIRE_GPU();
   auto cpu = make_context(CBG_DEVICE_CPU);
@@ -380,22 +488,30 @@ TEST_CASE("GPU CTR preparation equals the host reference bit for bit", "[ctr][gp
   namespace ctr = cbg::ctr;
   auto cpu = make_context(CBG_DEVICE_CPU);
   auto gpu = make_context(0);
-  for (const bool binary : {true, false}) {
-    auto hl = make_cat_data(cpu, 20000, binary, 21);
-    auto he = make_cat_data(cpu, 3000, binary, 22);
-    auto dl = make_cat_data(gpu, 20000, binary, 21, true);
-    auto de = make_cat_data(gpu, 3000, binary, 22, true);
+  for (const int kind : {0, 1, 2}) {  // binary, regression, 3 classes
+    const bool binary = kind != 1;
+    const int classes = kind == 2 ? 3 : 2;
+    auto hl = make_cat_data(cpu, 20000, binary, 21, false, classes);
+    auto he = make_cat_data(cpu, 3000, binary, 22, false, classes);
+    auto dl = make_cat_data(gpu, 20000, binary, 21, true, classes);
+    auto de = make_cat_data(gpu, 3000, binary, 22, true, classes);
     ctr::options o;
     o.one_hot_max_size = 3;
     o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders:Prior=0.3/2", "x"),
                                               ctr::parse_ctr_spec("Counter", "x"),
+                                              ctr::parse_ctr_spec("Buckets", "x"),
+                                              ctr::parse_ctr_spec("BinarizedTargetMeanValue", "x"),
                                               ctr::parse_ctr_spec("FeatureFreq:Prior=1", "x")};
     o.counter_calc_method = binary ? ctr::counter_calc::full : ctr::counter_calc::skip_test;
     cbg::train::target_rule rule;
-    rule.loss = binary ? cbg::train::loss_kind::logloss : cbg::train::loss_kind::rmse;
+    rule.loss = kind == 2 ? cbg::train::loss_kind::multiclass
+                : binary  ? cbg::train::loss_kind::logloss
+                          : cbg::train::loss_kind::rmse;
     ctr::ctr_targets t;
     t.learn = &hl->label;
     t.binarize = !binary;
+    t.multiclass = kind == 2;
+    t.classes = classes;
     const ctr::prepared_data h = ctr::prepare_categorical_host(*hl->pool, he->pool.get(), o, t, 5);
     const ctr::prepared_data d = ctr::prepare_categorical_device(*dl->pool, de->pool.get(), o, rule, !binary, 5);
     REQUIRE(d.derived.size() == h.derived.size());
@@ -405,6 +521,12 @@ TEST_CASE("GPU CTR preparation equals the host reference bit for bit", "[ctr][gp
       CHECK(d.tables[k].counts == h.tables[k].counts);
       CHECK(d.tables[k].bucket_hashes == h.tables[k].bucket_hashes);
       CHECK(d.tables[k].counter_denominator == h.tables[k].counter_denominator);
+      CHECK(d.tables[k].target_classes_count == h.tables[k].target_classes_count);
+      REQUIRE(d.tables[k].means.size() == h.tables[k].means.size());
+      for (std::size_t i = 0; i < h.tables[k].means.size(); ++i) {
+        CHECK(d.tables[k].means[i].sum == h.tables[k].means[i].sum);
+        CHECK(d.tables[k].means[i].count == h.tables[k].means[i].count);
+      }
     }
     for (std::size_t k = 0; k < h.derived.size(); ++k) {
       CHECK(d.derived[k].ctr == h.derived[k].ctr);
