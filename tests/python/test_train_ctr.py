@@ -110,3 +110,24 @@ def test_ctr_parameters_refused_by_name():
         with pytest.raises(cbgpu.CbgError) as e:
             cbgpu.train(pool, {"iterations": 2, **bad})
         assert name in str(e.value)
+
+
+@pytest.mark.parametrize("loss", ["MultiClass", "Logloss"])
+def test_target_ctr_types_catboost_predicts(tmp_path, loss):
+    """Buckets, BinarizedTargetMeanValue and Borders (one CTR per target border on MultiClass):
+    CatBoost loads the model and predicts what our evaluator predicts."""
+    a, h, c, y = adult_like(3000, "regression", 6)
+    y = np.digitize(y, [0.0, 1.0]).astype(np.float64) if loss == "MultiClass" else (y > 0.5).astype(np.float64)
+    ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
+    params = {"iterations": 40, "loss_function": loss, "verbose": False, "max_ctr_complexity": 1,
+              "simple_ctr": ["Borders", "Buckets:Prior=0.5", "BinarizedTargetMeanValue", "Counter"]}
+    ours = cbgpu.train(our_pool(ctx, a, h, c, y), params)
+    path = tmp_path / "t.cbm"
+    ours.save(str(path))
+    loaded = catboost.CatBoost()
+    loaded.load_model(str(path))
+    cat_idx = list(range(2, 2 + len(c)))
+    ta, th, tc, _ = adult_like(1000, "regression", 7)
+    theirs = loaded.predict(catboost.Pool(frames(ta, th, tc), cat_features=cat_idx), prediction_type="RawFormulaVal")
+    mine = ours.predict(our_pool(ctx, ta, th, tc))
+    np.testing.assert_allclose(np.asarray(theirs).reshape(mine.shape), mine, rtol=1e-12, atol=1e-12)
