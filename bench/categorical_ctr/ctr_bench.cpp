@@ -6,8 +6,9 @@
 // column once) at the bandwidth of a device-to-device copy measured in the same run. CatBoost
 // computes these CTRs once before boosting (plain boosting, one permutation), so the per-iteration
 // figure is the preparation divided by the iteration count.
-//   cbgpu-ctr-bench [rows [iterations]]   (default: 10000000 1000; 8 columns, cardinalities
-//   10, 100, 1000, 10^4, 10^5, 3*10^5, 10^6, 30)
+//   cbgpu-ctr-bench [rows [iterations [train_iterations]]]   (default: 10000000 1000 0; 8 columns,
+//   cardinalities 10, 100, 1000, 10^4, 10^5, 3*10^5, 10^6, 30). With train_iterations > 0 it also
+//   trains (Logloss, depth 6, CatBoost's GPU default CTRs) and reports the time per iteration.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include "cbg/runtime/context.hpp"
 #include "cbg/tensor/dlpack.hpp"
 #include "cbg/train/boosting.hpp"
+#include "cbg/train/trainer.hpp"
 
 namespace {
 
@@ -42,6 +44,7 @@ void ctr_bench_fill(std::int32_t* x, std::int64_t rows, int c, std::int32_t card
 int main(int argc, char** argv) {
   const std::int64_t rows = argc > 1 ? std::atoll(argv[1]) : 10000000;
   const int iterations = argc > 2 ? std::atoi(argv[2]) : 1000;
+  const int train_iterations = argc > 3 ? std::atoi(argv[3]) : 0;
   const std::vector<std::int32_t> cards{10, 100, 1000, 10000, 100000, 300000, 1000000, 30};
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
@@ -117,11 +120,22 @@ int main(int argc, char** argv) {
   }
   const double bandwidth = 2.0 * static_cast<double>(copy_bytes) / (copy_ms * 1e-3);  // bytes/s read+written
   const double floor_s = bytes / bandwidth;
+  double train_s = 0;
+  if (train_iterations > 0) {
+    const std::string params = "{\"iterations\": " + std::to_string(train_iterations) +
+                               ", \"depth\": 6, \"verbose\": false, \"loss_function\": \"Logloss\"}";
+    BENCH_CHECK(cudaDeviceSynchronize());
+    const auto t0 = std::chrono::steady_clock::now();
+    (void)cbg::train::train(p, params, {});
+    train_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   std::printf("{\"device\": \"%s\", \"rows\": %lld, \"cat_columns\": %d, \"derived_columns\": %zu, "
               "\"prepare_ms\": %.3f, \"floor_ms\": %.3f, \"ratio\": %.2f, \"copy_GBps\": %.1f, "
-              "\"iterations\": %d, \"per_iteration_ms\": %.4f}\n",
+              "\"iterations\": %d, \"per_iteration_ms\": %.4f, \"train_iterations\": %d, "
+              "\"train_ms_per_iteration\": %.3f}\n",
               prop.name, static_cast<long long>(rows), nc, derived, best * 1e3, floor_s * 1e3, best / floor_s,
-              bandwidth / 1e9, iterations, best * 1e3 / iterations);
+              bandwidth / 1e9, iterations, best * 1e3 / iterations, train_iterations,
+              train_iterations > 0 ? train_s * 1e3 / train_iterations : 0.0);
   BENCH_CHECK(cudaFree(a));
   BENCH_CHECK(cudaFree(b));
   BENCH_CHECK(cudaFree(x));

@@ -14,7 +14,8 @@ prepared_data prepare_for_training(const pool& learn, const pool* eval, const tr
   using train::loss_kind;
   const loss_kind k = p.loss.kind;
   // The GPU path when every categorical column is where the device reads it; else the host
-  // reference (a GPU context then trains on derived host columns, staged by the quantizer).
+  // reference (whose derived pools are then in pageable host memory, which the GPU trainer refuses
+  // as it refuses any pageable column).
   bool on_device = !learn.ctx()->is_cpu();
   for (std::int64_t j = 0; j < learn.num_features(); ++j) {
     if (learn.is_categorical(j)) {
