@@ -111,6 +111,30 @@ __global__ void target_values_kernel(const std::uint32_t* order, const std::uint
   }
 }
 
+// FloatTargetMeanValue: fixed-point targets per sorted position, per-id sums, ordered values.
+__global__ void run_fixed_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos, const float* targets,
+                                 std::int64_t n, double scale, long long* out) {
+  const std::int64_t j = thread_index();
+  if (j < n) out[j] = to_fixed(targets[order[sorted_pos[j]]], scale);
+}
+__global__ void fixed_sums_kernel(const std::uint32_t* ids, const float* targets, std::int64_t n, double scale,
+                                  unsigned long long* sums) {
+  const std::int64_t i = thread_index();
+  if (i < n) atomicAdd(sums + ids[i], static_cast<unsigned long long>(to_fixed(targets[i], scale)));
+}
+__global__ void float_mean_values_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos,
+                                         const long long* prefix, const std::uint32_t* total, std::int64_t n,
+                                         double scale, float prior_num, float prior_denom, float* out) {
+  const std::int64_t j = thread_index();
+  if (j < n) {
+    out[order[sorted_pos[j]]] = ordered_float_mean_value(prefix[j], total[j], scale, prior_num, prior_denom);
+  }
+}
+__global__ void abs_kernel(const float* in, std::int64_t n, float* out) {
+  const std::int64_t i = thread_index();
+  if (i < n) out[i] = fabsf(in[i]);
+}
+
 // Table statistics: class counts [id][classes], or (mean type) class sums and row counts per id.
 __global__ void class_counts_kernel(const std::uint32_t* ids, const std::uint8_t* cls, std::int64_t n, int classes,
                                     std::int32_t* counts) {
@@ -212,16 +236,28 @@ prepared_data prepare_categorical_device(const pool& learn, const pool* eval, co
   device_buffer<std::uint32_t> order;
   device_buffer<std::uint8_t> cls;
   int classes = 2;
+  double fixed_scale = 1.0;  // FloatTargetMeanValue sums
+  device_buffer<float> targets;
   const bool multiclass =
       rule.loss == train::loss_kind::multiclass || rule.loss == train::loss_kind::multiclass_one_vs_all;
   const auto ensure_targets = [&](const ctr_spec& s) {
     if (order.size() == un) return;
     CBG_EXPECTS(learn.label().has_value(), status::bad_data, "the learn pool has no label");
-    device_buffer<float> targets(un, stream, res);
+    targets = device_buffer<float>(un, stream, res);
     train::target_rule r = rule;
     if (multiclass) r.classes = max_target_classes;  // class indices; checked below
     targets_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(column_of(*learn.label(), 0), r, n, targets.data());
     CBG_CHECK_CUDA(stream);
+    {
+      device_buffer<float> abs_t(un, stream, res), mx(1, stream, res);
+      abs_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(targets.data(), n, abs_t.data());
+      CBG_CHECK_CUDA(stream);
+      std::size_t bytes = 0;
+      CBG_CUDA_TRY(cub::DeviceReduce::Max(nullptr, bytes, abs_t.data(), mx.data(), n_items, stream));
+      device_buffer<unsigned char> temp(bytes, stream, res);
+      CBG_CUDA_TRY(cub::DeviceReduce::Max(temp.data(), bytes, abs_t.data(), mx.data(), n_items, stream));
+      fixed_scale = fixed_scale_for(download(ctx, mx.data(), 1, "CTR largest |target|")[0], n);
+    }
     float border = 0.5f;
     if (multiclass) {
       device_buffer<float> mx(1, stream, res);
@@ -312,6 +348,7 @@ prepared_data prepare_categorical_device(const pool& learn, const pool* eval, co
     // rows before each in its run, and scratch for the scans: made when a target CTR needs them.
     device_buffer<std::uint32_t> sorted_pos, sorted_ids, total, terms, run_terms;
     device_buffer<unsigned char> scan_temp;
+    device_buffer<long long> fixed_terms, fixed_prefix;
     const auto ensure_runs = [&] {
       if (sorted_pos.size() == un) return;
       device_buffer<std::uint32_t> ids_ord(un, stream, res), pos(un, stream, res), ones(un, stream, res);
@@ -360,7 +397,21 @@ prepared_data prepare_categorical_device(const pool& learn, const pool* eval, co
         model::ctr_table t = shape;
         t.base = base;
         device_table dt;
-        if (s.type == model::ctr_type::binarized_target_mean_value) {
+        if (s.type == model::ctr_type::float_target_mean_value) {
+          device_buffer<unsigned long long> sums(unique, stream, res);
+          CBG_CUDA_TRY(cudaMemsetAsync(sums.data(), 0, unique * sizeof(unsigned long long), stream));
+          fixed_sums_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(ph.ids.data(), targets.data(), n, fixed_scale,
+                                                                     sums.data());
+          CBG_CHECK_CUDA(stream);
+          const std::vector<unsigned long long> hs = download(ctx, sums.data(), unique, "CTR table sums");
+          const std::vector<std::uint32_t> hr = download(ctx, ph.counts.data(), unique, "CTR table counts");
+          t.means.resize(unique);
+          for (std::size_t id = 0; id < unique; ++id) {
+            t.means[id].sum = from_fixed(static_cast<std::int64_t>(hs[id]), fixed_scale);
+            t.means[id].count = static_cast<std::int32_t>(hr[id]);
+          }
+          dt.means = upload(ctx, t.means, "CTR table means");
+        } else if (s.type == model::ctr_type::binarized_target_mean_value) {
           device_buffer<std::uint32_t> sums(unique, stream, res), rows(unique, stream, res);
           CBG_CUDA_TRY(cudaMemsetAsync(sums.data(), 0, unique * sizeof(std::uint32_t), stream));
           CBG_CUDA_TRY(cudaMemsetAsync(rows.data(), 0, unique * sizeof(std::uint32_t), stream));
@@ -434,6 +485,27 @@ prepared_data prepare_categorical_device(const pool& learn, const pool* eval, co
             counter_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(
                 ph.ids.data(), dt.counts.data(), static_cast<std::uint32_t>(table.counter_denominator), n, pr.num,
                 pr.denom, lc.data());
+          } else if (s.type == model::ctr_type::float_target_mean_value) {
+            if (!scanned) {
+              fixed_terms = device_buffer<long long>(un, stream, res);
+              fixed_prefix = device_buffer<long long>(un, stream, res);
+              run_fixed_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(order.data(), sorted_pos.data(),
+                                                                        targets.data(), n, fixed_scale,
+                                                                        fixed_terms.data());
+              CBG_CHECK_CUDA(stream);
+              std::size_t bytes = 0;
+              CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, bytes, sorted_ids.data(), fixed_terms.data(),
+                                                              fixed_prefix.data(), n_items,
+                                                              ::cuda::std::equal_to<>{}, stream));
+              device_buffer<unsigned char> temp(bytes, stream, res);
+              CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(temp.data(), bytes, sorted_ids.data(), fixed_terms.data(),
+                                                              fixed_prefix.data(), n_items,
+                                                              ::cuda::std::equal_to<>{}, stream));
+              scanned = true;
+            }
+            float_mean_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(
+                order.data(), sorted_pos.data(), fixed_prefix.data(), total.data(), n, fixed_scale, pr.num, pr.denom,
+                lc.data());
           } else {
             if (!scanned) {
               run_terms_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(order.data(), sorted_pos.data(), cls.data(),

@@ -145,12 +145,6 @@ ctr_spec parse_ctr_spec(const std::string& text, const std::string& what) {
                               text, parts[0]));
   }
   s.type = t;
-  if (t == model::ctr_type::float_target_mean_value) {
-    CBG_FAIL(status::not_implemented,
-             fmt::format("parameter '{}': '{}': CTR type {} is not implemented (Borders, Buckets, "
-                         "BinarizedTargetMeanValue, Counter, FeatureFreq are)",
-                         what, text, parts[0]));
-  }
   if (t == model::ctr_type::feature_freq) s.ctr_border_type = quantize::border_type::min_entropy;
   bool target_options = false;
   for (std::size_t i = 1; i < parts.size(); ++i) {

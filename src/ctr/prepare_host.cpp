@@ -2,6 +2,7 @@
 // The host reference of categorical-feature preparation (features.hpp): hashes, perfect hashing,
 // one-hot columns, ordered CTR columns, the final CTR tables and the derived pools.
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <numeric>
@@ -97,6 +98,7 @@ prepared_data prepare_categorical_host(const pool& learn, const pool* eval, cons
   std::vector<std::uint32_t> order;
   std::vector<std::uint8_t> cls;
   int classes = 2;
+  double fixed_scale = 1.0;  // FloatTargetMeanValue sums
   const auto ensure_targets = [&](const ctr_spec& s) {
     if (!order.empty()) return;
     CBG_EXPECTS(targets.learn != nullptr && static_cast<std::int64_t>(targets.learn->size()) == n,
@@ -112,6 +114,9 @@ prepared_data prepare_categorical_host(const pool& learn, const pool* eval, cons
       const float border = targets.binarize ? target_border_host(learn.ctx(), t, s.target_border_type) : 0.5f;
       for (std::int64_t r = 0; r < n; ++r) cls[static_cast<std::size_t>(r)] = target_class(t[static_cast<std::size_t>(r)], border);
     }
+    float max_abs = 0.f;
+    for (float v : t) max_abs = std::max(max_abs, std::fabs(v));
+    fixed_scale = fixed_scale_for(max_abs, n);
     std::vector<std::uint64_t> keys(static_cast<std::size_t>(n));
     for (std::int64_t r = 0; r < n; ++r) keys[static_cast<std::size_t>(r)] = permutation_key(seed, static_cast<std::uint64_t>(r));
     order.resize(static_cast<std::size_t>(n));
@@ -172,7 +177,16 @@ prepared_data prepare_categorical_host(const pool& learn, const pool* eval, cons
         model::ctr_table t;
         t.base = base;
         build_ctr_buckets(keys, t);
-        if (s.type == model::ctr_type::binarized_target_mean_value) {
+        if (s.type == model::ctr_type::float_target_mean_value) {
+          std::vector<std::int64_t> sums(unique, 0);
+          t.means.assign(unique, {});
+          for (std::int64_t r = 0; r < n; ++r) {
+            const std::uint32_t id = ph.ids[static_cast<std::size_t>(r)];
+            sums[id] += to_fixed((*targets.learn)[static_cast<std::size_t>(r)], fixed_scale);
+            ++t.means[id].count;
+          }
+          for (std::size_t id = 0; id < unique; ++id) t.means[id].sum = from_fixed(sums[id], fixed_scale);
+        } else if (s.type == model::ctr_type::binarized_target_mean_value) {
           std::vector<std::uint32_t> sums(unique, 0);
           t.means.assign(unique, {});
           for (std::int64_t r = 0; r < n; ++r) {
@@ -230,6 +244,15 @@ prepared_data prepare_categorical_host(const pool& learn, const pool* eval, cons
               lc[static_cast<std::size_t>(r)] =
                   counter_value(static_cast<std::uint32_t>(table.counts[ph.ids[static_cast<std::size_t>(r)]]),
                                 static_cast<std::uint32_t>(table.counter_denominator), pr.num, pr.denom);
+            }
+          } else if (s.type == model::ctr_type::float_target_mean_value) {
+            std::vector<std::int64_t> sums(unique, 0);
+            std::vector<std::uint32_t> total(unique, 0);
+            for (std::uint32_t r : order) {
+              const std::uint32_t id = ph.ids[r];
+              lc[r] = ordered_float_mean_value(sums[id], total[id], fixed_scale, pr.num, pr.denom);
+              sums[id] += to_fixed((*targets.learn)[r], fixed_scale);
+              total[id] += 1;
             }
           } else {
             // Ordered: each row sees the terms of its category's rows earlier in the permutation.

@@ -114,13 +114,14 @@ def test_ctr_parameters_refused_by_name():
 
 @pytest.mark.parametrize("loss", ["MultiClass", "Logloss"])
 def test_target_ctr_types_catboost_predicts(tmp_path, loss):
-    """Buckets, BinarizedTargetMeanValue and Borders (one CTR per target border on MultiClass):
+    """Buckets, BinarizedTargetMeanValue, FloatTargetMeanValue and Borders (one CTR per target border on MultiClass):
     CatBoost loads the model and predicts what our evaluator predicts."""
     a, h, c, y = adult_like(3000, "regression", 6)
     y = np.digitize(y, [0.0, 1.0]).astype(np.float64) if loss == "MultiClass" else (y > 0.5).astype(np.float64)
     ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
     params = {"iterations": 40, "loss_function": loss, "verbose": False, "max_ctr_complexity": 1,
-              "simple_ctr": ["Borders", "Buckets:Prior=0.5", "BinarizedTargetMeanValue", "Counter"]}
+              "simple_ctr": ["Borders", "Buckets:Prior=0.5", "BinarizedTargetMeanValue", "Counter",
+                             "FloatTargetMeanValue"]}
     ours = cbgpu.train(our_pool(ctx, a, h, c, y), params)
     path = tmp_path / "t.cbm"
     ours.save(str(path))

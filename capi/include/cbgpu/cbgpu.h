@@ -785,7 +785,8 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *   task_type, devices, thread_count, name. Categorical features: one_hot_max_size (2),
  *   simple_ctr and per_feature_ctr ("FeatureIndex:Description") in CatBoost's syntax
  *   "Type[:CtrBorderCount=N][:CtrBorderType=T][:TargetBorderType=T][:Prior=n/d]..." with types
- *   Borders, Buckets, BinarizedTargetMeanValue, Counter, FeatureFreq (default: CatBoost's GPU set,
+ *   Borders, Buckets, BinarizedTargetMeanValue, FloatTargetMeanValue, Counter, FeatureFreq
+ *   (default: CatBoost's GPU set,
  *   Borders with priors 0, 0.5, 1 and FeatureFreq), counter_calc_method (SkipTest, Full),
  *   max_ctr_complexity (1 only: no feature combinations), combinations_ctr (accepted, unused),
  *   ctr_target_border_count (1). The border subset of quantization is drawn with the
@@ -800,7 +801,7 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *   unknown parameter, an invalid value or combination: the message names the parameter; eval
  *   pool of another shape or device; bad struct_size), #CBG_ERR_NOT_IMPLEMENTED (a recognised
  *   choice not implemented yet: Ordered boosting, MVS/Poisson bootstrap, Exact leaves, feature
- *   combinations, FloatTargetMeanValue), #CBG_ERR_BAD_DATA (no rows, missing or invalid labels for the loss, non-finite
+ *   combinations, TargetBorderCount > 1, PriorEstimation), #CBG_ERR_BAD_DATA (no rows, missing or invalid labels for the loss, non-finite
  *   derivatives), #CBG_ERR_DEVICE (host columns on a GPU context or the reverse),
  *   #CBG_ERR_STRICT_D2H, #CBG_ERR_IO (train_dir), #CBG_ERR_CUDA, #CBG_ERR_OUT_OF_MEMORY.
  * Safe on distinct pools and contexts; blocks until training is done. @since 0.1

@@ -11,6 +11,8 @@
 // evaluator computes from the stored tables.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "cbg/config.hpp"
@@ -56,6 +58,27 @@ CBG_HOST_DEVICE inline float ordered_target_value(model::ctr_type t, int classes
   const float a = t == model::ctr_type::binarized_target_mean_value ? mean_sum(terms, classes)
                                                                     : static_cast<float>(terms);
   return model::ctr_value(a, static_cast<float>(total), prior_num, prior_denom, 0.f, 1.f);
+}
+
+// FloatTargetMeanValue sums raw targets in 64-bit fixed point (exact and order-free, so the
+// ordered prefix sums of the host's loop and of the GPU's scan agree bit for bit); `scale` is a
+// power of two chosen from the largest |target| and the row count (fixed_scale_for), so no sum
+// overflows. The table stores the float of the final sum.
+CBG_HOST_DEVICE inline std::int64_t to_fixed(float t, double scale) {
+  return static_cast<std::int64_t>(rint(static_cast<double>(t) * scale));
+}
+CBG_HOST_DEVICE inline float from_fixed(std::int64_t v, double scale) {
+  return static_cast<float>(static_cast<double>(v) / scale);
+}
+inline double fixed_scale_for(float max_abs, std::int64_t rows) {
+  const double bound = static_cast<double>(max_abs) * static_cast<double>(rows > 0 ? rows : 1) + 1.0;
+  int e = 0;
+  (void)std::frexp(bound, &e);  // bound < 2^e
+  return std::ldexp(1.0, std::max(-60, std::min(60, 61 - e)));
+}
+CBG_HOST_DEVICE inline float ordered_float_mean_value(std::int64_t prefix, std::uint32_t total, double scale,
+                                                      float prior_num, float prior_denom) {
+  return model::ctr_value(from_fixed(prefix, scale), static_cast<float>(total), prior_num, prior_denom, 0.f, 1.f);
 }
 
 // The value of a counter CTR: the category's count over the denominator (Counter: the largest

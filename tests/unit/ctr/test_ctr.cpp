@@ -186,7 +186,7 @@ TEST_CASE("CTR options parse CatBoost's syntax and refuse bad values by name", "
   CHECK(bad(R"({"one_hot_max_size": 300})") == status::invalid_argument);
   CHECK(bad(R"({"counter_calc_method": "Half"})") == status::invalid_argument);
   CHECK(bad(R"({"per_feature_ctr": ["Borders"]})") == status::invalid_argument);
-  CHECK(bad(R"({"simple_ctr": ["FloatTargetMeanValue"]})") == status::not_implemented);
+  CHECK(bad(R"({"simple_ctr": ["Borders:TargetBorderCount=2"]})") == status::not_implemented);
   CHECK(bad(R"({"simple_ctr": ["Borders:PriorEstimation=BetaPrior"]})") == status::not_implemented);
   CHECK(bad(R"({"max_ctr_complexity": 2})") == status::not_implemented);
   try {
@@ -348,6 +348,41 @@ TEST_CASE("Buckets, BinarizedTargetMeanValue and Borders over multiclass targets
   }
 }
 
+TEST_CASE("FloatTargetMeanValue is the ordered mean of the raw targets", "[ctr]") {
+  namespace ctr = cbg::ctr;
+  auto ctx = make_context(CBG_DEVICE_CPU);
+  auto learn = make_cat_data(ctx, 500, false, 31);
+  auto eval = make_cat_data(ctx, 100, false, 32);
+  ctr::options o;
+  o.one_hot_max_size = 3;
+  o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("FloatTargetMeanValue:Prior=0.5", "x")};
+  ctr::ctr_targets t;
+  t.learn = &learn->label;
+  t.binarize = true;
+  const ctr::prepared_data p = ctr::prepare_categorical_host(*learn->pool, eval->pool.get(), o, t, 8);
+  REQUIRE(p.derived.size() == 4);
+  std::vector<std::int64_t> pos(static_cast<std::size_t>(learn->rows));
+  {
+    std::vector<std::pair<std::uint64_t, std::int64_t>> keyed;
+    for (std::int64_t r = 0; r < learn->rows; ++r) keyed.emplace_back(ctr::permutation_key(8, static_cast<std::uint64_t>(r)), r);
+    std::sort(keyed.begin(), keyed.end());
+    for (std::size_t i = 0; i < keyed.size(); ++i) pos[static_cast<std::size_t>(keyed[i].second)] = static_cast<std::int64_t>(i);
+  }
+  for (std::int64_t r = 0; r < learn->rows; ++r) {
+    double sum = 0;
+    int total = 0;
+    for (std::int64_t q = 0; q < learn->rows; ++q) {
+      if (learn->b[static_cast<std::size_t>(q)] == learn->b[static_cast<std::size_t>(r)] &&
+          pos[static_cast<std::size_t>(q)] < pos[static_cast<std::size_t>(r)]) {
+        sum += learn->label[static_cast<std::size_t>(q)];
+        ++total;
+      }
+    }
+    const double expected = (sum + 0.5) / (total + 1.0);
+    REQUIRE(std::fabs(p.learn_columns[3][static_cast<std::size_t>(r)] - expected) <= 1e-5 * std::max(1.0, std::fabs(expected)));
+  }
+}
+
 TEST_CASE("Counter CTRs divide by the largest category count; Full counts the eval rows", "[ctr]") {
   namespace ctr = cbg::ctr;
   auto ctx = make_context(CBG_DEVICE_CPU);
@@ -497,6 +532,7 @@ TEST_CASE("GPU CTR preparation equals the host reference bit for bit", "[ctr][gp
                                               ctr::parse_ctr_spec("Counter", "x"),
                                               ctr::parse_ctr_spec("Buckets", "x"),
                                               ctr::parse_ctr_spec("BinarizedTargetMeanValue", "x"),
+                                              ctr::parse_ctr_spec("FloatTargetMeanValue:Prior=0.5", "x"),
                                               ctr::parse_ctr_spec("FeatureFreq:Prior=1", "x")};
     o.counter_calc_method = binary ? ctr::counter_calc::full : ctr::counter_calc::skip_test;
     cbg::train::target_rule rule;
