@@ -180,12 +180,15 @@ device_buffer<T> upload(const context& ctx, const std::vector<T>& v, const char*
   return d;
 }
 
+// Category-sized results (one-hot values, CTR tables: what the model stores) in pieces of at most
+// strict_d2h_metadata_limit bytes, as the trainer copies its trees: never dataset-sized.
 template <class T>
 std::vector<T> download(const context& ctx, const T* d, std::size_t n, const char* what) {
   std::vector<T> v(n);
-  if (n != 0) {
-    copy_bytes(v.data(), memory_kind::host, d, memory_kind::device, n * sizeof(T), ctx.stream(), ctx.copies(),
-               ctx.rules(), CBG_COPY_SITE(what));
+  const std::size_t piece = std::max<std::size_t>(1, strict_d2h_metadata_limit / sizeof(T));
+  for (std::size_t at = 0; at < n; at += piece) {
+    copy_bytes(v.data() + at, memory_kind::host, d + at, memory_kind::device, std::min(piece, n - at) * sizeof(T),
+               ctx.stream(), ctx.copies(), ctx.rules(), CBG_COPY_SITE(what));
   }
   CBG_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
   return v;

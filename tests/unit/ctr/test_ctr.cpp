@@ -514,6 +514,21 @@ TEST_CASE("GPU training on categorical data equals the host reference byte for b
   }
 }
 
+TEST_CASE("GPU training on categorical data works in strict mode (no dataset-sized copy back)", "[ctr][gpu]") {
+  CBG_REQUIRE_GPU();
+  cbg::context_options so;
+  so.device = 0;
+  so.strict_no_d2h = true;
+  auto strict = cbg::context::create(so);
+  auto cpu = make_context(CBG_DEVICE_CPU);
+  // 200 000 rows: the 40-value column's CTR tables are small, every column is 800 KB.
+  auto d = make_cat_data(strict, 200000, true, 41, true);
+  auto h = make_cat_data(cpu, 200000, true, 41);
+  const std::string params = R"({"iterations": 10, "depth": 6, "verbose": false, "loss_function": "Logloss"})";
+  const cbg::model::model m = cbg::train::train(*d->pool, params, {});
+  CHECK(cbg::model::write_cbm(m) == cbg::model::write_cbm(cbg::train::train(*h->pool, params, {})));
+}
+
 TEST_CASE("GPU CTR preparation equals the host reference bit for bit", "[ctr][gpu]") {
   CBG_REQUIRE_GPU();
   namespace ctr = cbg::ctr;
