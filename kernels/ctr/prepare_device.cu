@@ -475,14 +475,7 @@ prepared_data prepare_categorical_device(const pool& learn, const pool* eval, co
         bool scanned = false;
         for (const prior& pr : s.priors) {
           derived_feature d;
-          d.kind = derived_kind::ctr;
-          d.cat_index = static_cast<std::int32_t>(c);
-          d.ctr.base = base;
-          d.ctr.target_border_idx = f;
-          d.ctr.prior_num = pr.num;
-          d.ctr.prior_denom = pr.denom;
-          if (std::find(done.begin(), done.end(), d.ctr) != done.end()) continue;  // listed twice
-          done.push_back(d.ctr);
+          if (!next_ctr_feature(static_cast<std::int32_t>(c), base, f, pr, done, d)) continue;
           device_buffer<float> lc(un, stream, res), ec(static_cast<std::size_t>(ne), stream, res);
           if (counter) {
             counter_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(

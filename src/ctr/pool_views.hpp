@@ -88,6 +88,7 @@ class view_set {
 #include <string>
 #include <vector>
 
+#include "cbg/ctr/features.hpp"
 #include "cbg/data/pool.hpp"
 #include "cbg/quantize/quantizer.hpp"
 
@@ -112,6 +113,24 @@ inline std::unique_ptr<pool> derived_pool(const pool& src, const std::vector<std
   if (src.baseline()) in.baseline = views.tensor(*src.baseline());
   in.feature_names = std::move(names);
   return std::make_unique<pool>(pool::build(src.ctx(), std::move(in)));
+}
+
+// The CTR feature (base, target border or class j, prior) of categorical feature `cat`; false when
+// `done` already holds it (a CTR listed twice), else it is added there.
+inline bool next_ctr_feature(std::int32_t cat, const model::ctr_base& base, int j, const prior& pr,
+                             std::vector<model::ctr_description>& done, derived_feature& d) {
+  d = derived_feature{};
+  d.kind = derived_kind::ctr;
+  d.cat_index = cat;
+  d.ctr.base = base;
+  d.ctr.target_border_idx = j;
+  d.ctr.prior_num = pr.num;
+  d.ctr.prior_denom = pr.denom;
+  for (const model::ctr_description& x : done) {
+    if (x == d.ctr) return false;
+  }
+  done.push_back(d.ctr);
+  return true;
 }
 
 // The quantization of derived column `feature`: its CTR's border count and type, no NaNs.

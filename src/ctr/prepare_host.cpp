@@ -230,14 +230,7 @@ prepared_data prepare_categorical_host(const pool& learn, const pool* eval, cons
       for (int j = 0; j < features; ++j) {
         for (const prior& pr : s.priors) {
           derived_feature d;
-          d.kind = derived_kind::ctr;
-          d.cat_index = static_cast<std::int32_t>(c);
-          d.ctr.base = base;
-          d.ctr.target_border_idx = j;
-          d.ctr.prior_num = pr.num;
-          d.ctr.prior_denom = pr.denom;
-          if (std::find(done.begin(), done.end(), d.ctr) != done.end()) continue;  // listed twice
-          done.push_back(d.ctr);
+          if (!next_ctr_feature(static_cast<std::int32_t>(c), base, j, pr, done, d)) continue;
           std::vector<float> lc(static_cast<std::size_t>(n)), ec(static_cast<std::size_t>(ne));
           if (counter) {
             for (std::int64_t r = 0; r < n; ++r) {

@@ -130,7 +130,7 @@ std::unique_ptr<cat_data> make_cat_data(const std::shared_ptr<cbg::context>& ctx
   return d;
 }
 
-std::vector<double> predict(const cbg::model::model& m, const cat_data& d) {
+std::vector<double> predict(const cbg::model::model& m, const cat_data& d, int dims = 1) {
   std::vector<std::uint32_t> cats;
   for (std::int64_t r = 0; r < d.rows; ++r) {
     cats.push_back(cbg::model::cat_hash_int(d.a[static_cast<std::size_t>(r)]));
@@ -142,10 +142,20 @@ std::vector<double> predict(const cbg::model::model& m, const cat_data& d) {
   hr.float_row_stride = 1;
   hr.cat_hashes = cats.data();
   hr.cat_row_stride = 2;
-  std::vector<double> out(static_cast<std::size_t>(d.rows));
+  std::vector<double> out(static_cast<std::size_t>(d.rows * dims));
   cbg::model::predict_host(m, hr, cbg::model::prediction_type::raw_formula_val, 0, m.tree_count(), out.data(),
                            out.size());
   return out;
+}
+
+// Each row's position in the permutation of `seed` (ascending (key, row)).
+std::vector<std::int64_t> positions_of(std::uint64_t seed, std::int64_t rows) {
+  std::vector<std::pair<std::uint64_t, std::int64_t>> keyed;
+  for (std::int64_t r = 0; r < rows; ++r) keyed.emplace_back(cbg::ctr::permutation_key(seed, static_cast<std::uint64_t>(r)), r);
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<std::int64_t> pos(static_cast<std::size_t>(rows));
+  for (std::size_t i = 0; i < keyed.size(); ++i) pos[static_cast<std::size_t>(keyed[i].second)] = static_cast<std::int64_t>(i);
+  return pos;
 }
 
 }  // namespace
@@ -222,12 +232,7 @@ TEST_CASE("One-hot and CTR columns equal their definitions", "[ctr]") {
   CHECK(p.eval->num_features() == 8);
   REQUIRE(p.tables.size() == 2);
 
-  // Permutation positions.
-  std::vector<std::pair<std::uint64_t, std::int64_t>> keyed;
-  for (std::int64_t r = 0; r < learn->rows; ++r) keyed.emplace_back(ctr::permutation_key(seed, static_cast<std::uint64_t>(r)), r);
-  std::sort(keyed.begin(), keyed.end());
-  std::vector<std::int64_t> pos(static_cast<std::size_t>(learn->rows));
-  for (std::size_t i = 0; i < keyed.size(); ++i) pos[static_cast<std::size_t>(keyed[i].second)] = static_cast<std::int64_t>(i);
+  const std::vector<std::int64_t> pos = positions_of(seed, learn->rows);
 
   std::map<std::int32_t, std::int32_t> count_of;
   std::map<std::int32_t, std::int32_t> good_of;
@@ -302,13 +307,7 @@ TEST_CASE("Buckets, BinarizedTargetMeanValue and Borders over multiclass targets
     const ctr::prepared_data p = ctr::prepare_categorical_host(*learn->pool, eval->pool.get(), o, t, 3);
     // b: Borders C-1, Buckets C, mean 1 features.
     REQUIRE(p.derived.size() == static_cast<std::size_t>(3 + (classes - 1) + classes + 1));
-    std::vector<std::int64_t> pos(static_cast<std::size_t>(learn->rows));
-    {
-      std::vector<std::pair<std::uint64_t, std::int64_t>> keyed;
-      for (std::int64_t r = 0; r < learn->rows; ++r) keyed.emplace_back(ctr::permutation_key(3, static_cast<std::uint64_t>(r)), r);
-      std::sort(keyed.begin(), keyed.end());
-      for (std::size_t i = 0; i < keyed.size(); ++i) pos[static_cast<std::size_t>(keyed[i].second)] = static_cast<std::int64_t>(i);
-    }
+    const std::vector<std::int64_t> pos = positions_of(3, learn->rows);
     const auto term = [&](cm::ctr_type type, int j, int c) -> std::uint32_t {
       if (type == cm::ctr_type::borders) return c > j ? 1 : 0;
       if (type == cm::ctr_type::buckets) return c == j ? 1 : 0;
@@ -361,13 +360,7 @@ TEST_CASE("FloatTargetMeanValue is the ordered mean of the raw targets", "[ctr]"
   t.binarize = true;
   const ctr::prepared_data p = ctr::prepare_categorical_host(*learn->pool, eval->pool.get(), o, t, 8);
   REQUIRE(p.derived.size() == 4);
-  std::vector<std::int64_t> pos(static_cast<std::size_t>(learn->rows));
-  {
-    std::vector<std::pair<std::uint64_t, std::int64_t>> keyed;
-    for (std::int64_t r = 0; r < learn->rows; ++r) keyed.emplace_back(ctr::permutation_key(8, static_cast<std::uint64_t>(r)), r);
-    std::sort(keyed.begin(), keyed.end());
-    for (std::size_t i = 0; i < keyed.size(); ++i) pos[static_cast<std::size_t>(keyed[i].second)] = static_cast<std::int64_t>(i);
-  }
+  const std::vector<std::int64_t> pos = positions_of(8, learn->rows);
   for (std::int64_t r = 0; r < learn->rows; ++r) {
     double sum = 0;
     int total = 0;
@@ -468,20 +461,7 @@ TEST_CASE("MultiClass training with target CTRs: the model's eval predictions ar
   };
   const cbg::model::model m = cbg::train::train(*learn->pool, params, opts);
   CHECK(!m.ctr_features.empty());
-  std::vector<std::uint32_t> cats;
-  for (std::int64_t r = 0; r < eval->rows; ++r) {
-    cats.push_back(cbg::model::cat_hash_int(eval->a[static_cast<std::size_t>(r)]));
-    cats.push_back(cbg::model::cat_hash_int(eval->b[static_cast<std::size_t>(r)]));
-  }
-  cbg::model::host_rows hr;
-  hr.n_rows = static_cast<std::size_t>(eval->rows);
-  hr.floats = eval->x.data();
-  hr.float_row_stride = 1;
-  hr.cat_hashes = cats.data();
-  hr.cat_row_stride = 2;
-  std::vector<double> raw(static_cast<std::size_t>(eval->rows * 3));
-  cbg::model::predict_host(m, hr, cbg::model::prediction_type::raw_formula_val, 0, m.tree_count(), raw.data(),
-                           raw.size());
+  const std::vector<double> raw = predict(m, *eval, 3);
   double loss = 0;
   for (std::int64_t r = 0; r < eval->rows; ++r) {
     const double* a = raw.data() + r * 3;
