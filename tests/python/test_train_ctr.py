@@ -9,6 +9,8 @@ their tables) and predicts exactly what our evaluator predicts; CTR parameters a
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -132,3 +134,26 @@ def test_target_ctr_types_catboost_predicts(tmp_path, loss):
     theirs = loaded.predict(catboost.Pool(frames(ta, th, tc), cat_features=cat_idx), prediction_type="RawFormulaVal")
     mine = ours.predict(our_pool(ctx, ta, th, tc))
     np.testing.assert_allclose(np.asarray(theirs).reshape(mine.shape), mine, rtol=1e-12, atol=1e-12)
+
+
+def test_per_feature_ctr_full_counter_and_eval_set(tmp_path):
+    """per_feature_ctr, counter_calc_method=Full and an eval set: the eval metric the trainer reports
+    is the metric of the saved model's predictions, which CatBoost reproduces."""
+    a, h, c, y = adult_like(3000, "binary", 8)
+    ta, th, tc, ty = adult_like(1000, "binary", 9)
+    ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
+    seen = []
+    ours = cbgpu.train(our_pool(ctx, a, h, c, y),
+                       {"iterations": 30, "loss_function": "Logloss", "verbose": False, "use_best_model": False,
+                        "one_hot_max_size": 5, "counter_calc_method": "Full", "simple_ctr": ["Counter"],
+                        "per_feature_ctr": ["6:Borders:Prior=0.2;FeatureFreq", "7:Buckets"]},
+                       eval_set=our_pool(ctx, ta, th, tc, ty), callback=seen.append)
+    info = json.loads(ours.to_bytes("json"))["features_info"]
+    assert {f["ctr_type"] for f in info.get("ctrs", [])} <= {"Borders", "FeatureFreq", "Buckets", "Counter"}
+    path = tmp_path / "f.cbm"
+    ours.save(str(path))
+    loaded = catboost.CatBoost()
+    loaded.load_model(str(path))
+    cat_idx = list(range(2, 2 + len(c)))
+    raw = loaded.predict(catboost.Pool(frames(ta, th, tc), cat_features=cat_idx), prediction_type="RawFormulaVal")
+    assert abs(catboost.utils.eval_metric(ty, raw, "Logloss")[0] - seen[-1]["eval_metric"]) < 1e-6
