@@ -15,5 +15,6 @@ cp "$from/tests/cbgpu_unit_tests" "$from/tests/cbgpu_capi_tests" "$to/tests/"
 [ -x "$from/bench/cbgpu-tree-bench" ] && cp "$from/bench/cbgpu-tree-bench" "$to/bench/"
 [ -x "$from/bench/cbgpu-apply-bench" ] && cp "$from/bench/cbgpu-apply-bench" "$to/bench/"
 [ -x "$from/bench/cbgpu-categorical-bench" ] && cp "$from/bench/cbgpu-categorical-bench" "$to/bench/"
+[ -x "$from/bench/cbgpu-ctr-bench" ] && cp "$from/bench/cbgpu-ctr-bench" "$to/bench/"
 find "$to" -type f -exec strip --strip-debug {} +
 du -sh "$to"

@@ -288,7 +288,7 @@ train_params parse_params(const std::string& json_text) {
   for (const auto& [given_key, value] : root.items()) {
     std::string key = given_key;
     if (const auto a = aliases().find(key); a != aliases().end()) key = a->second;
-    if (!known_keys().contains(key)) {
+    if (!known_keys().contains(key) && !ctr::is_option_key(key)) {
       CBG_FAIL(status::invalid_argument,
                fmt::format("unknown parameter '{}' (cbgpu takes CatBoost's parameter names)", given_key));
     }
@@ -434,6 +434,8 @@ train_params parse_params(const std::string& json_text) {
       (void)r.choice<int>({{"SymmetricTree", 0}});
     } else if (key == "target_border") {
       p.target_border = r.number_in(-1e300, 1e300);
+    } else if (ctr::is_option_key(key)) {
+      ctr::parse_option(p.ctr, key, value.dump());
     }
   }
 

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cbg/core/error.hpp"
+#include "cbg/ctr/features.hpp"
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/model_builder.hpp"
 #include "cbg/train/params.hpp"
@@ -199,8 +200,6 @@ model::model train(const pool& learn, const std::string& params_json, const trai
 
   CBG_EXPECTS(learn.num_rows() > 0, status::bad_data, "the learn pool has no rows");
   CBG_EXPECTS(learn.label().has_value(), status::bad_data, "the learn pool has no label");
-  CBG_EXPECTS(learn.num_categorical() == 0, status::not_implemented,
-              "categorical features in training are not implemented yet (issue #5)");
   const pool* eval = options.eval;
   if (eval != nullptr) {
     CBG_EXPECTS(eval->num_features() == learn.num_features(), status::invalid_argument,
@@ -211,8 +210,8 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     CBG_EXPECTS(eval->num_rows() > 0, status::bad_data, "the eval pool has no rows");
     CBG_EXPECTS(eval->label().has_value(), status::bad_data, "the eval pool has no label");
     for (std::int64_t j = 0; j < eval->num_features(); ++j) {
-      CBG_EXPECTS(!eval->is_categorical(j), status::invalid_argument,
-                  "the eval pool has categorical features where the learn pool has none");
+      CBG_EXPECTS(eval->is_categorical(j) == learn.is_categorical(j), status::invalid_argument,
+                  fmt::format("feature {} is categorical in one of the learn and eval pools only", j));
     }
   }
 
@@ -222,6 +221,14 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   in.quantize.border_count = p.border_count;
   in.quantize.mode = p.nan_mode;
   in.devices = p.devices;  // several GPUs: include/cbg/dist/ (issue 9)
+  // Categorical features (issue #5): one-hot and CTR columns appended to the float features.
+  std::optional<ctr::prepared_data> cat;
+  if (learn.num_categorical() > 0) {
+    cat = ctr::prepare_for_training(learn, eval, p);
+    in.learn = cat->learn.get();
+    in.eval = cat->eval.get();
+    in.quantize.overrides = cat->overrides;
+  }
   std::unique_ptr<boosting_backend> b = ctx.is_cpu() ? make_host_backend(in) : make_device_backend(in);
 
   // Targets and the data-dependent defaults.
@@ -466,6 +473,7 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   mi.trees = &trees;
   mi.borders = &borders;
   mi.nan_modes = &modes;
+  mi.categorical = cat ? &*cat : nullptr;
   for (std::int64_t j = 0; j < learn.num_features(); ++j) mi.feature_names.push_back(learn.feature_name(j));
   mi.loss = loss;
   mi.bias = bias;

@@ -976,7 +976,9 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  * host reference trainer on a CBG_DEVICE_CPU context (host memory). On the same data, parameters
  * and seed both give the same trees, and two runs give byte-identical model files.
  *
- * Data: float features only (categorical features: #CBG_ERR_NOT_IMPLEMENTED for now); one label
+ * Data: float features and categorical features (integer or bool columns the pool lists as
+ * categorical: one-hot for at most one_hot_max_size values, else ordered CTRs; see the CTR
+ * parameters below); one label
  * column: Logloss takes 0/1 (or any value with `target_border`), CrossEntropy values in [0, 1],
  * MultiClass / MultiClassOneVsAll class indices 0..K-1 (K = max + 1), regression any finite
  * value; optional weights; an optional baseline (one column per approx dimension: K for MultiClass)
@@ -1002,7 +1004,14 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *   callback, category "cbgpu.train"), train_dir (CatBoost's learn_error.tsv, test_error.tsv,
  *   time_left.tsv and catboost_training.json), allow_writing_files, target_border,
  *   boosting_type (Plain), grow_policy (SymmetricTree), sampling_unit (Object), and the recorded
- *   task_type, devices, thread_count, name. The border subset of quantization is drawn with the
+ *   task_type, devices, thread_count, name. Categorical features: one_hot_max_size (2),
+ *   simple_ctr and per_feature_ctr ("FeatureIndex:Description") in CatBoost's syntax
+ *   "Type[:CtrBorderCount=N][:CtrBorderType=T][:TargetBorderType=T][:Prior=n/d]..." with types
+ *   Borders, Buckets, BinarizedTargetMeanValue, FloatTargetMeanValue, Counter, FeatureFreq
+ *   (default: CatBoost's GPU set,
+ *   Borders with priors 0, 0.5, 1 and FeatureFreq), counter_calc_method (SkipTest, Full),
+ *   max_ctr_complexity (1 only: no feature combinations), combinations_ctr (accepted, unused),
+ *   ctr_target_border_count (1). The border subset of quantization is drawn with the
  *   context's seed; random_seed drives the bootstrap and the score noise.
  * @param eval_pool    optional (NULL) eval set with the same features, on the same device: eval
  *   metric per iteration, early stopping, use_best_model.
@@ -1013,8 +1022,8 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT (an
  *   unknown parameter, an invalid value or combination: the message names the parameter; eval
  *   pool of another shape or device; bad struct_size), #CBG_ERR_NOT_IMPLEMENTED (a recognised
- *   choice not implemented yet: Ordered boosting, MVS/Poisson bootstrap, Exact leaves, categorical
- *   features), #CBG_ERR_BAD_DATA (no rows, missing or invalid labels for the loss, non-finite
+ *   choice not implemented yet: Ordered boosting, MVS/Poisson bootstrap, Exact leaves, feature
+ *   combinations, TargetBorderCount > 1, PriorEstimation), #CBG_ERR_BAD_DATA (no rows, missing or invalid labels for the loss, non-finite
  *   derivatives), #CBG_ERR_DEVICE (host columns on a GPU context or the reverse),
  *   #CBG_ERR_STRICT_D2H, #CBG_ERR_IO (train_dir), #CBG_ERR_CUDA, #CBG_ERR_OUT_OF_MEMORY.
  * Safe on distinct pools and contexts; blocks until training is done. @since 0.1

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cbg/ctr/features.hpp"
 #include "cbg/model/model.hpp"
 #include "cbg/train/loss.hpp"
 #include "cbg/train/tree_search.hpp"
@@ -33,6 +34,9 @@ struct model_inputs {
   std::vector<std::string> class_names;  // classification: one per class
   std::string params_json;               // "params" info
   std::string training_json;             // "training" info (metric history), or ""
+  // Categorical features: the trained features are the float features then the derived one-hot
+  // and CTR columns (ctr/features.hpp); null when the pool had none.
+  const ctr::prepared_data* categorical = nullptr;
 };
 
 model::model build_model(const model_inputs& in);

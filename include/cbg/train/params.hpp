@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cbg/ctr/options.hpp"
 #include "cbg/quantize/quantize_math.hpp"
 #include "cbg/train/loss.hpp"
 #include "cbg/train/metric.hpp"
@@ -77,6 +78,8 @@ struct train_params {
   std::string devices;
   int thread_count = -1;
   std::string name = "experiment";
+  // categorical features (one-hot and CTRs; cbg/ctr/options.hpp)
+  ctr::options ctr;
 
   std::set<std::string> given;  // canonical names of the parameters the caller set
   std::string flat_json = "{}"; // what the caller set, by canonical name (CatBoost's flat_params)

@@ -39,7 +39,8 @@ struct train_options {
 };
 
 // Trains. Throws cbg::error: invalid_argument (a parameter, naming it), not_implemented,
-// bad_data (labels), unsupported (categorical features: issue #5), device, cuda, out_of_memory.
+// bad_data (labels), unsupported, device, cuda, out_of_memory. Categorical features of the pool
+// become one-hot and CTR columns (cbg/ctr/features.hpp) before boosting.
 model::model train(const pool& learn, const std::string& params_json, const train_options& options);
 
 }  // namespace cbg::train

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// Categorical-feature training options with CatBoost's names and syntax (catboost-training.md
+// §2.2-§2.3): one_hot_max_size, simple_ctr, combinations_ctr, per_feature_ctr, max_ctr_complexity,
+// counter_calc_method. A CTR description is CatBoost's string
+//   CtrType[:TargetBorderCount=N][:TargetBorderType=T][:CtrBorderCount=N][:CtrBorderType=T]
+//          [:Prior=num[/denom]]...
+// and per_feature_ctr entries are "FeatureIndex:CtrDescription[;CtrDescription...]".
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cbg/model/apply_math.hpp"
+#include "cbg/quantize/quantize_math.hpp"
+
+namespace cbg::ctr {
+
+struct prior {
+  float num = 0.f;
+  float denom = 1.f;
+  friend bool operator==(const prior&, const prior&) = default;
+};
+
+// One CTR of a description list (CatBoost's TCtrDescription).
+struct ctr_spec {
+  model::ctr_type type = model::ctr_type::borders;
+  std::vector<prior> priors;  // after defaults: never empty
+  int ctr_border_count = 15;
+  quantize::border_type ctr_border_type = quantize::border_type::uniform;
+  int target_border_count = 1;
+  quantize::border_type target_border_type = quantize::border_type::min_entropy;
+  friend bool operator==(const ctr_spec&, const ctr_spec&) = default;
+};
+
+enum class counter_calc : std::uint8_t { skip_test, full };
+
+struct options {
+  int one_hot_max_size = 2;
+  std::optional<std::vector<ctr_spec>> simple_ctr;        // nullopt: the GPU defaults
+  std::optional<std::vector<ctr_spec>> combinations_ctr;  // nullopt: the GPU defaults
+  std::map<std::int32_t, std::vector<ctr_spec>> per_feature_ctr;  // by flat feature index
+  std::optional<int> max_ctr_complexity;                  // nullopt: 4, or 1 below 200 iterations
+  counter_calc counter_calc_method = counter_calc::skip_test;
+  std::optional<int> ctr_target_border_count;
+};
+
+// Whether `key` is one of the option names above (canonical names).
+bool is_option_key(const std::string& key) noexcept;
+// The option names (for the trainer's list of known keys).
+const std::vector<std::string>& option_keys();
+// Parses one option; `value` is JSON text (a string, a number or a list of strings). Throws
+// cbg::error(invalid_argument) naming the parameter, or not_implemented for recognised values this
+// library does not implement (e.g. PriorEstimation, Buckets on a feature combination).
+void parse_option(options& o, const std::string& key, const std::string& value_json);
+// Parses one CTR description string; `what` names the parameter in errors.
+ctr_spec parse_ctr_spec(const std::string& text, const std::string& what);
+
+// CatBoost's GPU default CTR list (Borders with priors 0/1, 0.5/1, 1/1, Uniform 15 borders;
+// FeatureFreq prior 0/1, MinEntropy (simple) or Median (combinations) 15 borders).
+std::vector<ctr_spec> default_ctrs(bool combinations);
+// The priors a type gets when the description names none (CatBoost: 0, 0.5, 1 for target types;
+// 0 for the counter types).
+std::vector<prior> default_priors(model::ctr_type t);
+
+// The CTR list of categorical feature `flat_index`: per_feature_ctr, else simple_ctr, else the
+// defaults.
+const std::vector<ctr_spec>& simple_ctrs_of(const options& o, std::int32_t flat_index);
+
+// CatBoost's text of a description (for the model's params info).
+std::string ctr_spec_text(const ctr_spec& s);
+
+}  // namespace cbg::ctr

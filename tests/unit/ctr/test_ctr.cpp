@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: Apache-2.0
+// Categorical features in training (issue #5): CTR option parsing with CatBoost's syntax, the host
+// reference of one-hot and CTR columns against brute-force definitions (ordered prefix statistics,
+// counters, the final tables and the eval values the model computes), the trainer end to end (the
+// model's one-hot and CTR features, its predictions on the eval set equal the trainer's eval
+// metric), and ([gpu]) the GPU boosting loop on categorical data equal to the host reference byte
+// for byte. Parity with CatBoost itself: tests/python/test_train_ctr.py.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "cbg/core/error.hpp"
+#include "cbgpu/cbgpu.h"
+#include "cbg/ctr/ctr_math.hpp"
+#include "cbg/ctr/features.hpp"
+#include "cbg/ctr/options.hpp"
+#include "cbg/data/pool.hpp"
+#include "cbg/memory/copy.hpp"
+#include "cbg/memory/device_buffer.hpp"
+#include "cbg/train/boosting.hpp"
+#include "cbg/model/hash.hpp"
+#include "cbg/model/host_evaluator.hpp"
+#include "cbg/model/io.hpp"
+#include "cbg/train/params.hpp"
+#include "cbg/train/trainer.hpp"
+#include "support/catch.hpp"
+#include "support/dlpack_fixtures.hpp"
+
+namespace {
+
+std::shared_ptr<cbg::context> make_context(int device) {
+  cbg::context_options o;
+  o.device = device;
+  return cbg::context::create(o);
+}
+
+cbg::status status_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const cbg::error& e) {
+    return e.code();
+  }
+  return cbg::status::ok;
+}
+
+// One float column, two categorical int32 columns (3 and 40 values), a binary or regression label.
+struct cat_data {
+  std::int64_t rows = 0;
+  std::vector<float> x;
+  std::vector<std::int32_t> a, b;
+  std::vector<float> label;
+  std::vector<std::unique_ptr<cbg::test::fake_tensor>> tensors;
+  std::vector<cbg::device_buffer<std::int32_t>> device_ints;  // device copies (on_device)
+  std::vector<cbg::device_buffer<float>> device_floats;
+  std::unique_ptr<cbg::pool> pool;
+};
+
+template <class T>
+cbg::device_buffer<T> upload(const std::vector<T>& v, const cbg::context& ctx) {
+  cbg::device_buffer<T> d(v.size(), ctx.stream(), ctx.resource());
+  cbg::copy_bytes(d.data(), cbg::memory_kind::device, v.data(), cbg::memory_kind::host, v.size() * sizeof(T),
+                  ctx.stream(), ctx.copies(), ctx.rules(), CBG_COPY_SITE("test upload"));
+  return d;
+}
+
+template <class T>
+std::vector<T> download(const T* d, std::size_t n, const cbg::context& ctx) {
+  std::vector<T> v(n);
+  cbg::copy_bytes(v.data(), cbg::memory_kind::host, d, cbg::memory_kind::device, n * sizeof(T), ctx.stream(),
+                  ctx.copies(), ctx.rules(), CBG_COPY_SITE("test download"));
+  REQUIRE(cudaStreamSynchronize(ctx.stream()) == cudaSuccess);
+  return v;
+}
+
+std::unique_ptr<cat_data> make_cat_data(const std::shared_ptr<cbg::context>& ctx, std::int64_t rows,
+                                        bool binary, std::uint32_t seed, bool on_device = false,
+                                        int classes = 2) {
+  auto d = std::make_unique<cat_data>();
+  d->rows = rows;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> effect(40);
+  for (auto& e : effect) e = normal(rng);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    d->x.push_back(normal(rng));
+    d->a.push_back(static_cast<std::int32_t>(rng() % 3) - 1);
+    d->b.push_back(static_cast<std::int32_t>(rng() % 40) * 7);
+    const float s = 0.5f * d->x.back() + effect[static_cast<std::size_t>(d->b.back() / 7)] +
+                    (d->a.back() == 1 ? 0.7f : 0.f) + 0.3f * normal(rng);
+    d->label.push_back(classes > 2 ? (s < -0.3f ? 0.f : s < 0.6f ? 1.f : 2.f) : binary ? (s > 0.2f ? 1.f : 0.f) : s);
+  }
+  const std::vector<std::int64_t> shape{rows};
+  void* x = d->x.data();
+  void* a = d->a.data();
+  void* b = d->b.data();
+  void* label = d->label.data();
+  DLDevice where{kDLCPU, 0};
+  if (on_device) {
+    d->device_floats.push_back(upload(d->x, *ctx));
+    d->device_floats.push_back(upload(d->label, *ctx));
+    d->device_ints.push_back(upload(d->a, *ctx));
+    d->device_ints.push_back(upload(d->b, *ctx));
+    x = d->device_floats[0].data();
+    label = d->device_floats[1].data();
+    a = d->device_ints[0].data();
+    b = d->device_ints[1].data();
+    where = {kDLCUDA, ctx->device()};
+  }
+  d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(x, cbg::test::dl_float(32), shape,
+                                                                std::vector<std::int64_t>{}, where));
+  d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(a, cbg::test::dl_int(32), shape,
+                                                                std::vector<std::int64_t>{}, where));
+  d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(b, cbg::test::dl_int(32), shape,
+                                                                std::vector<std::int64_t>{}, where));
+  d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(label, cbg::test::dl_float(32), shape,
+                                                                std::vector<std::int64_t>{}, where));
+  cbg::pool_inputs in;
+  for (int k = 0; k < 3; ++k) in.columns.push_back(d->tensors[static_cast<std::size_t>(k)]->as_borrowed());
+  in.label = d->tensors[3]->as_borrowed();
+  in.cat_features = {1, 2};
+  d->pool = std::make_unique<cbg::pool>(cbg::pool::build(ctx, std::move(in)));
+  return d;
+}
+
+std::vector<double> predict(const cbg::model::model& m, const cat_data& d, int dims = 1) {
+  std::vector<std::uint32_t> cats;
+  for (std::int64_t r = 0; r < d.rows; ++r) {
+    cats.push_back(cbg::model::cat_hash_int(d.a[static_cast<std::size_t>(r)]));
+    cats.push_back(cbg::model::cat_hash_int(d.b[static_cast<std::size_t>(r)]));
+  }
+  cbg::model::host_rows hr;
+  hr.n_rows = static_cast<std::size_t>(d.rows);
+  hr.floats = d.x.data();
+  hr.float_row_stride = 1;
+  hr.cat_hashes = cats.data();
+  hr.cat_row_stride = 2;
+  std::vector<double> out(static_cast<std::size_t>(d.rows * dims));
+  cbg::model::predict_host(m, hr, cbg::model::prediction_type::raw_formula_val, 0, m.tree_count(), out.data(),
+                           out.size());
+  return out;
+}
+
+// Each row's position in the permutation of `seed` (ascending (key, row)).
+std::vector<std::int64_t> positions_of(std::uint64_t seed, std::int64_t rows) {
+  std::vector<std::pair<std::uint64_t, std::int64_t>> keyed;
+  for (std::int64_t r = 0; r < rows; ++r) keyed.emplace_back(cbg::ctr::permutation_key(seed, static_cast<std::uint64_t>(r)), r);
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<std::int64_t> pos(static_cast<std::size_t>(rows));
+  for (std::size_t i = 0; i < keyed.size(); ++i) pos[static_cast<std::size_t>(keyed[i].second)] = static_cast<std::int64_t>(i);
+  return pos;
+}
+
+}  // namespace
+
+TEST_CASE("CTR options parse CatBoost's syntax and refuse bad values by name", "[ctr]") {
+  namespace ctr = cbg::ctr;
+  const ctr::ctr_spec s = ctr::parse_ctr_spec("Borders:CtrBorderCount=10:Prior=0.5/2:Prior=1", "simple_ctr");
+  CHECK(s.type == cbg::model::ctr_type::borders);
+  CHECK(s.ctr_border_count == 10);
+  REQUIRE(s.priors.size() == 2);
+  CHECK(s.priors[0] == ctr::prior{0.5f, 2.f});
+  CHECK(s.priors[1] == ctr::prior{1.f, 1.f});
+  CHECK(ctr::parse_ctr_spec("Counter", "x").priors == std::vector<ctr::prior>{{0.f, 1.f}});
+  CHECK(ctr::parse_ctr_spec("Borders", "x").priors.size() == 3);
+  CHECK(ctr::parse_ctr_spec("FeatureFreq", "x").ctr_border_type == cbg::quantize::border_type::min_entropy);
+
+  const auto p = cbg::train::parse_params(
+      R"({"simple_ctr": ["Borders:Prior=0.2", "Counter"], "one_hot_max_size": 4,
+          "per_feature_ctr": ["2:FeatureFreq;Borders:CtrBorderType=Median"], "counter_calc_method": "Full",
+          "max_ctr_complexity": 1, "combinations_ctr": "Borders"})");
+  CHECK(p.ctr.one_hot_max_size == 4);
+  REQUIRE(p.ctr.simple_ctr.has_value());
+  CHECK(p.ctr.simple_ctr->size() == 2);
+  CHECK(p.ctr.counter_calc_method == ctr::counter_calc::full);
+  REQUIRE(p.ctr.per_feature_ctr.count(2) == 1);
+  CHECK(p.ctr.per_feature_ctr.at(2).size() == 2);
+  CHECK(p.ctr.per_feature_ctr.at(2)[1].ctr_border_type == cbg::quantize::border_type::median);
+  CHECK(ctr::simple_ctrs_of(p.ctr, 2).size() == 2);
+  CHECK(ctr::simple_ctrs_of(p.ctr, 0)[0].priors[0].num == 0.2f);
+  CHECK(ctr::simple_ctrs_of(cbg::train::parse_params("{}").ctr, 0) == ctr::default_ctrs(false));
+
+  using cbg::status;
+  const auto bad = [](const char* json) { return status_of([&] { (void)cbg::train::parse_params(json); }); };
+  CHECK(bad(R"({"simple_ctr": "Nope"})") == status::invalid_argument);
+  CHECK(bad(R"({"simple_ctr": ["Borders:Prior=x"]})") == status::invalid_argument);
+  CHECK(bad(R"({"simple_ctr": ["Borders:Color=1"]})") == status::invalid_argument);
+  CHECK(bad(R"({"simple_ctr": ["Counter:TargetBorderCount=1"]})") == status::invalid_argument);
+  CHECK(bad(R"({"one_hot_max_size": 300})") == status::invalid_argument);
+  CHECK(bad(R"({"counter_calc_method": "Half"})") == status::invalid_argument);
+  CHECK(bad(R"({"per_feature_ctr": ["Borders"]})") == status::invalid_argument);
+  CHECK(bad(R"({"simple_ctr": ["Borders:TargetBorderCount=2"]})") == status::not_implemented);
+  CHECK(bad(R"({"simple_ctr": ["Borders:PriorEstimation=BetaPrior"]})") == status::not_implemented);
+  CHECK(bad(R"({"max_ctr_complexity": 2})") == status::not_implemented);
+  try {
+    (void)cbg::train::parse_params(R"({"simple_ctr": ["Borders:CtrBorderCount=0"]})");
+    FAIL("accepted");
+  } catch (const cbg::error& e) {
+    CHECK(std::string(e.what()).find("simple_ctr") != std::string::npos);
+  }
+}
+
+TEST_CASE("One-hot and CTR columns equal their definitions", "[ctr]") {
+  namespace ctr = cbg::ctr;
+  namespace cm = cbg::model;
+  auto ctx = make_context(CBG_DEVICE_CPU);
+  auto learn = make_cat_data(ctx, 600, true, 3);
+  auto eval = make_cat_data(ctx, 200, true, 4);
+  eval->b[0] = 999;  // a category the learn set never saw
+  ctr::options o;
+  o.one_hot_max_size = 3;
+  const std::vector<float> targets = learn->label;
+  ctr::ctr_targets t;
+  t.learn = &targets;
+  const std::uint64_t seed = 11;
+  const ctr::prepared_data p = ctr::prepare_categorical_host(*learn->pool, eval->pool.get(), o, t, seed);
+
+  REQUIRE(p.float_count == 1);
+  REQUIRE(p.cat_flat == std::vector<std::int32_t>{1, 2});
+  // a: 3 values -> 3 one-hot columns (values ascending as int32); b: 3 Borders priors + FeatureFreq.
+  REQUIRE(p.derived.size() == 7);
+  for (int k = 0; k < 3; ++k) CHECK(p.derived[static_cast<std::size_t>(k)].kind == ctr::derived_kind::one_hot);
+  CHECK(p.derived[0].value < p.derived[1].value);
+  CHECK(p.learn->num_features() == 8);
+  CHECK(p.eval->num_features() == 8);
+  REQUIRE(p.tables.size() == 2);
+
+  const std::vector<std::int64_t> pos = positions_of(seed, learn->rows);
+
+  std::map<std::int32_t, std::int32_t> count_of;
+  std::map<std::int32_t, std::int32_t> good_of;
+  for (std::int64_t r = 0; r < learn->rows; ++r) {
+    ++count_of[learn->b[static_cast<std::size_t>(r)]];
+    good_of[learn->b[static_cast<std::size_t>(r)]] += learn->label[static_cast<std::size_t>(r)] > 0.5f ? 1 : 0;
+  }
+  for (std::size_t k = 0; k < p.derived.size(); ++k) {
+    const ctr::derived_feature& d = p.derived[k];
+    const std::vector<float>& col = p.learn_columns[k];
+    const std::vector<float>& ecol = p.eval_columns[k];
+    if (d.kind == ctr::derived_kind::one_hot) {
+      for (std::int64_t r = 0; r < learn->rows; ++r) {
+        const bool eq = static_cast<std::int32_t>(cm::cat_hash_int(learn->a[static_cast<std::size_t>(r)])) == d.value;
+        REQUIRE(col[static_cast<std::size_t>(r)] == (eq ? 1.f : 0.f));
+      }
+      continue;
+    }
+    CHECK(d.cat_index == 1);
+    const float num = d.ctr.prior_num, den = d.ctr.prior_denom;
+    for (std::int64_t r = 0; r < learn->rows; ++r) {
+      const std::int32_t v = learn->b[static_cast<std::size_t>(r)];
+      float expected = 0;
+      if (d.ctr.base.type == cm::ctr_type::borders) {
+        std::uint32_t good = 0, total = 0;
+        for (std::int64_t s = 0; s < learn->rows; ++s) {
+          if (learn->b[static_cast<std::size_t>(s)] == v && pos[static_cast<std::size_t>(s)] < pos[static_cast<std::size_t>(r)]) {
+            ++total;
+            good += learn->label[static_cast<std::size_t>(s)] > 0.5f ? 1 : 0;
+          }
+        }
+        expected = (static_cast<float>(good) + num) / (static_cast<float>(total) + den);
+      } else {
+        REQUIRE(d.ctr.base.type == cm::ctr_type::feature_freq);
+        expected = (static_cast<float>(count_of[v]) + num) / (static_cast<float>(learn->rows) + den);
+      }
+      REQUIRE(col[static_cast<std::size_t>(r)] == expected);
+    }
+    // Eval rows: the full learn statistics; the unseen category gets the prior alone.
+    for (std::int64_t r = 0; r < eval->rows; ++r) {
+      const std::int32_t v = eval->b[static_cast<std::size_t>(r)];
+      const bool seen = count_of.count(v) != 0;
+      float expected = 0;
+      if (d.ctr.base.type == cm::ctr_type::borders) {
+        expected = seen ? (static_cast<float>(good_of[v]) + num) / (static_cast<float>(count_of[v]) + den) : num / den;
+      } else {
+        expected = ((seen ? static_cast<float>(count_of[v]) : 0.f) + num) / (static_cast<float>(learn->rows) + den);
+      }
+      REQUIRE(ecol[static_cast<std::size_t>(r)] == expected);
+    }
+  }
+}
+
+TEST_CASE("Buckets, BinarizedTargetMeanValue and Borders over multiclass targets equal their definitions",
+          "[ctr]") {
+  namespace ctr = cbg::ctr;
+  namespace cm = cbg::model;
+  auto ctx = make_context(CBG_DEVICE_CPU);
+  for (const int classes : {2, 3}) {
+    auto learn = make_cat_data(ctx, 400, true, 13, false, classes);
+    auto eval = make_cat_data(ctx, 100, true, 14, false, classes);
+    ctr::options o;
+    o.one_hot_max_size = 3;
+    o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders:Prior=0.5", "x"),
+                                              ctr::parse_ctr_spec("Buckets:Prior=1/3", "x"),
+                                              ctr::parse_ctr_spec("BinarizedTargetMeanValue:Prior=0.25", "x")};
+    const std::vector<float> targets = learn->label;
+    ctr::ctr_targets t;
+    t.learn = &targets;
+    t.multiclass = classes > 2;
+    t.classes = classes;
+    const ctr::prepared_data p = ctr::prepare_categorical_host(*learn->pool, eval->pool.get(), o, t, 3);
+    // b: Borders C-1, Buckets C, mean 1 features.
+    REQUIRE(p.derived.size() == static_cast<std::size_t>(3 + (classes - 1) + classes + 1));
+    const std::vector<std::int64_t> pos = positions_of(3, learn->rows);
+    const auto term = [&](cm::ctr_type type, int j, int c) -> std::uint32_t {
+      if (type == cm::ctr_type::borders) return c > j ? 1 : 0;
+      if (type == cm::ctr_type::buckets) return c == j ? 1 : 0;
+      return static_cast<std::uint32_t>(c);
+    };
+    const auto value = [&](cm::ctr_type type, std::uint32_t s, std::uint32_t total, float num, float den) {
+      const float a = type == cm::ctr_type::binarized_target_mean_value
+                          ? static_cast<float>(s) / static_cast<float>(classes - 1)
+                          : static_cast<float>(s);
+      return (a + num) / (static_cast<float>(total) + den);
+    };
+    for (std::size_t k = 3; k < p.derived.size(); ++k) {
+      const cm::ctr_description& dsc = p.derived[k].ctr;
+      const cm::ctr_type type = dsc.base.type;
+      for (std::int64_t r = 0; r < learn->rows; ++r) {
+        std::uint32_t s = 0, total = 0;
+        for (std::int64_t q = 0; q < learn->rows; ++q) {
+          if (learn->b[static_cast<std::size_t>(q)] == learn->b[static_cast<std::size_t>(r)] &&
+              pos[static_cast<std::size_t>(q)] < pos[static_cast<std::size_t>(r)]) {
+            ++total;
+            s += term(type, dsc.target_border_idx, static_cast<int>(learn->label[static_cast<std::size_t>(q)]));
+          }
+        }
+        REQUIRE(p.learn_columns[k][static_cast<std::size_t>(r)] == value(type, s, total, dsc.prior_num, dsc.prior_denom));
+      }
+      for (std::int64_t r = 0; r < eval->rows; ++r) {
+        std::uint32_t s = 0, total = 0;
+        for (std::int64_t q = 0; q < learn->rows; ++q) {
+          if (learn->b[static_cast<std::size_t>(q)] == eval->b[static_cast<std::size_t>(r)]) {
+            ++total;
+            s += term(type, dsc.target_border_idx, static_cast<int>(learn->label[static_cast<std::size_t>(q)]));
+          }
+        }
+        REQUIRE(p.eval_columns[k][static_cast<std::size_t>(r)] == value(type, s, total, dsc.prior_num, dsc.prior_denom));
+      }
+    }
+  }
+}
+
+TEST_CASE("FloatTargetMeanValue is the ordered mean of the raw targets", "[ctr]") {
+  namespace ctr = cbg::ctr;
+  auto ctx = make_context(CBG_DEVICE_CPU);
+  auto learn = make_cat_data(ctx, 500, false, 31);
+  auto eval = make_cat_data(ctx, 100, false, 32);
+  ctr::options o;
+  o.one_hot_max_size = 3;
+  o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("FloatTargetMeanValue:Prior=0.5", "x")};
+  ctr::ctr_targets t;
+  t.learn = &learn->label;
+  t.binarize = true;
+  const ctr::prepared_data p = ctr::prepare_categorical_host(*learn->pool, eval->pool.get(), o, t, 8);
+  REQUIRE(p.derived.size() == 4);
+  const std::vector<std::int64_t> pos = positions_of(8, learn->rows);
+  for (std::int64_t r = 0; r < learn->rows; ++r) {
+    double sum = 0;
+    int total = 0;
+    for (std::int64_t q = 0; q < learn->rows; ++q) {
+      if (learn->b[static_cast<std::size_t>(q)] == learn->b[static_cast<std::size_t>(r)] &&
+          pos[static_cast<std::size_t>(q)] < pos[static_cast<std::size_t>(r)]) {
+        sum += learn->label[static_cast<std::size_t>(q)];
+        ++total;
+      }
+    }
+    const double expected = (sum + 0.5) / (total + 1.0);
+    REQUIRE(std::fabs(p.learn_columns[3][static_cast<std::size_t>(r)] - expected) <= 1e-5 * std::max(1.0, std::fabs(expected)));
+  }
+}
+
+TEST_CASE("Counter CTRs divide by the largest category count; Full counts the eval rows", "[ctr]") {
+  namespace ctr = cbg::ctr;
+  auto ctx = make_context(CBG_DEVICE_CPU);
+  auto learn = make_cat_data(ctx, 300, false, 5);
+  auto eval = make_cat_data(ctx, 100, false, 6);
+  for (const bool full : {false, true}) {
+    ctr::options o;
+    o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Counter", "simple_ctr")};
+    o.counter_calc_method = full ? ctr::counter_calc::full : ctr::counter_calc::skip_test;
+    ctr::ctr_targets t;  // counters need no target
+    const ctr::prepared_data p = ctr::prepare_categorical_host(*learn->pool, eval->pool.get(), o, t, 0);
+    REQUIRE(p.derived.size() == 2);  // a (3 values > one_hot_max_size 2) and b
+    std::map<std::int32_t, std::int32_t> counts;
+    for (auto v : learn->b) ++counts[v];
+    if (full) {
+      for (auto v : eval->b) {
+        if (counts.count(v)) ++counts[v];
+      }
+    }
+    std::int32_t mx = 0;
+    for (const auto& [v, c] : counts) mx = std::max(mx, c);
+    const cbg::model::ctr_table& tb = p.tables[1];
+    CHECK(tb.counter_denominator == mx);
+    for (std::int64_t r = 0; r < learn->rows; ++r) {
+      const float expected = static_cast<float>(counts[learn->b[static_cast<std::size_t>(r)]]) / (static_cast<float>(mx) + 1.f);
+      REQUIRE(p.learn_columns[1][static_cast<std::size_t>(r)] == expected);
+    }
+  }
+}
+
+TEST_CASE("Training with categorical features: model features, tables and eval predictions", "[ctr]") {
+  auto ctx = make_context(CBG_DEVICE_CPU);
+  for (const bool binary : {true, false}) {
+    auto learn = make_cat_data(ctx, 2000, binary, 7);
+    auto eval = make_cat_data(ctx, 500, binary, 8);
+    const std::string params = std::string(R"({"iterations": 40, "depth": 4, "learning_rate": 0.2, "verbose": false,
+        "bootstrap_type": "No", "random_strength": 0, "use_best_model": false, "loss_function": ")") +
+                               (binary ? "Logloss" : "RMSE") + R"(", "one_hot_max_size": 3})";
+    double last_eval = 0;
+    cbg::train::train_options opts;
+    opts.eval = eval->pool.get();
+    opts.on_iteration = [&](const cbg::train::progress& pg) {
+      last_eval = pg.eval;
+      return true;
+    };
+    const cbg::model::model m = cbg::train::train(*learn->pool, params, opts);
+    CHECK(m.float_features.size() == 1);
+    REQUIRE(m.cat_features.size() == 2);
+    CHECK(m.cat_features[1].flat_index == 2);
+    CHECK(!m.ctr_features.empty());
+    CHECK(!m.ctr_tables.empty());
+    cbg::model::validate(m);
+    // The trainer's eval metric is the model's own prediction on the eval set.
+    const std::vector<double> pred = predict(m, *eval);
+    double metric = 0;
+    for (std::int64_t r = 0; r < eval->rows; ++r) {
+      const double y = eval->label[static_cast<std::size_t>(r)];
+      const double a = pred[static_cast<std::size_t>(r)];
+      metric += binary ? (std::log1p(std::exp(-std::fabs(a))) + std::max(a, 0.0) - y * a) : (a - y) * (a - y);
+    }
+    metric /= static_cast<double>(eval->rows);
+    if (!binary) metric = std::sqrt(metric);
+    CHECK(std::fabs(metric - last_eval) < 1e-6 * std::max(1.0, std::fabs(metric)));
+    // The .cbm round trip keeps every CTR table.
+    const std::vector<std::uint8_t> bytes = cbg::model::write_cbm(m);
+    const cbg::model::model back = cbg::model::read_cbm(bytes.data(), bytes.size());
+    CHECK(predict(back, *eval) == pred);
+  }
+}
+
+TEST_CASE("MultiClass training with target CTRs: the model's eval predictions are the trainer's", "[ctr]") {
+  auto ctx = make_context(CBG_DEVICE_CPU);
+  auto learn = make_cat_data(ctx, 1500, true, 17, false, 3);
+  auto eval = make_cat_data(ctx, 400, true, 18, false, 3);
+  const std::string params = R"({"iterations": 20, "depth": 4, "verbose": false, "loss_function": "MultiClass",
+      "use_best_model": false, "simple_ctr": ["Borders", "Buckets", "BinarizedTargetMeanValue", "Counter"]})";
+  double last_eval = 0;
+  cbg::train::train_options opts;
+  opts.eval = eval->pool.get();
+  opts.on_iteration = [&](const cbg::train::progress& pg) {
+    last_eval = pg.eval;
+    return true;
+  };
+  const cbg::model::model m = cbg::train::train(*learn->pool, params, opts);
+  CHECK(!m.ctr_features.empty());
+  const std::vector<double> raw = predict(m, *eval, 3);
+  double loss = 0;
+  for (std::int64_t r = 0; r < eval->rows; ++r) {
+    const double* a = raw.data() + r * 3;
+    const double mx = std::max({a[0], a[1], a[2]});
+    const double lse = mx + std::log(std::exp(a[0] - mx) + std::exp(a[1] - mx) + std::exp(a[2] - mx));
+    loss += lse - a[static_cast<int>(eval->label[static_cast<std::size_t>(r)])];
+  }
+  loss /= static_cast<double>(eval->rows);
+  CHECK(std::fabs(loss - last_eval) < 1e-6);
+}
+
+TEST_CASE("GPU training on categorical data equals the host reference byte for byte", "[ctr][gpu]") {
+  CBG_REQUIRE_GPU();
+  auto cpu = make_context(CBG_DEVICE_CPU);
+  auto gpu = make_context(0);
+  for (const bool binary : {true, false}) {
+    auto host_data = make_cat_data(cpu, 5000, binary, 9);
+    auto host_eval = make_cat_data(cpu, 1000, binary, 10);
+    auto device_data = make_cat_data(gpu, 5000, binary, 9, true);  // device memory: the GPU CTR path
+    auto device_eval = make_cat_data(gpu, 1000, binary, 10, true);
+    const std::string params = std::string(R"({"iterations": 30, "depth": 5, "verbose": false, "loss_function": ")") +
+                               (binary ? "Logloss" : "RMSE") + R"(", "simple_ctr": ["Borders", "Counter", "FeatureFreq"]})";
+    cbg::train::train_options ho, go;
+    ho.eval = host_eval->pool.get();
+    go.eval = device_eval->pool.get();
+    const cbg::model::model a = cbg::train::train(*host_data->pool, params, ho);
+    const cbg::model::model c = cbg::train::train(*device_data->pool, params, go);
+    // With an eval set the model keeps the best iteration: both paths pick the same one.
+    CHECK(cbg::model::write_cbm(a) == cbg::model::write_cbm(c));
+  }
+}
+
+TEST_CASE("GPU training on categorical data works in strict mode (no dataset-sized copy back)", "[ctr][gpu]") {
+  CBG_REQUIRE_GPU();
+  cbg::context_options so;
+  so.device = 0;
+  so.strict_no_d2h = true;
+  auto strict = cbg::context::create(so);
+  auto cpu = make_context(CBG_DEVICE_CPU);
+  // 200 000 rows: the 40-value column's CTR tables are small, every column is 800 KB.
+  auto d = make_cat_data(strict, 200000, true, 41, true);
+  auto h = make_cat_data(cpu, 200000, true, 41);
+  const std::string params = R"({"iterations": 10, "depth": 6, "verbose": false, "loss_function": "Logloss"})";
+  const cbg::model::model m = cbg::train::train(*d->pool, params, {});
+  CHECK(cbg::model::write_cbm(m) == cbg::model::write_cbm(cbg::train::train(*h->pool, params, {})));
+}
+
+TEST_CASE("GPU CTR preparation equals the host reference bit for bit", "[ctr][gpu]") {
+  CBG_REQUIRE_GPU();
+  namespace ctr = cbg::ctr;
+  auto cpu = make_context(CBG_DEVICE_CPU);
+  auto gpu = make_context(0);
+  for (const int kind : {0, 1, 2}) {  // binary, regression, 3 classes
+    const bool binary = kind != 1;
+    const int classes = kind == 2 ? 3 : 2;
+    auto hl = make_cat_data(cpu, 20000, binary, 21, false, classes);
+    auto he = make_cat_data(cpu, 3000, binary, 22, false, classes);
+    auto dl = make_cat_data(gpu, 20000, binary, 21, true, classes);
+    auto de = make_cat_data(gpu, 3000, binary, 22, true, classes);
+    ctr::options o;
+    o.one_hot_max_size = 3;
+    o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders:Prior=0.3/2", "x"),
+                                              ctr::parse_ctr_spec("Counter", "x"),
+                                              ctr::parse_ctr_spec("Buckets", "x"),
+                                              ctr::parse_ctr_spec("BinarizedTargetMeanValue", "x"),
+                                              ctr::parse_ctr_spec("FloatTargetMeanValue:Prior=0.5", "x"),
+                                              ctr::parse_ctr_spec("FeatureFreq:Prior=1", "x")};
+    o.counter_calc_method = binary ? ctr::counter_calc::full : ctr::counter_calc::skip_test;
+    cbg::train::target_rule rule;
+    rule.loss = kind == 2 ? cbg::train::loss_kind::multiclass
+                : binary  ? cbg::train::loss_kind::logloss
+                          : cbg::train::loss_kind::rmse;
+    ctr::ctr_targets t;
+    t.learn = &hl->label;
+    t.binarize = !binary;
+    t.multiclass = kind == 2;
+    t.classes = classes;
+    const ctr::prepared_data h = ctr::prepare_categorical_host(*hl->pool, he->pool.get(), o, t, 5);
+    const ctr::prepared_data d = ctr::prepare_categorical_device(*dl->pool, de->pool.get(), o, rule, !binary, 5);
+    REQUIRE(d.derived.size() == h.derived.size());
+    REQUIRE(d.tables.size() == h.tables.size());
+    for (std::size_t k = 0; k < h.tables.size(); ++k) {
+      CHECK(d.tables[k].base == h.tables[k].base);
+      CHECK(d.tables[k].counts == h.tables[k].counts);
+      CHECK(d.tables[k].bucket_hashes == h.tables[k].bucket_hashes);
+      CHECK(d.tables[k].counter_denominator == h.tables[k].counter_denominator);
+      CHECK(d.tables[k].target_classes_count == h.tables[k].target_classes_count);
+      REQUIRE(d.tables[k].means.size() == h.tables[k].means.size());
+      for (std::size_t i = 0; i < h.tables[k].means.size(); ++i) {
+        CHECK(d.tables[k].means[i].sum == h.tables[k].means[i].sum);
+        CHECK(d.tables[k].means[i].count == h.tables[k].means[i].count);
+      }
+    }
+    for (std::size_t k = 0; k < h.derived.size(); ++k) {
+      CHECK(d.derived[k].ctr == h.derived[k].ctr);
+      CHECK(d.derived[k].value == h.derived[k].value);
+      const auto lc = download(d.learn_device_columns[k].data(), h.learn_columns[k].size(), *gpu);
+      const auto ec = download(d.eval_device_columns[k].data(), h.eval_columns[k].size(), *gpu);
+      CHECK(std::memcmp(lc.data(), h.learn_columns[k].data(), lc.size() * sizeof(float)) == 0);
+      CHECK(std::memcmp(ec.data(), h.eval_columns[k].data(), ec.size() * sizeof(float)) == 0);
+    }
+  }
+}
