@@ -237,7 +237,7 @@ CASES: list[Case] = [
          lambda e: e.model.save(str(e.tmp / "no_such_dir" / "m.cbm"))),
     # -- prediction --------------------------------------------------------------------------------------------
     Case("predict-read-only", "read-only output tensor", RO, ("read-only",),
-         lambda e: e.predict_into(_out(flags=1).ref())),
+         lambda e: e.predict_into(_kept(_out(flags=1)).ref())),
     Case("predict-dtype", "int32 output tensor", DTYPE, ("int32",), lambda e: e.predict_into(_out(dtype=np.int32))),
     Case("predict-shape", "output of 199 rows for 200", SHAPE, ("[199, 1]",),
          lambda e: e.predict_into(_out(shape=(ROWS - 1, 1)))),
@@ -269,6 +269,12 @@ CASES: list[Case] = [
     Case("copy-shape", "cbg_tensor_copy between [3] and [4]", SHAPE, ("shape",),
          lambda e: _copy(e, ManagedTensor(np.zeros(4)), ManagedTensor(np.zeros(3)))),
 ]
+
+def _kept(tensor: ManagedTensor) -> ManagedTensor:
+    """Keeps a tensor alive for the whole run: a bare .ref() holds only its address."""
+    _KEEP.append(tensor)
+    return tensor
+
 
 _FOREIGN = ctypes.create_string_buffer(256)
 _KEEP: list = []  # tensors whose ownership a failed call may still hold (their deleters stay callable)
