@@ -18,7 +18,6 @@ status=0
 for tool in "${tools[@]}"; do
   extra=()
   [ "$tool" = memcheck ] && extra=(--leak-check full)
-  [ "$tool" = initcheck ] && extra=(--track-unused-memory no)
   for target in unit capi; do
     log="$out/sanitize-$tool-$target.log"
     if [ "$target" = unit ]; then
