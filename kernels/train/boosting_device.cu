@@ -785,9 +785,12 @@ class device_backend final : public boosting_backend {
       : ctx_(*in.learn->ctx()), learn_(*in.learn), eval_(in.eval), guard_(ctx_.device()) {
     for (const pool* p : {in.learn, in.eval}) {
       if (p == nullptr) continue;
+      // The learn features go through the quantizer, which stages pageable columns; the trainer
+      // (src/train/trainer.cpp) stages the other pageable inputs before it makes this backend.
       for (const column_view& c : p->features()) {
-        CBG_EXPECTS(c.memory != memory_kind::host, status::device,
-                    "the GPU trainer reads device, managed or pinned memory; a feature column is in pageable host memory");
+        CBG_EXPECTS(p == in.learn || c.memory != memory_kind::host, status::device,
+                    "the GPU trainer reads device, managed or pinned memory; an eval feature column is in "
+                    "pageable host memory");
       }
       for (const auto* t : {&p->label(), &p->weight(), &p->baseline()}) {
         CBG_EXPECTS(!t->has_value() || (*t)->memory != memory_kind::host, status::device,

@@ -2,7 +2,9 @@
 #include "cbg/train/model_builder.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -151,14 +153,21 @@ model::model build_model(const model_inputs& in) {
   m.info.emplace_back("params", in.params_json);
   if (!in.class_names.empty()) {
     nlohmann::json names = nlohmann::json::array(), to_label = nlohmann::json::array();
+    bool integer = true;
     for (std::size_t c = 0; c < in.class_names.size(); ++c) {
-      names.push_back(std::stoll(in.class_names[c]));
+      const double d = std::stod(in.class_names[c]);
+      integer = integer && d == std::floor(d) && std::fabs(d) < 9e15;
       to_label.push_back(static_cast<double>(c));
     }
-    const nlohmann::json cp{{"class_label_type", "Integer"},
+    for (const std::string& c : in.class_names) {
+      const double d = std::stod(c);
+      if (integer) names.push_back(static_cast<std::int64_t>(d));
+      else names.push_back(d);
+    }
+    const nlohmann::json cp{{"class_label_type", integer ? "Integer" : "Float"},
                             {"class_to_label", to_label},
                             {"class_names", names},
-                            {"classes_count", 0}};
+                            {"classes_count", in.classes_count}};
     m.info.emplace_back("class_params", cp.dump());
   }
   if (!in.training_json.empty()) m.info.emplace_back("training", in.training_json);

@@ -38,6 +38,9 @@ const std::map<std::string, std::string>& aliases() {
   return m;
 }
 
+// The most classes classes_count and class_names take (the trainer's MultiClass label limit).
+constexpr std::int64_t max_classes = 1000000;
+
 const std::set<std::string>& known_keys() {
   static const std::set<std::string> k{
       "loss_function", "eval_metric", "custom_metric", "iterations", "learning_rate", "depth",
@@ -47,7 +50,7 @@ const std::set<std::string>& known_keys() {
       "leaf_estimation_backtracking", "boost_from_average", "use_best_model", "od_type", "od_wait",
       "od_pval", "early_stopping_rounds", "metric_period", "verbose", "silent", "logging_level",
       "train_dir", "allow_writing_files", "task_type", "devices", "thread_count", "name",
-      "boosting_type", "grow_policy", "target_border", "mvs_reg"};
+      "boosting_type", "grow_policy", "target_border", "mvs_reg", "classes_count", "class_names"};
   return k;
 }
 
@@ -434,6 +437,25 @@ train_params parse_params(const std::string& json_text) {
       (void)r.choice<int>({{"SymmetricTree", 0}});
     } else if (key == "target_border") {
       p.target_border = r.number_in(-1e300, 1e300);
+    } else if (key == "classes_count") {
+      flat[key] = r.integer(2, max_classes);
+    } else if (key == "class_names") {
+      // Pools hold numeric labels: the names are the label values (numbers, or numeric text), and a
+      // label equal to class_names[k] is class k. Stored as numbers in flat_json (the trainer reads them).
+      if (!value.is_array()) invalid(key, fmt::format("{} is not a list of label values", value.dump()));
+      json names = json::array();
+      for (const auto& item : value) {
+        const double d = value_reader{key, item}.number();
+        if (!std::isfinite(d)) invalid(key, fmt::format("{} is not a finite label value", item.dump()));
+        for (const auto& seen : names) {
+          if (seen.get<double>() == d) invalid(key, fmt::format("{} is listed twice", item.dump()));
+        }
+        names.push_back(d);
+      }
+      if (names.size() < 2 || names.size() > static_cast<std::size_t>(max_classes)) {
+        invalid(key, fmt::format("{} names; a classifier takes 2 .. {} classes", names.size(), max_classes));
+      }
+      flat[key] = names;
     } else if (ctr::is_option_key(key)) {
       ctr::parse_option(p.ctr, key, value.dump());
     }
@@ -471,6 +493,20 @@ train_params parse_params(const std::string& json_text) {
   }
   if (p.target_border && p.loss.kind != loss_kind::logloss) {
     invalid("target_border", "is only for loss_function Logloss");
+  }
+  for (const char* key : {"classes_count", "class_names"}) {
+    if (!flat.contains(key)) continue;
+    const bool multiclass = p.loss.kind == loss_kind::multiclass || p.loss.kind == loss_kind::multiclass_one_vs_all;
+    if (p.loss.kind != loss_kind::logloss && !multiclass) {
+      invalid(key, "is only for loss_function Logloss, MultiClass or MultiClassOneVsAll");
+    }
+    const std::size_t count = flat[key].is_array() ? flat[key].size() : flat[key].get<std::size_t>();
+    if (p.loss.kind == loss_kind::logloss && count != 2) invalid(key, "Logloss has 2 classes");
+  }
+  if (flat.contains("classes_count") && flat.contains("class_names") &&
+      flat["classes_count"].get<std::size_t>() != flat["class_names"].size()) {
+    invalid("classes_count", fmt::format("is {} but class_names lists {} classes",
+                                         flat["classes_count"].get<std::size_t>(), flat["class_names"].size()));
   }
   p.flat_json = flat.dump();
   if (p.eval_metric) {
@@ -706,7 +742,7 @@ std::string catboost_params_json(const resolved_params& r, const std::vector<std
                                                                : "Forbidden"},
           {"dev_max_subset_size_for_build_borders", quantize::default_max_subset_size}}},
         {"class_names", names},
-        {"classes_count", 0},
+        {"classes_count", flat.is_object() && flat.contains("classes_count") ? flat["classes_count"] : json(0)},
         {"target_border", p.target_border ? json(*p.target_border) : json(nullptr)}}},
       {"metrics",
        {{"objective_metric", loss}, {"eval_metric", metric_json(r.eval_metric)}, {"custom_metrics", custom}}},

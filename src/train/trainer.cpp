@@ -8,18 +8,22 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cbg/core/error.hpp"
 #include "cbg/ctr/features.hpp"
+#include "cbg/memory/copy.hpp"
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/model_builder.hpp"
 #include "cbg/train/params.hpp"
+#include "src/ctr/pool_views.hpp"
 
 namespace cbg::train {
 
@@ -92,6 +96,158 @@ class inc_to_dec_detector {
   double best_ = 0;
   std::vector<double> scores_, running_max_;
 };
+
+// A pool whose pageable host tensors the GPU trainer reads directly (label, weight, baseline, and
+// the eval set's feature columns) are copied to device buffers through copy_bytes; the rest is
+// viewed where it is (the learn features: the GPU quantizer stages pageable columns itself).
+struct staged_pool {
+  std::vector<device_buffer<unsigned char>> buffers;
+  std::vector<float> host;  // relabelled targets (class_names) on a CPU context
+  ctr::view_set views;
+  std::unique_ptr<pool> p;  // last: destroyed (waits for the queued work) before the buffers
+};
+
+// The host tensor `t` ([rows] or [rows, k], any strides) as a contiguous row-major device tensor.
+tensor_view stage_tensor(const tensor_view& t, staged_pool& s, const context& ctx) {
+  const std::int64_t rows = t.shape[0];
+  const std::int64_t cols = t.rank > 1 ? t.shape[1] : 1;
+  const std::size_t es = size_of(t.type);
+  const std::size_t bytes = static_cast<std::size_t>(rows * cols) * es;
+  device_buffer<unsigned char>& d = s.buffers.emplace_back(bytes, ctx.stream(), ctx.resource());
+  const bool contiguous = (rows <= 1 || t.strides[0] == cols) && (cols <= 1 || t.strides[1] == 1);
+  std::vector<unsigned char> packed;
+  const void* src = t.data;
+  if (!contiguous) {  // gather on the host, then one copy
+    packed.resize(bytes);
+    const auto* base = static_cast<const unsigned char*>(t.data);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      for (std::int64_t k = 0; k < cols; ++k) {
+        const std::int64_t at = i * t.strides[0] + (t.rank > 1 ? k * t.strides[1] : 0);
+        std::memcpy(packed.data() + static_cast<std::size_t>(i * cols + k) * es,
+                    base + at * static_cast<std::int64_t>(es), es);
+      }
+    }
+    ctx.copies().add(copy_direction::h2h, bytes);
+    src = packed.data();
+  }
+  // From pageable memory the call returns once the source is read (the device copy may still run).
+  copy_bytes(d.data(), memory_kind::device, src, t.memory, bytes, ctx.stream(), ctx.copies(), ctx.rules(),
+             CBG_COPY_SITE("trainer: host inputs staged to the device"));
+  tensor_view v = t;
+  v.data = d.data();
+  v.memory = memory_kind::device;
+  v.device_id = ctx.device();
+  v.strides[0] = cols;
+  if (t.rank > 1) v.strides[1] = 1;
+  return v;
+}
+
+// `src` with its pageable tensors the GPU trainer reads staged to the device (all feature columns
+// too when `features`); nullptr when there are none (device pools stay zero-copy).
+std::unique_ptr<staged_pool> stage_host_inputs(const pool& src, bool features) {
+  const context& ctx = *src.ctx();
+  const auto is_host = [](const std::optional<tensor_view>& t) { return t && t->memory == memory_kind::host; };
+  bool any = is_host(src.label()) || is_host(src.weight()) || is_host(src.baseline());
+  for (const column_view& c : src.features()) any = any || (features && c.memory == memory_kind::host);
+  if (!any || src.num_categorical() > 0) return nullptr;  // categorical pools: the CTR path's derived pools
+  auto s = std::make_unique<staged_pool>();
+  pool_inputs in;
+  std::vector<std::string> names;
+  for (std::int64_t j = 0; j < src.num_features(); ++j) {
+    const column_view& c = src.features()[static_cast<std::size_t>(j)];
+    if (features && c.memory == memory_kind::host) {
+      tensor_view t;
+      t.data = c.data;
+      t.type = c.type;
+      t.memory = c.memory;
+      t.rank = 1;
+      t.shape[0] = c.size;
+      t.strides[0] = c.stride;
+      in.columns.push_back(s->views.tensor(stage_tensor(t, *s, ctx)));
+    } else {
+      in.columns.push_back(s->views.column(c));
+    }
+    names.push_back(src.feature_name(j));
+  }
+  const auto take = [&](const std::optional<tensor_view>& t) {
+    if (!t) return tensor_ref{};
+    return s->views.tensor(t->memory == memory_kind::host ? stage_tensor(*t, *s, ctx) : *t);
+  };
+  in.label = take(src.label());
+  in.weight = take(src.weight());
+  in.baseline = take(src.baseline());
+  in.feature_names = std::move(names);
+  s->p = std::make_unique<pool>(pool::build(src.ctx(), std::move(in)));
+  return s;
+}
+
+// The label of `src` read to the host (pageable columns directly, device columns in pieces within
+// the strict-mode metadata limit).
+std::vector<double> host_labels(const pool& src) {
+  const context& ctx = *src.ctx();
+  const column_view c = column_of(*src.label(), 0);
+  std::vector<double> out(static_cast<std::size_t>(c.size));
+  if (!is_device_side(c.memory)) {
+    for (std::int64_t i = 0; i < c.size; ++i) out[static_cast<std::size_t>(i)] = c.value(i);
+    return out;
+  }
+  const std::size_t es = size_of(c.type);
+  const auto piece = static_cast<std::int64_t>(strict_d2h_metadata_limit / es);
+  std::vector<unsigned char> buf(static_cast<std::size_t>(piece) * es);
+  for (std::int64_t at = 0; at < c.size; at += piece) {
+    const std::int64_t k = std::min(piece, c.size - at);
+    copy_bytes_2d(buf.data(), es, memory_kind::host,
+                  static_cast<const unsigned char*>(c.data) + at * c.stride * static_cast<std::int64_t>(es),
+                  static_cast<std::size_t>(c.stride) * es, c.memory, es, static_cast<std::size_t>(k),
+                  ctx.stream(), ctx.copies(), ctx.rules(), CBG_COPY_SITE("trainer: labels for class_names"));
+    for (std::int64_t i = 0; i < k; ++i) {
+      out[static_cast<std::size_t>(at + i)] = load_as_double(buf.data(), c.type, i, 1);
+    }
+  }
+  return out;
+}
+
+// `src` with its labels replaced by class indices: label == names[k] becomes k (class_names).
+// Throws bad_data naming the first row whose label is not listed.
+std::unique_ptr<staged_pool> relabel(const pool& src, const std::vector<double>& names, const char* what) {
+  const context& ctx = *src.ctx();
+  CBG_EXPECTS(pool::dims_of(src.label()) == 1, status::unsupported,
+              "class_names: the trainer takes one label column");
+  const std::vector<double> labels = host_labels(src);
+  std::map<double, float> index;
+  for (std::size_t k = 0; k < names.size(); ++k) index.emplace(names[k], static_cast<float>(k));
+  auto s = std::make_unique<staged_pool>();
+  s->host.resize(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const auto it = index.find(labels[i]);
+    CBG_EXPECTS(it != index.end(), status::bad_data,
+                fmt::format("{} label {} of row {} is not one of class_names", what, labels[i], i));
+    s->host[i] = it->second;
+  }
+  tensor_view t;
+  t.data = s->host.data();
+  t.type = dtype::float32;
+  t.memory = memory_kind::host;
+  t.rank = 1;
+  t.shape[0] = static_cast<std::int64_t>(labels.size());
+  t.strides[0] = 1;
+  pool_inputs in;
+  std::vector<std::string> feature_names;
+  for (std::int64_t j = 0; j < src.num_features(); ++j) {
+    const column_view& c = src.features()[static_cast<std::size_t>(j)];
+    CBG_EXPECTS(!c.hashed, status::unsupported,
+                "class_names with a string categorical column is not supported (give class indices as labels)");
+    in.columns.push_back(s->views.column(c));
+    if (src.is_categorical(j)) in.cat_features.push_back(static_cast<std::int32_t>(j));
+    feature_names.push_back(src.feature_name(j));
+  }
+  in.label = s->views.tensor(ctx.is_cpu() ? t : stage_tensor(t, *s, ctx));
+  if (src.weight()) in.weight = s->views.tensor(*src.weight());
+  if (src.baseline()) in.baseline = s->views.tensor(*src.baseline());
+  in.feature_names = std::move(feature_names);
+  s->p = std::make_unique<pool>(pool::build(src.ctx(), std::move(in)));
+  return s;
+}
 
 std::string format_duration(double seconds) {
   if (seconds < 1e-3) return fmt::format("{:.0f}us", seconds * 1e6);
@@ -215,19 +371,48 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     }
   }
 
+  // classes_count and class_names (checked against the loss by parse_params).
+  const nlohmann::json flat = nlohmann::json::parse(p.flat_json);
+  const int classes_count = flat.contains("classes_count") ? flat["classes_count"].get<int>() : 0;
+  std::vector<double> class_values;
+  if (flat.contains("class_names")) class_values = flat["class_names"].get<std::vector<double>>();
+  bool identity = true;
+  for (std::size_t k = 0; k < class_values.size(); ++k) identity = identity && class_values[k] == static_cast<double>(k);
+
   backend_inputs in;
   in.learn = &learn;
   in.eval = eval;
+  // Labels given as class_names values: relabelled to class indices first (CTR targets read them too).
+  std::unique_ptr<staged_pool> relabelled_learn, relabelled_eval;
+  if (!identity) {
+    relabelled_learn = relabel(learn, class_values, "learn");
+    in.learn = relabelled_learn->p.get();
+    if (eval != nullptr) {
+      relabelled_eval = relabel(*eval, class_values, "eval");
+      in.eval = relabelled_eval->p.get();
+    }
+  }
   in.quantize.border_count = p.border_count;
   in.quantize.mode = p.nan_mode;
   in.devices = p.devices;  // several GPUs: include/cbg/dist/ (issue 9)
   // Categorical features (issue #5): one-hot and CTR columns appended to the float features.
   std::optional<ctr::prepared_data> cat;
   if (learn.num_categorical() > 0) {
-    cat = ctr::prepare_for_training(learn, eval, p);
+    cat = ctr::prepare_for_training(*in.learn, in.eval, p);
     in.learn = cat->learn.get();
     in.eval = cat->eval.get();
     in.quantize.overrides = cat->overrides;
+  }
+  // Pageable host inputs on a GPU context: staged to the device (after the CTR preparation, whose
+  // host path gives pageable derived pools).
+  std::unique_ptr<staged_pool> staged_learn, staged_eval;
+  if (!ctx.is_cpu()) {
+    staged_learn = stage_host_inputs(*in.learn, false);
+    if (staged_learn) in.learn = staged_learn->p.get();
+    if (in.eval != nullptr) {
+      staged_eval = stage_host_inputs(*in.eval, true);
+      if (staged_eval) in.eval = staged_eval->p.get();
+    }
   }
   std::unique_ptr<boosting_backend> b = ctx.is_cpu() ? make_host_backend(in) : make_device_backend(in);
 
@@ -239,7 +424,10 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   facts.has_baseline = learn.baseline().has_value();
   const bool multiclass = p.loss.kind == loss_kind::multiclass ||
                           p.loss.kind == loss_kind::multiclass_one_vs_all;
-  if (multiclass) {
+  const int given_classes = class_values.empty() ? classes_count : static_cast<int>(class_values.size());
+  if (multiclass && given_classes > 0) {
+    facts.classes = given_classes;  // prepare_targets refuses labels outside [0, classes), naming the row
+  } else if (multiclass) {
     CBG_EXPECTS(lf.all_integer && lf.min >= 0 && lf.max < 1e6, status::bad_data,
                 fmt::format("{} takes class indices 0, 1, ... as labels (found {} .. {}{})", p.loss_name,
                             lf.min, lf.max, lf.all_integer ? "" : ", not all integers"));
@@ -479,9 +667,13 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   mi.bias = bias;
   std::vector<std::string> class_names;
   if (p.loss.kind == loss_kind::logloss || multiclass) {
-    for (int c = 0; c < std::max(2, facts.classes); ++c) class_names.push_back(std::to_string(c));
+    for (int c = 0; c < std::max(2, facts.classes); ++c) {
+      class_names.push_back(class_values.empty() ? std::to_string(c)
+                                                 : fmt::format("{}", class_values[static_cast<std::size_t>(c)]));
+    }
   }
   mi.class_names = class_names;
+  mi.classes_count = classes_count;
   mi.params_json = catboost_params_json(r, class_names);
   // CatBoost's "training" info (it reads these keys when it loads a model): per-iteration learn
   // metrics, per-iteration lists (one per eval set) of eval metrics, and the best values.

@@ -282,3 +282,43 @@ def test_estimator_look_alikes():
     reg = cbgpu.CatBoostRegressor(iterations=30, verbose=False).fit(Xr, yr, eval_set=(Xr[:50], yr[:50]))
     assert reg.predict(Xr).shape == (len(yr),)
     assert "learn_metrics_history" in reg.evals_result()
+
+
+@pytest.mark.parametrize("given", [{"classes_count": 4}, {"class_names": [3, 5, 9]}, {"class_names": [1, 2]}])
+def test_classes_count_and_class_names_like_catboost(given, tmp_path):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(600, 3))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)  # classes 0, 1, 2
+    if "class_names" in given:
+        names = np.array(given["class_names"])
+        y = names[np.minimum(y, len(names) - 1)]
+    loss = "Logloss" if len(given.get("class_names", [0, 0, 0])) == 2 else "MultiClass"
+    params = {"loss_function": loss, "iterations": 10, **given}
+    ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
+    model = cbgpu.train(cbgpu.Pool(ctx, X, label=y.astype(np.float64)), {**params, "verbose": False})
+    theirs = catboost.CatBoost({**params, "verbose": 0, "thread_count": 1, "allow_writing_files": False})
+    theirs.fit(X, y)
+    ours_pred = model.predict(X)
+    assert ours_pred.size == theirs.predict(X, prediction_type="RawFormulaVal").size  # 4 dims for classes_count 4
+    ours_cp = json.loads(model.info_value("class_params"))
+    theirs_cp = json.loads(theirs.get_metadata()["class_params"])
+    assert ours_cp["classes_count"] == theirs_cp["classes_count"]
+    if "class_names" in given:
+        assert ours_cp["class_names"] == theirs_cp["class_names"] == given["class_names"]
+    ours_dp = json.loads(model.info_value("params"))["data_processing_options"]
+    assert ours_dp["classes_count"] == json.loads(theirs.get_metadata()["params"])["data_processing_options"]["classes_count"]
+    model.save(tmp_path / "m.cbm")  # CatBoost loads it and predicts what we do
+    cb = catboost.CatBoost()
+    cb.load_model(str(tmp_path / "m.cbm"))
+    np.testing.assert_array_equal(ours_pred, cb.predict(X, prediction_type="RawFormulaVal").reshape(ours_pred.shape))
+
+
+def test_labels_outside_classes_count_are_refused():
+    ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
+    X = np.random.default_rng(1).normal(size=(50, 2))
+    y = np.zeros(50)
+    y[17] = 3
+    with expect_error(cbgpu.CBG_ERR_BAD_DATA, "label 3 of row 17"):
+        cbgpu.train(cbgpu.Pool(ctx, X, label=y), {"loss_function": "MultiClass", "classes_count": 3, "iterations": 2})
+    with expect_error(cbgpu.CBG_ERR_INVALID_ARGUMENT, "classes_count"):
+        cbgpu.train(cbgpu.Pool(ctx, X, label=y), {"loss_function": "RMSE", "classes_count": 3, "iterations": 2})
