@@ -35,7 +35,7 @@ def _data(seed, rows, features=6):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(rows, features)).astype(np.float32)
     x[rng.random(size=x.shape) < 0.02] = np.nan
-    y = (x[:, 0] - 0.5 * np.nan_to_num(x[:, 1]) + 0.3 * rng.normal(size=rows)).astype(np.float32)
+    y = (np.nan_to_num(x[:, 0]) - 0.5 * np.nan_to_num(x[:, 1]) + 0.3 * rng.normal(size=rows)).astype(np.float32)
     w = rng.uniform(0.5, 2.0, size=rows).astype(np.float32)
     b = (0.1 * rng.normal(size=rows)).astype(np.float32)
     return x, y, w, b
