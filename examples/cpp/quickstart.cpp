@@ -108,9 +108,8 @@ int main() try {
 
   cbg_context_desc_t cd;
   check(cbg_context_desc_init(&cd), "cbg_context_desc_init");
-  // The host reference path: this example's data is in pageable host memory (std::vector), which the
-  // GPU trainer does not read (it takes device, managed or pinned memory). examples/c/train_and_predict.c
-  // shows the GPU path with cudaMalloc'ed buffers.
+  // The host reference path (the GPU trainer also takes this pageable std::vector data, staging it to
+  // the device; examples/c/train_and_predict.c shows the zero-copy GPU path with cudaMalloc'ed buffers).
   cd.device = CBG_DEVICE_CPU;
   cbg_context_t* raw_ctx = nullptr;
   check(cbg_context_create(&cd, &raw_ctx), "cbg_context_create");
