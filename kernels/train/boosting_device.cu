@@ -722,6 +722,70 @@ int grid_of(std::int64_t n, int threads = 256) {
 }
 int tiles_of(std::int64_t n) { return static_cast<int>(std::max<std::int64_t>(1, sum_tiles_of(n))); }
 
+// Sharded leaf passes (issue 9): one all-gather per pass carries every rank's fixed-point leaf sums,
+// channel maxima and value tile partials in one block of `block` bytes: the sums at 0, the maxima at
+// keys_at, the tiles at tiles_at. The fold sums the leaf sums (integers: any order is exact), takes
+// the maxima and lays the tiles out in row order, so the ordered sum is the single-GPU one.
+constexpr int max_fold_ranks = 16;
+struct pass_pack {
+  std::size_t slots = 0;
+  int channels = 0;
+  std::int64_t tiles = 0;  // this rank's, in the send block
+  std::size_t keys_at = 0, tiles_at = 0, block = 0;
+};
+struct pass_fold {
+  pass_pack p;
+  int ranks = 0;
+  std::int64_t first_tile[max_fold_ranks + 1] = {};  // rank r's tiles are [first_tile[r], first_tile[r + 1])
+};
+
+__global__ void pass_pack_kernel(pass_pack p, const unsigned long long* sums, const unsigned* keys,
+                                 const double* tiles, unsigned char* send) {
+  const std::int64_t total = static_cast<std::int64_t>(p.slots) + p.channels + p.tiles;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    std::int64_t j = i;
+    if (j < static_cast<std::int64_t>(p.slots)) {
+      reinterpret_cast<unsigned long long*>(send)[j] = sums[j];
+      continue;
+    }
+    j -= static_cast<std::int64_t>(p.slots);
+    if (j < p.channels) {
+      reinterpret_cast<unsigned*>(send + p.keys_at)[j] = keys[j];
+      continue;
+    }
+    j -= p.channels;
+    reinterpret_cast<double*>(send + p.tiles_at)[j] = tiles[j];
+  }
+}
+
+__global__ void pass_fold_kernel(pass_fold f, const unsigned char* recv, unsigned long long* sums, unsigned* keys,
+                                 double* tiles) {
+  const std::int64_t all_tiles = f.first_tile[f.ranks];
+  const std::int64_t total = static_cast<std::int64_t>(f.p.slots) + f.p.channels + all_tiles;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    std::int64_t j = i;
+    if (j < static_cast<std::int64_t>(f.p.slots)) {
+      unsigned long long s = 0;  // two's complement: the same bits as NCCL's int64 sum
+      for (int r = 0; r < f.ranks; ++r) s += reinterpret_cast<const unsigned long long*>(recv + r * f.p.block)[j];
+      sums[j] = s;
+      continue;
+    }
+    j -= static_cast<std::int64_t>(f.p.slots);
+    if (j < f.p.channels) {
+      unsigned m = 0;
+      for (int r = 0; r < f.ranks; ++r) m = max(m, reinterpret_cast<const unsigned*>(recv + r * f.p.block + f.p.keys_at)[j]);
+      keys[j] = m;
+      continue;
+    }
+    j -= f.p.channels;
+    int r = 0;
+    while (r + 1 < f.ranks && f.first_tile[r + 1] <= j) ++r;
+    tiles[j] = reinterpret_cast<const double*>(recv + r * f.p.block + f.p.tiles_at)[j - f.first_tile[r]];
+  }
+}
+
 // Benchmark aid: with CBGPU_BOOSTING_PROFILE=<file>, every backend call waits for its work and adds
 // its wall time to a per-call total; the totals are appended to <file> as one JSON line when the
 // backend goes away (training is then slower by the waits; off by default).
@@ -1078,14 +1142,20 @@ class device_backend final : public boosting_backend {
     ra.sums = leaf_sums();
     const double* value = reinterpret_cast<const double*>(result_.data() + result_sums_at);
     int rounds = c.iterations <= 1 ? 0 : (c.bounded != 0 ? c.iterations : 2 * c.iterations);
+    // Sharded: as many passes as a search that accepts every candidate needs (a bounded one a pass per
+    // iteration; else a candidate and a sums pass per iteration but the last), so that no collective
+    // runs after the search is done; more rounds follow after the status read when needed.
+    if (link_ != nullptr && c.bounded == 0 && rounds > 0) rounds = 2 * c.iterations - 1;
     int total = 0;
     std::vector<double> back(head + values + leaves);
     leaf_search_status st;
     while (true) {
       for (int i = 0; i < rounds; ++i) {
         launch_point(ra);
-        reduce_pass(channels, slots);
-        if (c.backtracking != 0) finish_sums<1>(tiles_of(rows()));
+        if (!merged_pass(channels, slots, c.backtracking != 0)) {
+          reduce_pass(channels, slots);
+          if (c.backtracking != 0) finish_sums<1>(tiles_of(rows()));
+        }
         leaf_decide_kernel<<<1, lanes, 0, stream()>>>(c, v, leaf_sums(), value, bound_scales, max_keys());
         CBG_CHECK_CUDA(stream());
       }
@@ -1100,7 +1170,7 @@ class device_backend final : public boosting_backend {
       CBG_EXPECTS(st.error == 0, status::bad_data, non_finite_derivative_message);
       if (st.mode == leaf_mode_done) break;
       CBG_EXPECTS(total < 400, status::internal, "leaf estimation did not finish");
-      rounds = 16;
+      rounds = link_ != nullptr ? 4 : 16;  // sharded: every pass costs a collective, so smaller steps
     }
     leaf_result out;
     out.point.assign(back.begin() + head, back.begin() + static_cast<std::ptrdiff_t>(head + values));
@@ -1366,6 +1436,15 @@ class device_backend final : public boosting_backend {
     if (link_ != nullptr) {  // sharded: every rank's tile sums in row order, then folded as on one GPU
       count = link_->gather_tiles(scratch_a_.data(), C, eval, all_tiles_);
       in = all_tiles_.data();
+    }
+    reduce_tile_levels<C>(in, count);
+  }
+
+  // The ordered sum of `count` tiles of C channels at `in` (scratch_a_ or all_tiles_) into the result
+  // buffer's sums.
+  template <int C>
+  void reduce_tile_levels(double* in, std::int64_t count) {
+    if (in != scratch_a_.data()) {
       ensure(scratch_a_, static_cast<std::size_t>(tiles_of(count)) * C);
       ensure(scratch_b_, static_cast<std::size_t>(tiles_of(tiles_of(count))) * C);
     }
@@ -1379,6 +1458,53 @@ class device_backend final : public boosting_backend {
       in = out;
       count = t;
     }
+  }
+
+  // Sharded leaf pass in one collective (pass_pack): the `slots` leaf sums, `channels` maxima and, with
+  // `value`, the value's tile partials of every rank, folded into the result buffer (and the value's
+  // ordered sum) as reduce_pass and finish_sums<1> give them. False (nothing done) on one GPU or past
+  // max_fold_ranks ranks: the caller takes the separate collectives.
+  bool merged_pass(int channels, std::size_t slots, bool value) {
+    if (link_ == nullptr) return false;
+    const dist::row_split& split = link_->split(false);
+    const int ranks = split.ranks();
+    if (ranks > max_fold_ranks) return false;
+    pass_fold f;
+    f.ranks = ranks;
+    std::int64_t most = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const std::int64_t t = value ? sum_tiles_of(split.counts[static_cast<std::size_t>(r)]) : 0;
+      f.first_tile[r + 1] = f.first_tile[r] + t;
+      most = std::max(most, t);
+    }
+    pass_pack& p = f.p;
+    p.slots = slots;
+    p.channels = channels;
+    p.tiles = f.first_tile[link_->rank() + 1] - f.first_tile[link_->rank()];
+    p.keys_at = slots * sizeof(unsigned long long);
+    p.tiles_at = (p.keys_at + static_cast<std::size_t>(channels) * sizeof(unsigned) + 7) / 8 * 8;
+    p.block = std::max<std::size_t>(8, p.tiles_at + static_cast<std::size_t>(most) * sizeof(double));
+    ensure(pass_send_, p.block);
+    ensure(pass_recv_, p.block * static_cast<std::size_t>(ranks));
+    const std::int64_t all = f.first_tile[ranks];
+    if (value) ensure(all_tiles_, static_cast<std::size_t>(std::max<std::int64_t>(all, 1)));
+    const auto packed = static_cast<std::int64_t>(slots) + channels + p.tiles;
+    pass_pack_kernel<<<grid_of(packed), 256, 0, stream()>>>(p, leaf_sums(), max_keys(), scratch_a_.data(),
+                                                           pass_send_.data());
+    CBG_CHECK_CUDA(stream());
+    link_->red().all_gather(pass_send_.data(), pass_recv_.data(), p.block, stream());
+    const auto folded = static_cast<std::int64_t>(slots) + channels + all;
+    pass_fold_kernel<<<grid_of(folded), 256, 0, stream()>>>(f, pass_recv_.data(), leaf_sums(), max_keys(),
+                                                           all_tiles_.data());
+    CBG_CHECK_CUDA(stream());
+    if (!value) return true;
+    if (all == 0) {  // no rows anywhere: one zero tile, as gather_tiles gives it
+      zero(all_tiles_.data(), 1);
+      reduce_tile_levels<1>(all_tiles_.data(), 1);
+    } else {
+      reduce_tile_levels<1>(all_tiles_.data(), all);
+    }
+    return true;
   }
 
   // Sharded training: the first `channels` maxima and `slots` fixed-point leaf sums of the result
@@ -1498,6 +1624,7 @@ class device_backend final : public boosting_backend {
   call_profile profile_;
   std::unique_ptr<dist::rank_link> link_;  // sharded training (issue 9); null on one GPU
   device_buffer<double> all_tiles_;
+  device_buffer<unsigned char> pass_send_, pass_recv_;  // merged_pass's blocks
 };
 
 }  // namespace
