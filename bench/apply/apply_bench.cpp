@@ -27,17 +27,9 @@
 #include "cbg/tensor/dlpack.hpp"
 #include "support/matrix_view.hpp"
 #include "support/random_model.hpp"
+#include "bench/common/bench_util.hpp"
 
 namespace {
-
-#define BENCH_CHECK(call)                                                              \
-  do {                                                                                 \
-    const cudaError_t e_ = (call);                                                     \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
 
 namespace ca = cbg::apply;
 namespace cm = cbg::model;

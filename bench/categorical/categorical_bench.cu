@@ -21,31 +21,14 @@
 #include "cbg/categorical/hashing.hpp"
 #include "cbg/categorical/perfect_hash.hpp"
 #include "cbg/memory/device_buffer.hpp"
+#include "bench/common/bench_util.hpp"
 
 namespace {
-
-#define BENCH_CHECK(call)                                                              \
-  do {                                                                                 \
-    const cudaError_t e_ = (call);                                                     \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
-
-__host__ __device__ std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
 
 // The category of row i of a column with `card` values (skewed: low ids more frequent), and its
 // integer value (an id spread over 1..~10^9, so decimal texts have up to 10 digits).
 __host__ __device__ std::uint64_t category(std::int64_t i, std::uint64_t card, std::uint64_t seed) {
-  const std::uint64_t h = mix64(static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL + seed);
+  const std::uint64_t h = cbg_bench::mix64(static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL + seed);
   const std::uint64_t a = h % card, b = (h >> 32) % card;
   return a < b ? a : b;
 }

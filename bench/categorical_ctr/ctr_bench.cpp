@@ -25,19 +25,7 @@
 #include "cbg/tensor/dlpack.hpp"
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/trainer.hpp"
-
-namespace {
-
-#define BENCH_CHECK(call)                                                              \
-  do {                                                                                 \
-    const cudaError_t e_ = (call);                                                     \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
-
-}  // namespace
+#include "bench/common/bench_util.hpp"
 
 void ctr_bench_fill(std::int32_t* x, std::int64_t rows, int c, std::int32_t card, float* label);
 

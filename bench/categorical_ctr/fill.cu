@@ -4,22 +4,15 @@
 
 #include <cstdint>
 
-namespace {
+#include "bench/common/bench_util.hpp"
 
-__device__ std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
+namespace {
 
 // Column c: values 0..card-1, skewed (the square of a uniform draw puts more rows on small values).
 __global__ void fill(std::int32_t* x, std::int64_t rows, int c, std::int32_t card, float* label) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < rows;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::uint64_t h = mix64(static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL + 977 * (c + 1));
+    const std::uint64_t h = cbg_bench::mix64(static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL + 977 * (c + 1));
     const double u = static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);
     x[i] = static_cast<std::int32_t>(u * u * card);
     if (c == 0) label[i] = (h & 0x100) != 0 ? 1.f : 0.f;

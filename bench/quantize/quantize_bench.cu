@@ -26,26 +26,9 @@
 #include "cbg/quantize/quantizer.hpp"
 #include "cbg/quantize/sampling.hpp"
 #include "cbg/tensor/dlpack.hpp"
+#include "bench/common/bench_util.hpp"
 
 namespace {
-
-#define BENCH_CHECK(call)                                                                  \
-  do {                                                                                     \
-    const cudaError_t e_ = (call);                                                         \
-    if (e_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));     \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
-
-__device__ std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
 
 // Row-major [rows, cols]: column kinds cycle through continuous, integer, heavy-tailed, NaN-bearing.
 __global__ void fill(float* x, std::int64_t rows, std::int64_t cols) {
@@ -53,7 +36,7 @@ __global__ void fill(float* x, std::int64_t rows, std::int64_t cols) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t c = i % cols;
-    const std::uint64_t h = mix64(static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL + 12345);
+    const std::uint64_t h = cbg_bench::mix64(static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL + 12345);
     const float u = static_cast<float>(h >> 40) * (1.0f / 16777216.0f);
     const float u2 = static_cast<float>((h >> 16) & 0xffffff) * (1.0f / 16777216.0f);
     float v;
@@ -74,7 +57,7 @@ __global__ void fill_segments(float* x, std::uint64_t* composite, std::int64_t n
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::int64_t c = i / m;
-    const std::uint64_t h = mix64(static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL + 777);
+    const std::uint64_t h = cbg_bench::mix64(static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL + 777);
     const float u = static_cast<float>(h >> 40) * (1.0f / 16777216.0f);
     const float u2 = static_cast<float>((h >> 16) & 0xffffff) * (1.0f / 16777216.0f);
     float v;
