@@ -22,6 +22,7 @@
 #include "cbg/memory/copy.hpp"
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/model_builder.hpp"
+#include "cbg/train/class_labels.hpp"
 #include "cbg/train/params.hpp"
 #include "src/ctr/pool_views.hpp"
 
@@ -181,56 +182,45 @@ std::unique_ptr<staged_pool> stage_host_inputs(const pool& src, bool features) {
   return s;
 }
 
-// The label of `src` read to the host (pageable columns directly, device columns in pieces within
-// the strict-mode metadata limit).
-std::vector<double> host_labels(const pool& src) {
-  const context& ctx = *src.ctx();
-  const column_view c = column_of(*src.label(), 0);
-  std::vector<double> out(static_cast<std::size_t>(c.size));
-  if (!is_device_side(c.memory)) {
-    for (std::int64_t i = 0; i < c.size; ++i) out[static_cast<std::size_t>(i)] = c.value(i);
-    return out;
-  }
-  const std::size_t es = size_of(c.type);
-  const auto piece = static_cast<std::int64_t>(strict_d2h_metadata_limit / es);
-  std::vector<unsigned char> buf(static_cast<std::size_t>(piece) * es);
-  for (std::int64_t at = 0; at < c.size; at += piece) {
-    const std::int64_t k = std::min(piece, c.size - at);
-    copy_bytes_2d(buf.data(), es, memory_kind::host,
-                  static_cast<const unsigned char*>(c.data) + at * c.stride * static_cast<std::int64_t>(es),
-                  static_cast<std::size_t>(c.stride) * es, c.memory, es, static_cast<std::size_t>(k),
-                  ctx.stream(), ctx.copies(), ctx.rules(), CBG_COPY_SITE("trainer: labels for class_names"));
-    for (std::int64_t i = 0; i < k; ++i) {
-      out[static_cast<std::size_t>(at + i)] = load_as_double(buf.data(), c.type, i, 1);
-    }
-  }
-  return out;
-}
-
 // `src` with its labels replaced by class indices: label == names[k] becomes k (class_names).
 // Throws bad_data naming the first row whose label is not listed.
 std::unique_ptr<staged_pool> relabel(const pool& src, const std::vector<double>& names, const char* what) {
   const context& ctx = *src.ctx();
   CBG_EXPECTS(pool::dims_of(src.label()) == 1, status::unsupported,
               "class_names: the trainer takes one label column");
-  const std::vector<double> labels = host_labels(src);
-  std::map<double, float> index;
-  for (std::size_t k = 0; k < names.size(); ++k) index.emplace(names[k], static_cast<float>(k));
+  const column_view labels = column_of(*src.label(), 0);
+  const class_lookup lookup = make_class_lookup(names);
   auto s = std::make_unique<staged_pool>();
-  s->host.resize(labels.size());
-  for (std::size_t i = 0; i < labels.size(); ++i) {
-    const auto it = index.find(labels[i]);
-    CBG_EXPECTS(it != index.end(), status::bad_data,
-                fmt::format("{} label {} of row {} is not one of class_names", what, labels[i], i));
-    s->host[i] = it->second;
-  }
   tensor_view t;
-  t.data = s->host.data();
   t.type = dtype::float32;
-  t.memory = memory_kind::host;
   t.rank = 1;
-  t.shape[0] = static_cast<std::int64_t>(labels.size());
+  t.shape[0] = labels.size;
   t.strides[0] = 1;
+  std::int64_t bad = -1;
+  if (is_device_side(labels.memory) && !ctx.is_cpu()) {  // on the device: labels never come to the host
+    device_buffer<unsigned char>& d = s->buffers.emplace_back(static_cast<std::size_t>(labels.size) * sizeof(float),
+                                                              ctx.stream(), ctx.resource());
+    bad = relabel_device(ctx, labels, lookup, reinterpret_cast<float*>(d.data()));
+    t.data = d.data();
+    t.memory = memory_kind::device;
+    t.device_id = ctx.device();
+  } else {
+    s->host.resize(static_cast<std::size_t>(labels.size));
+    bad = relabel_host(labels, lookup, s->host.data());
+    t.data = s->host.data();
+    t.memory = memory_kind::host;
+    if (!ctx.is_cpu() && bad < 0) t = stage_tensor(t, *s, ctx);
+  }
+  if (bad >= 0) {
+    // The unknown value itself, for the message (one element from the device when it lives there).
+    unsigned char raw[8] = {};
+    const std::size_t es = size_of(labels.type);
+    const void* at = static_cast<const unsigned char*>(labels.data) + bad * labels.stride * static_cast<std::int64_t>(es);
+    copy_bytes(raw, memory_kind::host, at, labels.memory, es, ctx.stream(), ctx.copies(), ctx.rules(),
+               CBG_COPY_SITE("trainer: class_names unknown label"));
+    CBG_FAIL(status::bad_data, fmt::format("{} label {} of row {} is not one of class_names", what,
+                                           load_as_double(raw, labels.type, 0, 1), bad));
+  }
   pool_inputs in;
   std::vector<std::string> feature_names;
   for (std::int64_t j = 0; j < src.num_features(); ++j) {
@@ -241,7 +231,7 @@ std::unique_ptr<staged_pool> relabel(const pool& src, const std::vector<double>&
     if (src.is_categorical(j)) in.cat_features.push_back(static_cast<std::int32_t>(j));
     feature_names.push_back(src.feature_name(j));
   }
-  in.label = s->views.tensor(ctx.is_cpu() ? t : stage_tensor(t, *s, ctx));
+  in.label = s->views.tensor(t);
   if (src.weight()) in.weight = s->views.tensor(*src.weight());
   if (src.baseline()) in.baseline = s->views.tensor(*src.baseline());
   in.feature_names = std::move(feature_names);
