@@ -3,8 +3,11 @@
 # Builds and runs a libFuzzer target of a reader under ASan+UBSan (Debian's clang):
 #   scripts/fuzz.sh cbm|json|params|cd_dsv [runs]
 # (the .cbm and JSON model readers, cbg_train's params JSON, the CLI's .cd and DSV readers).
-# Seeds: $CBGPU_FUZZ_SEEDS (default tests/fuzz/seeds/<target>, small and checked in). The corpus
-# grows in build/fuzz/corpus-<target>.
+# Seeds: $CBGPU_FUZZ_SEEDS (default tests/fuzz/seeds/<target>, small minimized corpora checked in;
+# for cbm also the CatBoost-made test models of tests/data/apply). The corpus grows in
+# build/fuzz/corpus-<target>. CBGPU_FUZZ_BUILD_ONLY=1 builds build/fuzz/fuzz_<target> and gathers
+# the seeds into build/fuzz/seeds-<target> without running (to run elsewhere, e.g. on more cores:
+# build/fuzz/fuzz_<target> -jobs=N -workers=N CORPUS build/fuzz/seeds-<target>).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${1:?usage: scripts/fuzz.sh cbm|json|params|cd_dsv [runs]}"
@@ -31,12 +34,17 @@ esac
 clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I. -Iinclude -Icapi/include -I"$out/generated" -I"$fbs_dir" -I/usr/local/cuda/include -DFMT_HEADER_ONLY \
   tests/fuzz/fuzz_"$target".cpp "${sources[@]}" -o "$out/fuzz_$target"
-seeds="${CBGPU_FUZZ_SEEDS:-tests/fuzz/seeds/$target}"
-if [ "$target" = cbm ] && [ -z "${CBGPU_FUZZ_SEEDS:-}" ]; then  # the CatBoost-made test models
-  seeds="$out/seeds-cbm"
+seeds="${CBGPU_FUZZ_SEEDS:-}"
+if [ -z "$seeds" ]; then
+  seeds="$out/seeds-$target"
+  rm -rf "$seeds"
   mkdir -p "$seeds"
-  cp tests/data/apply/*.cbm "$seeds/"
+  if [ -d "tests/fuzz/seeds/$target" ]; then cp tests/fuzz/seeds/"$target"/* "$seeds/"; fi
+  if [ "$target" = cbm ]; then cp tests/data/apply/*.cbm "$seeds/"; fi  # the CatBoost-made test models
 fi
-mkdir -p "$seeds"
+if [ "${CBGPU_FUZZ_BUILD_ONLY:-0}" = 1 ]; then
+  echo "built $out/fuzz_$target; seeds in $seeds"
+  exit 0
+fi
 "$out/fuzz_$target" -runs="$runs" -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 \
   "$out/corpus-$target" "$seeds"

@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <fstream>
+#include <istream>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -62,6 +63,10 @@ const char* type_name(column_type t) {
 column_description read_column_description(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw usage_error(fmt::format("cannot open column description '{}'", path));
+  return read_column_description(in, path);
+}
+
+column_description read_column_description(std::istream& in, const std::string& path) {
   column_description cd;
   cd.path = path;
   std::string line;

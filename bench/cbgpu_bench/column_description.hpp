@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <optional>
 #include <string>
@@ -29,6 +30,11 @@ struct column_description {
 // Reads a .cd file. Throws usage_error (missing file, malformed line, duplicate index, unknown
 // type) or not_implemented_error (a CatBoost type this tool does not handle yet, e.g. GroupId).
 column_description read_column_description(const std::string& path);
+
+// The same from a stream (the text of a .cd file); `name` stands for the file in messages
+// ("<name>:<line>: ...") and becomes the description's `path`. Errors as above, except that a
+// stream that fails while reading gives "cannot read column description '<name>'".
+column_description read_column_description(std::istream& in, const std::string& name);
 
 // The role of each of `n_columns` data columns. Throws usage_error when the .cd names a column
 // index the data does not have.

@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <fstream>
+#include <istream>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -147,6 +148,11 @@ loaded_dataset read_dsv(const std::string& given_path, const dsv_format& format,
   const std::string path = strip_scheme(given_path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw usage_error(fmt::format("cannot open pool file '{}'", path));
+  return read_dsv(in, path, format, cd);
+}
+
+loaded_dataset read_dsv(std::istream& in, const std::string& path, const dsv_format& format,
+                        const std::optional<column_description>& cd) {
   loaded_dataset data;
   data.path = path;
 

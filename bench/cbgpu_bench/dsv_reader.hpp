@@ -3,6 +3,7 @@
 // host arrays, with the column roles of a .cd file.
 #pragma once
 
+#include <iosfwd>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,11 @@ struct dsv_format {
 // schemes are refused as not implemented. Throws usage_error for a missing file, a row with the
 // wrong number of columns, or a value that is not a number where one is needed.
 loaded_dataset read_dsv(const std::string& path, const dsv_format& format,
+                        const std::optional<column_description>& cd);
+
+// The same from a stream (the text of a pool file, no scheme); `name` stands for the file in
+// messages ("<name>:<line>: ...") and becomes the dataset's `path`.
+loaded_dataset read_dsv(std::istream& in, const std::string& name, const dsv_format& format,
                         const std::optional<column_description>& cd);
 
 // The --delimiter value as one character: a single character, or "\t" / "tab" for a tab.
