@@ -16,14 +16,16 @@ seeds=()
 for s in "$@"; do seeds+=("$(realpath "$s")"); done
 cd "$logs"
 prefix=()
-if ! "$bin" -runs=10 "${seeds[@]}" >start.log 2>&1; then
-  if setarch "$(uname -m)" -R "$bin" -runs=10 "${seeds[@]}" >start-noaslr.log 2>&1; then
+mkdir -p start-corpus  # the trial's new units go here, not into the seeds
+if ! "$bin" -runs=10 start-corpus "${seeds[@]}" >start.log 2>&1; then
+  if setarch "$(uname -m)" -R "$bin" -runs=10 start-corpus "${seeds[@]}" >start-noaslr.log 2>&1; then
     prefix=(setarch "$(uname -m)" -R)
   else
     echo "$(basename "$bin"): does not start here (start.log)"
     exit 1
   fi
 fi
+rm -rf start-corpus
 per=$(((total + workers - 1) / workers))
 start=$(date +%s)
 "${prefix[@]}" "$bin" -jobs="$workers" -workers="$workers" -runs="$per" -max_total_time="$secs" \

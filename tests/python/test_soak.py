@@ -40,6 +40,15 @@ def cp():
     return cupy
 
 
+def _rss_bytes() -> int:
+    """The process's resident set (Linux), reported by the soak (not asserted: CuPy caches)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return 0
+
+
 def _data(cp, rows, features, seed):
     rng = cp.random.RandomState(seed)
     X = rng.standard_normal((rows, features), dtype=cp.float32)
@@ -60,6 +69,7 @@ def test_concurrent_prediction_while_training(cp):
         warm.fill(0.0)
         bool(cp.array_equal(warm, reference))
         before = ctx.memory_stats()["in_use_bytes"], train_ctx.memory_stats()["in_use_bytes"]
+        rss_before = _rss_bytes()
         deadline = time.monotonic() + SECONDS
         errors: list[BaseException] = []
         mismatches: list[str] = []
@@ -110,7 +120,8 @@ def test_concurrent_prediction_while_training(cp):
         after = ctx.memory_stats()["in_use_bytes"], train_ctx.memory_stats()["in_use_bytes"]
         assert after[0] <= before[0] and after[1] == before[1], f"device memory not flat: {before} -> {after}"
         print(f"soak: {sum(predictions)} predictions by {THREADS}x{STREAMS} streams and {len(trained)} "
-              f"trainings in {SECONDS:.0f} s")
+              f"trainings in {SECONDS:.0f} s; device bytes in use {before} -> {after}; host RSS "
+              f"{rss_before / 2**20:.0f} -> {_rss_bytes() / 2**20:.0f} MiB")
 
 
 def test_reruns_are_byte_identical(cp):
