@@ -113,6 +113,16 @@ for tool in "${tools[@]}"; do
          "slowest: ${slowest/$'\t'/ s, }"
     [ -n "$bad" ] && status=1
     [ -n "$not_run" ] && status=1
+    # What the tool reported, by kind and place (headline and the frame after it), most frequent
+    # first, with the cases it came from: findings.txt, and its top lines here.
+    for f in "$dir"/case-*.log; do
+      awk -v c="$(basename "$f" .log)" '
+        /^========= [A-Z]/ && !/SUMMARY|COMPUTE-SANITIZER/ {h = substr($0, 11); getline; sub(/^=+ +/, ""); print h " | " substr($0, 1, 160) " | " c}' "$f"
+    done | sort | uniq -c | sort -rn >"$dir/findings.txt"
+    if [ -s "$dir/findings.txt" ]; then
+      echo "  findings (count | kind | where | case), $(wc -l <"$dir/findings.txt") distinct; the first:"
+      head -n 12 "$dir/findings.txt" | sed 's/^/    /'
+    fi
     [ "$errors" -ne 0 ] && status=1
   done
 done
