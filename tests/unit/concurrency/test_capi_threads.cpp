@@ -126,16 +126,34 @@ std::vector<std::uint8_t> train_once() {
   return bytes;
 }
 
+// A CPU context, a regression pool over the data, a model trained on it and its predictions:
+// what the threads share. Freed (and checked) at the end of the test.
+struct shared_model {
+  cbg_context_t* ctx = nullptr;
+  cbg_pool_t* pool = nullptr;
+  cbg_model_t* model = nullptr;
+  std::vector<double> expected;
+  shared_model() {
+    ctx = cpu_context();
+    pool = make_pool(ctx, data().y_reg);
+    REQUIRE(pool != nullptr);
+    REQUIRE(cbg_train(pool, predict_params, nullptr, nullptr, &model) == CBG_OK);
+    expected = predict(model, pool);
+    REQUIRE(expected.size() == static_cast<std::size_t>(rows));
+  }
+  shared_model(const shared_model&) = delete;
+  shared_model& operator=(const shared_model&) = delete;
+  ~shared_model() {
+    CHECK(cbg_model_free(model) == CBG_OK);
+    CHECK(cbg_pool_free(pool) == CBG_OK);
+    CHECK(cbg_context_free(ctx) == CBG_OK);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("C ABI threads: many predict with one model while another trains", "[concurrency]") {
-  cbg_context_t* ctx = cpu_context();
-  cbg_pool_t* pool = make_pool(ctx, data().y_reg);
-  REQUIRE(pool != nullptr);
-  cbg_model_t* model = nullptr;
-  REQUIRE(cbg_train(pool, predict_params, nullptr, nullptr, &model) == CBG_OK);
-  const std::vector<double> expected = predict(model, pool);
-  REQUIRE(expected.size() == static_cast<std::size_t>(rows));
+  const shared_model shared;
   const std::vector<std::uint8_t> expected_model = train_once();
   REQUIRE(!expected_model.empty());
 
@@ -154,16 +172,13 @@ TEST_CASE("C ABI threads: many predict with one model while another trains", "[c
     threads.emplace_back([&] {
       int done = 0;
       while (done < rounds || training) {  // at least `rounds`, and for as long as training goes on
-        if (predict(model, pool) != expected) ++wrong;
+        if (predict(shared.model, shared.pool) != shared.expected) ++wrong;
         ++done;
       }
     });
   }
   for (std::thread& t : threads) t.join();
   CHECK(wrong == 0);
-  CHECK(cbg_model_free(model) == CBG_OK);
-  CHECK(cbg_pool_free(pool) == CBG_OK);
-  CHECK(cbg_context_free(ctx) == CBG_OK);
 }
 
 TEST_CASE("C ABI threads: error messages are per thread", "[concurrency]") {
@@ -197,13 +212,9 @@ TEST_CASE("C ABI threads: error messages are per thread", "[concurrency]") {
 TEST_CASE("C ABI threads: handles made on one thread and freed on another", "[concurrency]") {
   // Each thread makes a context, a pool and a model (loaded from the same bytes), hands them to the
   // next thread through a slot, and frees what the previous thread made after predicting with it.
-  cbg_context_t* ctx = cpu_context();
-  cbg_pool_t* pool = make_pool(ctx, data().y_reg);
-  REQUIRE(pool != nullptr);
-  cbg_model_t* model = nullptr;
-  REQUIRE(cbg_train(pool, predict_params, nullptr, nullptr, &model) == CBG_OK);
-  const std::vector<double> expected = predict(model, pool);
-  const std::vector<std::uint8_t> bytes = cbm_bytes(model);
+  shared_model shared;
+  const std::vector<double>& expected = shared.expected;
+  const std::vector<std::uint8_t> bytes = cbm_bytes(shared.model);
   REQUIRE(!bytes.empty());
 
   struct handles {
@@ -247,7 +258,4 @@ TEST_CASE("C ABI threads: handles made on one thread and freed on another", "[co
   cbg_pool_info_t info{};
   info.struct_size = sizeof(info);
   CHECK(cbg_pool_info(slots[0].pool, &info) == CBG_ERR_INVALID_HANDLE);
-  CHECK(cbg_model_free(model) == CBG_OK);
-  CHECK(cbg_pool_free(pool) == CBG_OK);
-  CHECK(cbg_context_free(ctx) == CBG_OK);
 }
