@@ -1345,7 +1345,9 @@ class device_backend final : public boosting_backend {
   }
   template <class T>
   void ensure(device_buffer<T>& b, std::size_t count) const {
-    if (b.size() < count) b = buffer<T>(count);
+    if (b.size() >= count) return;
+    b = buffer<T>(count);
+    zero(b.data(), b.size());  // read-backs copy whole records, fields a pass leaves unwritten included
   }
   template <class T>
   void zero(T* p, std::size_t count) const {

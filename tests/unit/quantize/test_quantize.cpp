@@ -595,6 +595,8 @@ TEST_CASE("GPU subset draws equal the host's border subset", "[gpu][quantize]") 
     REQUIRE(plan.shuffle == q::subset_by_shuffle(c.rows, c.k));
     cbg::device_buffer<unsigned char> scratch(plan.bytes(), ctx->stream(), ctx->resource());
     cbg::device_buffer<std::uint32_t> out(c.k, ctx->stream(), ctx->resource());
+    // Draws that fall short leave the tail of `out` unwritten; the whole buffer is read back below.
+    CBG_CUDA_TRY(cudaMemsetAsync(out.data(), 0xff, out.size_bytes(), ctx->stream()));
     cbg::device_buffer<int> status = to_device(std::vector<int>{no_status}, *ctx);
     q::detail::draw_subset(plan, scratch.data(), q::catboost_rng64(c.seed).streams(), c.rows, c.k,
                            out.data(), status.data(), ctx->stream());
