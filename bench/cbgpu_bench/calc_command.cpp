@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "calc_command.hpp"
 
-#include <charconv>
 #include <cstdio>
 #include <memory>
-#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -12,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cuda_device.hpp"
+#include "dataset_pool.hpp"
 #include "dsv_reader.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
@@ -84,21 +83,6 @@ void predict_on_host(const cbg_model_t* model, const loaded_dataset& data, std::
 
 // ---- GPU: a pool of the model's features in device memory, cbg_predict_to_device ---------------------
 
-// Integer categories are hashed on the device from their decimal text, as CatBoost hashes the text:
-// possible when every value of the column is the canonical decimal text of an int64.
-std::optional<std::vector<int64_t>> integer_categories(const feature_column& f) {
-  std::vector<int64_t> value_of_code;
-  for (const std::string& text : f.categories) {
-    int64_t v = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || end != text.data() + text.size() || fmt::format("{}", v) != text) return std::nullopt;
-    value_of_code.push_back(v);
-  }
-  std::vector<int64_t> values(f.codes.size());
-  for (std::size_t r = 0; r < values.size(); ++r) values[r] = value_of_code[static_cast<std::size_t>(f.codes[r])];
-  return values;
-}
-
 template <class T>
 managed_tensor device_column(const std::vector<T>& values, int32_t device) {
   std::shared_ptr<void> memory = device_copy(values.data(), values.size() * sizeof(T), device);
@@ -107,37 +91,22 @@ managed_tensor device_column(const std::vector<T>& values, int32_t device) {
                               {static_cast<int64_t>(values.size())});
 }
 
-// The pool of the model's flat features, or nothing (with the reason in `why`) when the GPU
-// evaluator cannot take the data.
-pool_handle device_pool(cbg_context_t* ctx, const cbg_model_t* model, const loaded_dataset& data, int32_t device,
-                        std::string& why) {
+// The pool of the model's flat features in device memory: numeric columns as float32, categorical
+// ones as dictionary string columns (hashed on the device from the file's text, as CatBoost hashes it).
+pool_handle device_pool(cbg_context_t* ctx, const cbg_model_t* model, const loaded_dataset& data, int32_t device) {
   const int64_t n = model_info(model).n_flat_features;
-  std::vector<managed_tensor> columns;
-  std::vector<int32_t> cats;
+  feature_tensors features;
   for (int64_t j = 0; j < n; ++j) {
     const feature_column& f = data.features[static_cast<std::size_t>(j)];
-    if (!f.categorical) {
-      columns.push_back(device_column(f.values, device));
-      continue;
+    if (f.categorical) {
+      features.add_categorical(f, device);
+    } else {
+      features.add_numeric(device_column(f.values, device));
     }
-    std::optional<std::vector<int64_t>> values = integer_categories(f);
-    if (!values) {
-      why = fmt::format("categorical column {} holds text that is not an integer; the GPU evaluator hashes "
-                        "integer categories only", f.source_column);
-      return nullptr;
-    }
-    cats.push_back(static_cast<int32_t>(j));
-    columns.push_back(device_column(*values, device));
   }
-  std::vector<cbg_tensor_ref_t> refs;
-  refs.reserve(columns.size());
-  for (managed_tensor& c : columns) refs.push_back(c.give());
   cbg_pool_desc_t desc;
   check(cbg_pool_desc_init(&desc), "cbg_pool_desc_init");
-  desc.columns = refs.data();
-  desc.n_columns = refs.size();
-  desc.cat_features = cats.empty() ? nullptr : cats.data();
-  desc.n_cat_features = cats.size();
+  features.give_to(desc);
   cbg_pool_t* pool = nullptr;
   check(cbg_pool_from_dlpack(ctx, &desc, &pool), "cbg_pool_from_dlpack");
   return pool_handle(pool);
@@ -153,17 +122,12 @@ dl::DLTensor matrix(void* data, int64_t* shape, dl::DLDevice device) {
   return t;
 }
 
-// Evaluates every block on the GPU; returns false (nothing done) when the data does not suit it.
-bool predict_on_gpu(cbg_context_t* ctx, const cbg_model_t* model, const loaded_dataset& data,
+// Evaluates every block on the GPU.
+void predict_on_gpu(cbg_context_t* ctx, const cbg_model_t* model, const loaded_dataset& data,
                     std::vector<prediction_block>& blocks) {
   const int32_t device = context_device(ctx);
-  std::string why;
   const stopwatch load;
-  const pool_handle pool = device_pool(ctx, model, data, device, why);
-  if (!pool) {
-    fmt::print("{}: evaluating on the host instead\n", why);
-    return false;
-  }
+  const pool_handle pool = device_pool(ctx, model, data, device);
   const double load_ms = load.elapsed_ms();
   double predict_ms = 0;
   double copy_ms = 0;
@@ -192,7 +156,6 @@ bool predict_on_gpu(cbg_context_t* ctx, const cbg_model_t* model, const loaded_d
                                                                                   blocks.size())) / predict_ms
                                                    : 0.0,
              copy_ms);
-  return true;
 }
 
 }  // namespace
@@ -257,7 +220,9 @@ int run_calc(const calc_options& o) {
   const context_handle ctx = make_context(device_from(o.task_type, o.devices), 0);
   const int32_t device = context_device(ctx.get());
   fmt::print("{}\n", device_line(device, visible, "--task-type CPU"));
-  if (device < 0 || !predict_on_gpu(ctx.get(), model.get(), data, predictions)) {
+  if (device >= 0) {
+    predict_on_gpu(ctx.get(), model.get(), data, predictions);
+  } else {
     const stopwatch t;
     predict_on_host(model.get(), data, predictions);
     fmt::print("calc: host evaluator (cbg_model_predict_host): {:.1f} ms\n", t.elapsed_ms());

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "cuda_device.hpp"
-#include "managed_tensor.hpp"
 
 namespace cbgpu_bench {
 
@@ -29,18 +28,54 @@ managed_tensor tensor_of(std::vector<T> values, std::vector<int64_t> shape, int3
 
 }  // namespace
 
+cbg_string_column_t dictionary_column::give(int64_t feature) noexcept {
+  return cbg_string_column_t{feature, offsets.give(), bytes.give(), codes.give()};
+}
+
+dictionary_column dictionary_column_of(const feature_column& f, int32_t device) {
+  std::vector<int64_t> offsets{0};
+  std::vector<uint8_t> bytes;
+  for (const std::string& text : f.categories) {
+    bytes.insert(bytes.end(), text.begin(), text.end());
+    offsets.push_back(static_cast<int64_t>(bytes.size()));
+  }
+  const auto n_offsets = static_cast<int64_t>(offsets.size());
+  if (bytes.empty()) bytes.push_back(0);  // only empty strings (or none): keep the buffer non-empty
+  const auto n_bytes = static_cast<int64_t>(bytes.size());
+  const auto rows = static_cast<int64_t>(f.codes.size());
+  return dictionary_column{tensor_of(f.codes, {rows}, device), tensor_of(std::move(offsets), {n_offsets}, device),
+                           tensor_of(std::move(bytes), {n_bytes}, device)};
+}
+
+void feature_tensors::add_categorical(const feature_column& f, int32_t device) {
+  categorical_.emplace_back(static_cast<int64_t>(columns_.size()), dictionary_column_of(f, device));
+  columns_.emplace_back();
+}
+
+void feature_tensors::give_to(cbg_pool_desc_t& desc) {
+  refs_.clear();
+  strings_.clear();
+  refs_.reserve(columns_.size());  // no allocation can fail between the give() calls
+  strings_.reserve(categorical_.size());
+  for (std::optional<managed_tensor>& c : columns_) refs_.push_back(c ? c->give() : cbg_tensor_ref_t{});
+  for (auto& [j, c] : categorical_) strings_.push_back(c.give(j));
+  desc.columns = refs_.empty() ? nullptr : refs_.data();
+  desc.n_columns = refs_.size();
+  desc.string_columns = strings_.empty() ? nullptr : strings_.data();
+  desc.n_string_columns = strings_.size();
+}
+
 pool_handle make_pool(cbg_context_t* ctx, loaded_dataset& data, int32_t device) {
   const int64_t rows = data.rows;
-  std::vector<managed_tensor> columns;
-  std::vector<int32_t> cat_features;
+  feature_tensors features;
   std::vector<std::string> names;
   bool any_name = false;
   for (feature_column& f : data.features) {
     if (f.categorical) {
-      cat_features.push_back(static_cast<int32_t>(columns.size()));
-      columns.push_back(tensor_of(std::move(f.codes), {rows}, device));
+      features.add_categorical(f, device);
+      f.codes = {};
     } else {
-      columns.push_back(tensor_of(std::move(f.values), {rows}, device));
+      features.add_numeric(tensor_of(std::move(f.values), {rows}, device));
     }
     names.push_back(f.name);
     any_name = any_name || !f.name.empty();
@@ -59,16 +94,10 @@ pool_handle make_pool(cbg_context_t* ctx, loaded_dataset& data, int32_t device) 
   if (data.baseline_dims > 0) {
     baseline = tensor_of(std::move(data.baseline), rows_shape(rows, data.baseline_dims), device);
   }
-  std::vector<cbg_tensor_ref_t> refs;
-  refs.reserve(columns.size());  // no allocation can fail between the give() calls
-  for (managed_tensor& c : columns) refs.push_back(c.give());
-  desc.columns = refs.data();
-  desc.n_columns = refs.size();
+  features.give_to(desc);
   if (label) desc.label = label->give();
   if (weight) desc.weight = weight->give();
   if (baseline) desc.baseline = baseline->give();
-  desc.cat_features = cat_features.empty() ? nullptr : cat_features.data();
-  desc.n_cat_features = cat_features.size();
   desc.feature_names = any_name ? name_ptrs.data() : nullptr;
   desc.n_feature_names = any_name ? name_ptrs.size() : 0;
 

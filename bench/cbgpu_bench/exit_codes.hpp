@@ -18,6 +18,6 @@ inline constexpr const char* exit_codes_help =
     "  1  failure inside the library, CUDA or the tool on valid input\n"
     "  2  bad flags or bad input (missing file, malformed row, unknown .cd type, ...)\n"
     "  3  not implemented yet: a valid request needs a stage that does not exist yet\n"
-    "     (e.g. categorical features in training: issue #5)";
+    "     (e.g. a CatBoost column type this version does not read)";
 
 }  // namespace cbgpu_bench

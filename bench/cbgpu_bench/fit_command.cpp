@@ -146,10 +146,6 @@ int run_fit(fit_options o) {
   loaded_dataset learn_data = read("learn", o.learn_set, format, cd, true);
   std::optional<loaded_dataset> test_data;
   if (!o.test_set.empty()) test_data = read("test", o.test_set, format, cd, false);
-  if (learn_data.categorical_count() > 0) {
-    fmt::print("categorical values are passed as int64 codes 0, 1, ... in order of first "
-               "appearance in each file (provisional: CatBoost hashes them)\n");
-  }
 
   const int32_t visible = device_count();
   uint64_t seed = 0;

@@ -22,6 +22,8 @@ template <>
 inline dl::DLDataType dtype_of<float>() { return {dl::kDLFloat, 32, 1}; }
 template <>
 inline dl::DLDataType dtype_of<int64_t>() { return {dl::kDLInt, 64, 1}; }
+template <>
+inline dl::DLDataType dtype_of<uint8_t>() { return {dl::kDLUInt, 8, 1}; }
 
 class managed_tensor {
  public:

@@ -3,9 +3,10 @@
 look-alikes over arrays."""
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from ._capi import (CBG_DEVICE_CPU, _check, cbg_train_callbacks_t, cbg_train_ite
 from ._context import Context
 from ._model import Model
 from ._pool import Pool
+from ._tabular import feature_names, host_table, is_dataframe, resolve_cat_features
 
 #: Fields of the progress dict a callback receives (cbg_train_progress_t).
 PROGRESS_FIELDS = ("iteration", "iterations", "metric", "learn_metric", "eval_metric", "best_eval_metric",
@@ -89,47 +91,100 @@ def _to_host(x: Any) -> np.ndarray:
 
 
 class _Estimator:
-    """Shared by the two look-alikes: parameters by CatBoost's names, fit on arrays, host predict."""
+    """Shared by the two look-alikes: parameters by CatBoost's names, fit on arrays, host predict.
+
+    `cat_features` (constructor or fit, as in CatBoost): indices or column names of categorical
+    features. Host data may be a pandas DataFrame (object, string, category or integer columns), a
+    NumPy object/string array, an integer array or a nested list; categorical values are hashed as
+    CatBoost hashes them (strings as they are, integers as decimal text). GPU arrays (CuPy, PyTorch)
+    take integer categorical columns by index. The fitted model keeps its categorical features, so
+    predict takes the same kind of input."""
 
     _default_loss = "RMSE"
 
-    def __init__(self, device: int | None = None, seed: int = 0, **params: Any):
+    def __init__(self, device: int | None = None, seed: int = 0, cat_features: Sequence[Any] | None = None,
+                 **params: Any):
         self._params = dict(params)
         self._device = device
         self._seed = seed
+        self._cat_features = None if cat_features is None else list(cat_features)
         self.model_: Model | None = None
 
     def get_params(self, deep: bool = True) -> dict:  # noqa: ARG002 - scikit-learn's signature
-        return dict(self._params)
+        out = dict(self._params)
+        if self._cat_features is not None:
+            out["cat_features"] = list(self._cat_features)
+        return out
 
     def set_params(self, **params: Any) -> "_Estimator":
+        if "cat_features" in params:
+            cats = params.pop("cat_features")
+            self._cat_features = None if cats is None else list(cats)
         self._params.update(params)
         return self
 
-    def _pool(self, ctx: Context, X: Any, y: Any, weight: Any = None, baseline: Any = None) -> Pool:
-        if _device_of(X) == CBG_DEVICE_CPU:
+    def _pool(self, ctx: Context, X: Any, y: Any, cat_features: Sequence[Any] | None, weight: Any = None,
+              baseline: Any = None) -> Pool:
+        if _device_of(X) != CBG_DEVICE_CPU:
+            cats = resolve_cat_features(cat_features, None, None)
+            return Pool(ctx, X, label=y, weight=weight, baseline=baseline, cat_features=cats or None)
+        y = None if y is None else np.ascontiguousarray(np.asarray(y, dtype=np.float32))
+        weight = None if weight is None else np.ascontiguousarray(np.asarray(weight, dtype=np.float32))
+        baseline = None if baseline is None else np.ascontiguousarray(np.asarray(baseline, dtype=np.float64))
+        table = host_table(X, cat_features)
+        if table is None:
             X = np.ascontiguousarray(np.asarray(X, dtype=np.float32))
-            y = None if y is None else np.ascontiguousarray(np.asarray(y, dtype=np.float32))
-            weight = None if weight is None else np.ascontiguousarray(np.asarray(weight, dtype=np.float32))
-            baseline = None if baseline is None else np.ascontiguousarray(np.asarray(baseline, dtype=np.float64))
-        return Pool(ctx, X, label=y, weight=weight, baseline=baseline)
+            return Pool(ctx, X, label=y, weight=weight, baseline=baseline)
+        return Pool(ctx, columns=table.columns, string_columns=table.string_columns,
+                    cat_features=table.cat_features or None, feature_names=table.names, label=y, weight=weight,
+                    baseline=baseline)
 
     def _fit(self, X: Any, y: Any, eval_set: Any, sample_weight: Any, baseline: Any,
-             callback: Callable[[dict], Any] | None, params: dict) -> "_Estimator":
+             callback: Callable[[dict], Any] | None, params: dict,
+             cat_features: Sequence[Any] | None = None) -> "_Estimator":
+        cats = list(cat_features) if cat_features is not None else self._cat_features
+        if cats is not None and any(isinstance(c, str) for c in cats) and is_dataframe(X):
+            cats = resolve_cat_features(cats, feature_names(X), None)  # names of the learn set, for eval sets too
+        if isinstance(eval_set, list):
+            if len(eval_set) != 1:
+                raise ValueError(f"eval_set: one (X, y) pair is supported, not {len(eval_set)}")
+            eval_set = eval_set[0]
         device = self._device if self._device is not None else _device_of(X)
         with Context(device, seed=self._seed) as ctx:
-            learn = self._pool(ctx, X, y, sample_weight, baseline)
+            learn = self._pool(ctx, X, y, cats, sample_weight, baseline)
             test = None
-            if eval_set is not None:
-                ex, ey = eval_set
-                test = self._pool(ctx, ex, ey)
             try:
+                if eval_set is not None:
+                    ex, ey = eval_set
+                    test = self._pool(ctx, ex, ey, cats)
                 self.model_ = train(learn, params, eval_set=test, callback=callback)
             finally:
                 learn.close()
                 if test is not None:
                     test.close()
         return self
+
+    @contextlib.contextmanager
+    def _input(self, X: Any) -> Iterator[Any]:
+        """`X` as the model takes it: GPU arrays and pools as they are; host tables (DataFrames,
+        object arrays, or any host data when the model has categorical features) as a pool on a CPU
+        context, with the model's categorical features; plain numeric host matrices as they are."""
+        model = self._model()
+        cats = model.cat_feature_indices()
+        if isinstance(X, Pool) or _output.is_device_array(X):
+            yield X
+            return
+        table = host_table(X, cats)
+        if table is None:
+            yield X
+            return
+        with Context(CBG_DEVICE_CPU) as ctx:
+            pool = Pool(ctx, columns=table.columns, string_columns=table.string_columns,
+                        cat_features=table.cat_features or None)
+            try:
+                yield pool
+            finally:
+                pool.close()
 
     def _model(self) -> Model:
         if self.model_ is None:
@@ -143,23 +198,32 @@ class _Estimator:
     def predict_raw(self, X: Any, prediction_type: str, ntree_start: int = 0, ntree_end: int = 0,
                     output_type: str | None = None) -> Any:
         """model_.predict with single-column results as 1-D arrays."""
-        return _output.rewrap(self._model().predict(X, prediction_type=prediction_type, tree_begin=ntree_start,
-                                                    tree_end=ntree_end, output_type=output_type), _squeeze)
+        with self._input(X) as data:
+            out = self._model().predict(data, prediction_type=prediction_type, tree_begin=ntree_start,
+                                        tree_end=ntree_end, output_type=output_type)
+        return _output.rewrap(out, _squeeze)
 
     def staged_predict(self, X: Any, prediction_type: str = "RawFormulaVal", ntree_start: int = 0,
                        ntree_end: int = 0, eval_period: int = 1, output_type: str | None = None) -> Iterator[Any]:
         """Predictions after each `eval_period` trees (CatBoost's staged_predict), one output per stage;
         single-column outputs are 1-D."""
-        for out in self._model().staged_predict(X, prediction_type=prediction_type, ntree_start=ntree_start,
-                                                ntree_end=ntree_end, eval_period=eval_period,
-                                                output_type=output_type):
+        for out in self._staged(X, prediction_type, ntree_start, ntree_end, eval_period, output_type):
             yield _output.rewrap(out, _squeeze)
+
+    def _staged(self, X: Any, prediction_type: str, ntree_start: int, ntree_end: int, eval_period: int,
+                output_type: str | None) -> Iterator[Any]:
+        with self._input(X) as data:
+            yield from self._model().staged_predict(data, prediction_type=prediction_type, ntree_start=ntree_start,
+                                                    ntree_end=ntree_end, eval_period=eval_period,
+                                                    output_type=output_type)
 
     def calc_leaf_indexes(self, X: Any, ntree_start: int = 0, ntree_end: int = 0,
                           output_type: str | None = None) -> Any:
         """The leaf index of every row in every tree of the range, [rows, trees] (uint32; int32 for
         PyTorch)."""
-        return self._model().leaf_indexes(X, tree_begin=ntree_start, tree_end=ntree_end, output_type=output_type)
+        with self._input(X) as data:
+            return self._model().leaf_indexes(data, tree_begin=ntree_start, tree_end=ntree_end,
+                                              output_type=output_type)
 
     def save_model(self, path: str, format: str = "cbm") -> None:
         self._model().save(path, format=format)
@@ -185,9 +249,10 @@ class CatBoostRegressor(_Estimator):
     device=)."""
 
     def fit(self, X: Any, y: Any, eval_set: Any = None, sample_weight: Any = None, baseline: Any = None,
-            callback: Callable[[dict], Any] | None = None) -> "CatBoostRegressor":
+            callback: Callable[[dict], Any] | None = None,
+            cat_features: Sequence[Any] | None = None) -> "CatBoostRegressor":
         params = {"loss_function": self._default_loss, **self._params}
-        return self._fit(X, y, eval_set, sample_weight, baseline, callback, params)
+        return self._fit(X, y, eval_set, sample_weight, baseline, callback, params, cat_features)
 
     def predict(self, X: Any, prediction_type: str = "RawFormulaVal", ntree_start: int = 0, ntree_end: int = 0,
                 output_type: str | None = None) -> Any:
@@ -201,16 +266,19 @@ class CatBoostClassifier(_Estimator):
     for two classes, MultiClass otherwise unless loss_function says), predict, predict_proba."""
 
     def fit(self, X: Any, y: Any, eval_set: Any = None, sample_weight: Any = None, baseline: Any = None,
-            callback: Callable[[dict], Any] | None = None) -> "CatBoostClassifier":
+            callback: Callable[[dict], Any] | None = None,
+            cat_features: Sequence[Any] | None = None) -> "CatBoostClassifier":
         labels = _to_host(y)
         self.classes_ = np.unique(labels)
         loss = self._params.get("loss_function", "Logloss" if len(self.classes_) <= 2 else "MultiClass")
         params = {**self._params, "loss_function": loss}
         index = _like(X, np.searchsorted(self.classes_, labels).astype(np.float32))
+        if isinstance(eval_set, list) and len(eval_set) == 1:
+            eval_set = eval_set[0]
         if eval_set is not None:
             ex, ey = eval_set
             eval_set = (ex, _like(ex, np.searchsorted(self.classes_, _to_host(ey)).astype(np.float32)))
-        return self._fit(X, index, eval_set, sample_weight, baseline, callback, params)
+        return self._fit(X, index, eval_set, sample_weight, baseline, callback, params, cat_features)
 
     def _loaded(self) -> None:
         names = self._model().class_names()
@@ -222,8 +290,9 @@ class CatBoostClassifier(_Estimator):
 
     def predict_proba(self, X: Any, ntree_start: int = 0, ntree_end: int = 0, output_type: str | None = None) -> Any:
         """Class probabilities [rows, classes] (two columns for a binary model, as CatBoost)."""
-        return self._model().predict(X, prediction_type="Probability", tree_begin=ntree_start, tree_end=ntree_end,
-                                     output_type=output_type)
+        with self._input(X) as data:
+            return self._model().predict(data, prediction_type="Probability", tree_begin=ntree_start,
+                                         tree_end=ntree_end, output_type=output_type)
 
     def predict(self, X: Any, prediction_type: str = "Class", ntree_start: int = 0, ntree_end: int = 0,
                 output_type: str | None = None) -> Any:
@@ -239,8 +308,7 @@ class CatBoostClassifier(_Estimator):
 
     def staged_predict_proba(self, X: Any, ntree_start: int = 0, ntree_end: int = 0, eval_period: int = 1,
                              output_type: str | None = None) -> Iterator[Any]:
-        return self._model().staged_predict(X, prediction_type="Probability", ntree_start=ntree_start,
-                                            ntree_end=ntree_end, eval_period=eval_period, output_type=output_type)
+        return self._staged(X, "Probability", ntree_start, ntree_end, eval_period, output_type)
 
     def _labels(self, index: Any) -> Any:
         """classes_[index] for an index array of any framework."""
