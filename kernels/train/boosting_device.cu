@@ -227,6 +227,7 @@ __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
   for (int c = static_cast<int>(threadIdx.x); c < channels; c += lanes) block_max[c] = 0;
   __syncthreads();
   double acc[2] = {0.0, 0.0};
+  [[maybe_unused]] unsigned top[D > 0 ? CH : 1] = {};
   for (int j0 = 0; j0 < sum_rows_per_lane; j0 += U) {
     std::int64_t rows[row_batch];
     batch_rows(j0, a.v.n, rows);
@@ -256,7 +257,23 @@ __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
       if (rows[u] < 0) continue;
       acc[0] += sigma[u];
       acc[1] += value[u];
-      for (int c = 0; c < channels; ++c) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[u][c])));
+      if constexpr (D > 0) {
+#pragma unroll
+        for (int c = 0; c < CH; ++c) {
+          if (c < channels) top[c] = max(top[c], abs_float_key(static_cast<float>(ch[u][c])));
+        }
+      } else {
+        for (int c = 0; c < channels; ++c) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[u][c])));
+      }
+    }
+  }
+  if constexpr (D > 0) {
+    // The lanes' maxima in registers, one shared atomic per warp and channel (the same maxima as a
+    // shared atomic per row, whose 32 lanes all hit one word).
+#pragma unroll
+    for (int c = 0; c < CH; ++c) {
+      const unsigned m = __reduce_max_sync(0xffffffffu, top[c]);
+      if ((threadIdx.x & 31u) == 0 && c < channels && m != 0) atomicMax(&block_max[c], m);
     }
   }
   __syncthreads();
@@ -312,9 +329,136 @@ __device__ inline bool resolve_search_pass(point_args& a) {
   return false;
 }
 
-// One row at a time with 64-bit shared atomics: this form measured 2.66 ms for a Higgs-shape Logloss
-// leaf estimation (11 passes, H200, 2026-11-21); two rows in flight with the sums split into two
-// 32-bit counters took 3.11 ms (bench/RESULTS.md).
+// Sums each lane's C fixed-point values over the lanes of the warp that hold the same key (exact:
+// integer sums, so the order does not matter); afterwards the lowest lane of each key holds its key's
+// sums and true is returned there. Pairwise: every round each lane adds the next remaining lane of its
+// key above it and the odd-ranked lanes drop out, so a key held by m lanes takes ceil(log2 m) rounds.
+// Every lane of the warp calls it.
+template <int C>
+__device__ __forceinline__ bool warp_sum_by_key(std::uint32_t key, unsigned long long (&x)[C]) {
+  constexpr unsigned all = 0xffffffffu;
+  const unsigned lane = threadIdx.x & 31u;
+  unsigned group = __match_any_sync(all, key);
+  const bool lowest = static_cast<unsigned>(__ffs(static_cast<int>(group)) - 1) == lane;
+  unsigned rank = static_cast<unsigned>(__popc(group & ((1u << lane) - 1u)));
+  while (true) {
+    const unsigned above = group & ~((2u << lane) - 1u);
+    if (!__any_sync(all, above != 0)) break;
+    const int src = above != 0 ? __ffs(static_cast<int>(above)) - 1 : static_cast<int>(lane);
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const unsigned long long t = __shfl_sync(all, x[c], src);
+      if (above != 0) x[c] += t;
+    }
+    group &= __ballot_sync(all, (rank & 1u) == 0);
+    rank >>= 1;
+  }
+  return lowest;
+}
+
+// The leaf sums of one dimension (D > 0): per row the channels' fixed-point values are first summed
+// over the lanes of the warp with the same leaf (warp_sum_by_key), then one lane per leaf adds them
+// to the warp's own copy of the sums in shared memory (no atomics: no other warp writes it, and the
+// warp's adding lanes hold distinct leaves) when the warps' copies fit, else with atomics to the
+// block's copy or the global sums. Maxima are kept per lane in registers and reduced at the end.
+// Before: one row per lane with 64-bit shared atomics (CAS loops that collide when lanes share a
+// leaf), 2.66 ms for a Higgs-shape Logloss leaf estimation (11 passes, H200, bench/RESULTS.md).
+// The ordered value sum visits each lane's rows in the same order as CBG_FOR_TILE_ROWS.
+template <int D>
+__device__ void point_rows_warp(const point_args& a, const loss_spec& l, int channels, const fixed_scale* scales,
+                                unsigned long long* block_sums, unsigned* block_max, double& value) {
+  static_assert(D > 0);
+  constexpr int CH = D + D + 1;
+  constexpr int warps = lanes / 32;
+  const int slots = a.leaves * channels;
+  const bool want_sums = a.scales != nullptr;
+  const bool per_warp = want_sums && slots * warps <= shared_sum_slots;
+  const bool in_block = want_sums && slots <= shared_sum_slots;
+  const int warp = static_cast<int>(threadIdx.x >> 5);
+  unsigned long long* warp_sums = block_sums + (per_warp ? warp * slots : 0);
+  unsigned top[CH];
+#pragma unroll
+  for (int c = 0; c < CH; ++c) top[c] = 0;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * sum_tile;
+  for (int j = 0; j < sum_rows_per_lane; ++j) {
+    const std::int64_t warp_row = first + static_cast<std::int64_t>(j) * lanes + (threadIdx.x & ~31u);
+    if (warp_row >= a.v.n) break;  // warp-uniform
+    const std::int64_t r = warp_row + (threadIdx.x & 31u);
+    const bool valid = r < a.v.n;
+    double ch[CH];
+#pragma unroll
+    for (int c = 0; c < CH; ++c) ch[c] = 0.0;
+    std::uint32_t leaf = 0;
+    bool have = false;  // ch holds the row's channels
+    if (valid) {
+      double ap[D], der[D], hess[D];
+      leaf = a.leaf[r];
+      const double w = weight_of(a.v.weight, r);
+      bool from_saved = false;
+      if constexpr (D == 1) from_saved = a.saved != nullptr && a.point == nullptr && !a.want_value;
+      if (from_saved) {
+        // The sums at the approx: the weak pass's der and hess, no math.
+        const double2 dh = a.saved[r];
+        der[0] = dh.x;
+        hess[0] = dh.y;
+        leaf_channels(l, a.hess_channels, der, hess, w, ch);
+        have = true;
+      } else {
+        gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
+        if (a.point != nullptr) {
+          for (int k = 0; k < l.dims; ++k) ap[k] += a.point[static_cast<std::int64_t>(leaf) * l.dims + k];
+        }
+        const float t = a.v.target[r];
+        if (!want_sums && !a.want_max) {
+          if (a.want_value) value += -w * point_loss(l, ap, t);
+        } else {
+          if (a.want_value) {
+            value += -w * point_loss_and_derivatives(l, ap, t, w, der, hess);
+          } else {
+            point_derivatives(l, ap, t, w, der, hess);
+          }
+          leaf_channels(l, a.hess_channels, der, hess, w, ch);
+          have = true;
+        }
+      }
+    }
+    if (a.want_max && have) {
+#pragma unroll
+      for (int c = 0; c < CH; ++c) {
+        if (c < channels) top[c] = max(top[c], abs_float_key(static_cast<float>(ch[c])));
+      }
+    }
+    if (!want_sums) continue;  // block-uniform
+    unsigned long long x[CH];
+#pragma unroll
+    for (int c = 0; c < CH; ++c) {
+      x[c] = have && c < channels ? static_cast<unsigned long long>(to_fixed64(ch[c], scales[c])) : 0ull;
+    }
+    __syncwarp();  // the previous row's adds to the warp's copy are visible to every lane
+    if (!warp_sum_by_key<CH>(valid ? leaf : 0xffffffffu, x) || !valid) continue;
+    const std::int64_t at = static_cast<std::int64_t>(leaf) * channels;
+#pragma unroll
+    for (int c = 0; c < CH; ++c) {
+      if (c >= channels || x[c] == 0) continue;
+      if (per_warp) {
+        warp_sums[at + c] += x[c];
+      } else if (in_block) {
+        atomicAdd(&block_sums[at + c], x[c]);
+      } else {
+        atomicAdd(&a.sums[at + c], x[c]);
+      }
+    }
+  }
+  if (a.want_max) {
+#pragma unroll
+    for (int c = 0; c < CH; ++c) {
+      const unsigned m = __reduce_max_sync(0xffffffffu, top[c]);
+      if ((threadIdx.x & 31u) == 0 && c < channels && m != 0) atomicMax(&block_max[c], m);
+    }
+  }
+}
+
+// One row at a time with 64-bit shared atomics (any dimension count; D = 0 reads it at run time).
 template <int D>
 __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
   if (!resolve_search_pass(a)) return;
@@ -326,61 +470,49 @@ __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
   const int channels = l.dims + a.hess_channels + 1;
   const int slots = a.leaves * channels;
   const bool shared_sums = a.scales != nullptr && slots <= shared_sum_slots;
+  // Dimension 1: the warps' own copies of the sums when they fit (point_rows_warp).
+  const int used_slots = D > 0 && a.scales != nullptr && slots * (lanes / 32) <= shared_sum_slots ? slots * (lanes / 32) : slots;
   for (int c = static_cast<int>(threadIdx.x); c < channels; c += lanes) {
     block_max[c] = 0;
     if (a.scales != nullptr) scales[c] = a.scales[c];
   }
   if (shared_sums) {
-    for (int s = static_cast<int>(threadIdx.x); s < slots; s += lanes) block_sums[s] = 0;
+    for (int s = static_cast<int>(threadIdx.x); s < used_slots; s += lanes) block_sums[s] = 0;
   }
   __syncthreads();
   double acc[1] = {0.0};
-  CBG_FOR_TILE_ROWS(r, a.v.n) {
-    double ap[D > 0 ? D : max_dims], der[D > 0 ? D : max_dims];
-    double hess[D > 0 ? D : max_hessian];
-    const std::uint32_t leaf = a.leaf[r];
-    const double w = weight_of(a.v.weight, r);
-    if constexpr (D == 1) {
-      if (a.saved != nullptr && a.point == nullptr && !a.want_value) {
-        // The sums at the approx: the weak pass's der and hess, no math.
-        const double2 dh = a.saved[r];
-        der[0] = dh.x;
-        hess[0] = dh.y;
-        double ch[D + D + 1];
-        leaf_channels(l, a.hess_channels, der, hess, w, ch);
-        for (int c = 0; c < channels; ++c) {
-          if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
-          if (a.scales != nullptr) {
-            const auto v = static_cast<unsigned long long>(to_fixed64(ch[c], scales[c]));
-            atomicAdd(shared_sums ? &block_sums[leaf * channels + c] : &a.sums[static_cast<std::int64_t>(leaf) * channels + c], v);
-          }
-        }
+  if constexpr (D > 0) {
+    point_rows_warp<D>(a, l, channels, scales, block_sums, block_max, acc[0]);
+  } else {
+    CBG_FOR_TILE_ROWS(r, a.v.n) {
+      double ap[max_dims], der[max_dims];
+      double hess[max_hessian];
+      const std::uint32_t leaf = a.leaf[r];
+      const double w = weight_of(a.v.weight, r);
+      gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
+      if (a.point != nullptr) {
+        for (int k = 0; k < l.dims; ++k) ap[k] += a.point[static_cast<std::int64_t>(leaf) * l.dims + k];
+      }
+      const float t = a.v.target[r];
+      if (a.scales == nullptr && !a.want_max) {
+        if (a.want_value) acc[0] += -w * point_loss(l, ap, t);
         continue;
       }
-    }
-    gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
-    if (a.point != nullptr) {
-      for (int k = 0; k < l.dims; ++k) ap[k] += a.point[static_cast<std::int64_t>(leaf) * l.dims + k];
-    }
-    const float t = a.v.target[r];
-    if (a.scales == nullptr && !a.want_max) {
-      if (a.want_value) acc[0] += -w * point_loss(l, ap, t);
-      continue;
-    }
-    if (a.want_value) {
-      acc[0] += -w * point_loss_and_derivatives(l, ap, t, w, der, hess);
-    } else {
-      point_derivatives(l, ap, t, w, der, hess);
-    }
-    double ch[D > 0 ? D + D + 1 : max_channels];
-    leaf_channels(l, a.hess_channels, der, hess, w, ch);
-    for (int c = 0; c < channels; ++c) {
-      if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
-      if (a.scales != nullptr) {
-        const auto v = static_cast<unsigned long long>(to_fixed64(ch[c], scales[c]));
-        unsigned long long* slot = shared_sums ? &block_sums[leaf * channels + c]
-                                               : &a.sums[static_cast<std::int64_t>(leaf) * channels + c];
-        atomicAdd(slot, v);
+      if (a.want_value) {
+        acc[0] += -w * point_loss_and_derivatives(l, ap, t, w, der, hess);
+      } else {
+        point_derivatives(l, ap, t, w, der, hess);
+      }
+      double ch[max_channels];
+      leaf_channels(l, a.hess_channels, der, hess, w, ch);
+      for (int c = 0; c < channels; ++c) {
+        if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
+        if (a.scales != nullptr) {
+          const auto v = static_cast<unsigned long long>(to_fixed64(ch[c], scales[c]));
+          unsigned long long* slot = shared_sums ? &block_sums[leaf * channels + c]
+                                                 : &a.sums[static_cast<std::int64_t>(leaf) * channels + c];
+          atomicAdd(slot, v);
+        }
       }
     }
   }
@@ -390,7 +522,9 @@ __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
   }
   if (shared_sums) {
     for (int s = static_cast<int>(threadIdx.x); s < slots; s += lanes) {
-      if (block_sums[s] != 0) atomicAdd(&a.sums[s], block_sums[s]);
+      unsigned long long sum = 0;
+      for (int k = s; k < used_slots; k += slots) sum += block_sums[k];  // the warps' copies
+      if (sum != 0) atomicAdd(&a.sums[s], sum);
     }
   }
   if (a.want_value) fold_block<1>(acc, shared, a.partial + blockIdx.x);

@@ -15,6 +15,9 @@
 // random bins spread over the banks, a row's eight atomics issued back to back with the wrap checks
 // after them, and at levels >= 1 each warp packs its rows of computed children into a staging area
 // so that all lanes work) and histogram_simple (any number of dimensions and features per block).
+// With row lists (stages.hpp), histogram_fast's levels >= 1 walk the list of the computed children's
+// rows that the leaf update wrote (row, fixed-point der and weight, parent) instead of every row: no
+// leaf, der or weight reads and no staging, only the group words gathered by row.
 #include <algorithm>
 
 #include "kernels/train/stages.hpp"
@@ -223,7 +226,12 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
   __shared__ std::int32_t bins_of[4 * G];
   __shared__ std::int64_t offset_of[4 * G];
   if (a.v.state->stopped != 0) return;
-  const histogram_plan& p = a.plan;
+  const int level = a.level;
+  // Levels >= 1 with a row list: the work space is the list's entries (rows of computed children only).
+  const bool from_list = level > 0 && a.v.row_list != nullptr;
+  histogram_plan p = a.plan;
+  const std::int64_t items = from_list ? static_cast<std::int64_t>(a.v.row_count[level]) : a.v.rows;
+  if (from_list) p.row_chunk = max(std::int64_t{1}, (items + p.row_chunks - 1) / p.row_chunks);
   const int bs = a.v.bin_stride;
   const int chunks = static_cast<int>((a.n_slots + p.slots_per_pass - 1) / p.slots_per_pass);
   const std::int64_t cells = static_cast<std::int64_t>(p.slots_per_pass) * G * 8 * bs;
@@ -233,10 +241,9 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
   uint4* stage = reinterpret_cast<uint4*>(counters + fast_counter_words(p, bs)) + (threadIdx.x >> 5) * stage_rows;
 
   if (threadIdx.x < 2) scales[threadIdx.x] = pow2(fixed_exponent(__uint_as_float(a.v.max_bits[threadIdx.x])));
-  const int level = a.level;
   const work_share share = block_share(p);
   for (std::int64_t w = share.begin; w < share.end;) {
-    const row_range range = next_range(p, a.v.rows, w, share.end);
+    const row_range range = next_range(p, items, w, share.end);
     if (range.begin >= range.end) continue;
     const std::int64_t r_begin = range.begin;
     const std::int64_t r_end = range.end;
@@ -296,9 +303,41 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
       }
     };
 
+    if (from_list) {
+      // Entries of the range: each is a row of a computed child with its fixed-point values; every
+      // lane adds its own (no staging), the group words gathered by row.
+      constexpr int list_unroll = G >= 4 ? 2 : 4;
+      for (std::int64_t base = r_begin + threadIdx.x; base < r_end; base += list_unroll * blockDim.x) {
+        uint4 e[list_unroll];
+        bool ok[list_unroll];
+        std::uint32_t wg[list_unroll][G];
+#pragma unroll
+        for (int k = 0; k < list_unroll; ++k) {
+          const std::int64_t i = base + static_cast<std::int64_t>(k) * blockDim.x;
+          ok[k] = i < r_end;
+          e[k] = ok[k] ? a.v.row_list[i] : make_uint4(0u, 0u, 0u, 0u);
+        }
+#pragma unroll
+        for (int k = 0; k < list_unroll; ++k) {
+          ok[k] = ok[k] && e[k].w >= s0 && e[k].w < s0 + s_count;
+          if (ok[k]) {
+#pragma unroll
+            for (int g = 0; g < G; ++g) wg[k][g] = words[g][e[k].x];
+          }
+        }
+#pragma unroll
+        for (int k = 0; k < list_unroll; ++k) {
+          if (!ok[k]) continue;
+#pragma unroll
+          for (int g = 0; g < G; ++g) {
+            if (group0 + g < groups) accumulate(wg[k][g], static_cast<int>(e[k].y), static_cast<int>(e[k].z), e[k].w - s0, g);
+          }
+        }
+      }
+    }
     constexpr int unroll = 4;
     // Warp-uniform loop: the warp's first row decides, so every lane takes part in the ballots.
-    for (std::int64_t base = r_begin + (threadIdx.x & ~31u); base < r_end; base += unroll * blockDim.x) {
+    for (std::int64_t base = r_begin + (threadIdx.x & ~31u); !from_list && base < r_end; base += unroll * blockDim.x) {
       if (p.prefetch) {
         // The next round's rows into L2 while this round's adds run (no registers held).
 #pragma unroll
