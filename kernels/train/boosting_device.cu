@@ -329,123 +329,81 @@ __device__ inline bool resolve_search_pass(point_args& a) {
   return false;
 }
 
-// Sums each lane's C fixed-point values over the lanes of the warp that hold the same key (exact:
-// integer sums, so the order does not matter); afterwards the lowest lane of each key holds its key's
-// sums and true is returned there. Pairwise: every round each lane adds the next remaining lane of its
-// key above it and the odd-ranked lanes drop out, so a key held by m lanes takes ceil(log2 m) rounds.
-// Every lane of the warp calls it.
-template <int C>
-__device__ __forceinline__ bool warp_sum_by_key(std::uint32_t key, unsigned long long (&x)[C]) {
-  constexpr unsigned all = 0xffffffffu;
-  const unsigned lane = threadIdx.x & 31u;
-  unsigned group = __match_any_sync(all, key);
-  const bool lowest = static_cast<unsigned>(__ffs(static_cast<int>(group)) - 1) == lane;
-  unsigned rank = static_cast<unsigned>(__popc(group & ((1u << lane) - 1u)));
-  while (true) {
-    const unsigned above = group & ~((2u << lane) - 1u);
-    if (!__any_sync(all, above != 0)) break;
-    const int src = above != 0 ? __ffs(static_cast<int>(above)) - 1 : static_cast<int>(lane);
-#pragma unroll
-    for (int c = 0; c < C; ++c) {
-      const unsigned long long t = __shfl_sync(all, x[c], src);
-      if (above != 0) x[c] += t;
-    }
-    group &= __ballot_sync(all, (rank & 1u) == 0);
-    rank >>= 1;
-  }
-  return lowest;
+// Leaf sums of one dimension (D > 0) in per-warp pieces: a row's 64-bit fixed-point value v of a
+// channel is split into v = lo + (mid << 21) + (hi << 42) with lo, mid in [0, 2^21) and hi signed
+// (|hi| < 2^22), and each piece is added to the warp's own 32-bit counter with a native shared atomic
+// (no compare-and-swap loop). A warp adds at most sum_rows_per_lane x 32 = 512 rows to a counter per
+// tile, so no piece sum leaves 32 bits (512 x 2^21 = 2^30), and the 64-bit total
+// sum over warps of lo + (mid << 21) + (hi << 42) is exact (modulo 2^64, like the 64-bit sums).
+constexpr int piece_bits = 21;
+constexpr int piece_words = 3 * 2048;  // [warp][piece][leaf x channel]
+static_assert(piece_words >= 2 * shared_sum_slots);  // the pieces share the block sums' space
+static_assert(std::int64_t{sum_rows_per_lane} * 32 * ((std::int64_t{1} << piece_bits) - 1) < (std::int64_t{1} << 31));
+
+__device__ __forceinline__ void add_pieces(unsigned* warp_pieces, int slots, int slot, long long v) {
+  constexpr unsigned long long mask = (1ull << piece_bits) - 1ull;
+  const auto u = static_cast<unsigned long long>(v);
+  atomicAdd(warp_pieces + slot, static_cast<unsigned>(u & mask));
+  atomicAdd(warp_pieces + slots + slot, static_cast<unsigned>((u >> piece_bits) & mask));
+  atomicAdd(reinterpret_cast<int*>(warp_pieces + 2 * slots + slot), static_cast<int>(v >> (2 * piece_bits)));
 }
 
-// The leaf sums of one dimension (D > 0): per row the channels' fixed-point values are first summed
-// over the lanes of the warp with the same leaf (warp_sum_by_key), then one lane per leaf adds them
-// to the warp's own copy of the sums in shared memory (no atomics: no other warp writes it, and the
-// warp's adding lanes hold distinct leaves) when the warps' copies fit, else with atomics to the
-// block's copy or the global sums. Maxima are kept per lane in registers and reduced at the end.
-// Before: one row per lane with 64-bit shared atomics (CAS loops that collide when lanes share a
-// leaf), 2.66 ms for a Higgs-shape Logloss leaf estimation (11 passes, H200, bench/RESULTS.md).
-// The ordered value sum visits each lane's rows in the same order as CBG_FOR_TILE_ROWS.
+// The rows of a tile for one dimension (D > 0): the sums go to the warp's pieces when they fit (every
+// Higgs-shape depth-6 pass: 64 leaves x 3 channels), else with 64-bit atomics to the block's sums or
+// the global ones. Maxima are kept per lane in registers and reduced once per warp at the end (a shared
+// atomic per row had the warp's 32 lanes on one word). The ordered value sum visits each lane's rows
+// in CBG_FOR_TILE_ROWS's order.
 template <int D>
-__device__ void point_rows_warp(const point_args& a, const loss_spec& l, int channels, const fixed_scale* scales,
-                                unsigned long long* block_sums, unsigned* block_max, double& value) {
-  static_assert(D > 0);
+__device__ void point_rows_1d(const point_args& a, const loss_spec& l, int channels, const fixed_scale* scales,
+                              unsigned* pieces, unsigned long long* block_sums, unsigned* block_max, double& value) {
+  static_assert(D == 1);
   constexpr int CH = D + D + 1;
   constexpr int warps = lanes / 32;
   const int slots = a.leaves * channels;
   const bool want_sums = a.scales != nullptr;
-  const bool per_warp = want_sums && slots * warps <= shared_sum_slots;
+  const bool per_warp = want_sums && 3 * slots * warps <= piece_words;
   const bool in_block = want_sums && slots <= shared_sum_slots;
-  const int warp = static_cast<int>(threadIdx.x >> 5);
-  unsigned long long* warp_sums = block_sums + (per_warp ? warp * slots : 0);
+  unsigned* warp_pieces = pieces + (threadIdx.x >> 5) * 3 * slots;
   unsigned top[CH];
 #pragma unroll
   for (int c = 0; c < CH; ++c) top[c] = 0;
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * sum_tile;
-  for (int j = 0; j < sum_rows_per_lane; ++j) {
-    const std::int64_t warp_row = first + static_cast<std::int64_t>(j) * lanes + (threadIdx.x & ~31u);
-    if (warp_row >= a.v.n) break;  // warp-uniform
-    const std::int64_t r = warp_row + (threadIdx.x & 31u);
-    const bool valid = r < a.v.n;
-    double ch[CH];
-#pragma unroll
-    for (int c = 0; c < CH; ++c) ch[c] = 0.0;
-    std::uint32_t leaf = 0;
-    bool have = false;  // ch holds the row's channels
-    if (valid) {
-      double ap[D], der[D], hess[D];
-      leaf = a.leaf[r];
-      const double w = weight_of(a.v.weight, r);
-      bool from_saved = false;
-      if constexpr (D == 1) from_saved = a.saved != nullptr && a.point == nullptr && !a.want_value;
-      if (from_saved) {
-        // The sums at the approx: the weak pass's der and hess, no math.
-        const double2 dh = a.saved[r];
-        der[0] = dh.x;
-        hess[0] = dh.y;
-        leaf_channels(l, a.hess_channels, der, hess, w, ch);
-        have = true;
+  CBG_FOR_TILE_ROWS(r, a.v.n) {
+    double ap[D], der[D], hess[D], ch[CH];
+    const std::uint32_t leaf = a.leaf[r];
+    const double w = weight_of(a.v.weight, r);
+    if (a.saved != nullptr && a.point == nullptr && !a.want_value) {
+      // The sums at the approx: the weak pass's der and hess, no math.
+      const double2 dh = a.saved[r];
+      der[0] = dh.x;
+      hess[0] = dh.y;
+    } else {
+      gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
+      if (a.point != nullptr) ap[0] += a.point[leaf];
+      const float t = a.v.target[r];
+      if (!want_sums && !a.want_max) {
+        if (a.want_value) value += -w * point_loss(l, ap, t);
+        continue;
+      }
+      if (a.want_value) {
+        value += -w * point_loss_and_derivatives(l, ap, t, w, der, hess);
       } else {
-        gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
-        if (a.point != nullptr) {
-          for (int k = 0; k < l.dims; ++k) ap[k] += a.point[static_cast<std::int64_t>(leaf) * l.dims + k];
-        }
-        const float t = a.v.target[r];
-        if (!want_sums && !a.want_max) {
-          if (a.want_value) value += -w * point_loss(l, ap, t);
-        } else {
-          if (a.want_value) {
-            value += -w * point_loss_and_derivatives(l, ap, t, w, der, hess);
-          } else {
-            point_derivatives(l, ap, t, w, der, hess);
-          }
-          leaf_channels(l, a.hess_channels, der, hess, w, ch);
-          have = true;
-        }
+        point_derivatives(l, ap, t, w, der, hess);
       }
     }
-    if (a.want_max && have) {
-#pragma unroll
-      for (int c = 0; c < CH; ++c) {
-        if (c < channels) top[c] = max(top[c], abs_float_key(static_cast<float>(ch[c])));
-      }
-    }
-    if (!want_sums) continue;  // block-uniform
-    unsigned long long x[CH];
+    leaf_channels(l, a.hess_channels, der, hess, w, ch);
 #pragma unroll
     for (int c = 0; c < CH; ++c) {
-      x[c] = have && c < channels ? static_cast<unsigned long long>(to_fixed64(ch[c], scales[c])) : 0ull;
-    }
-    __syncwarp();  // the previous row's adds to the warp's copy are visible to every lane
-    if (!warp_sum_by_key<CH>(valid ? leaf : 0xffffffffu, x) || !valid) continue;
-    const std::int64_t at = static_cast<std::int64_t>(leaf) * channels;
-#pragma unroll
-    for (int c = 0; c < CH; ++c) {
-      if (c >= channels || x[c] == 0) continue;
+      if (c >= channels) continue;
+      if (a.want_max) top[c] = max(top[c], abs_float_key(static_cast<float>(ch[c])));
+      if (!want_sums) continue;
+      const long long v = to_fixed64(ch[c], scales[c]);
+      const int slot = static_cast<int>(leaf) * channels + c;
       if (per_warp) {
-        warp_sums[at + c] += x[c];
+        add_pieces(warp_pieces, slots, slot, v);
       } else if (in_block) {
-        atomicAdd(&block_sums[at + c], x[c]);
+        atomicAdd(&block_sums[slot], static_cast<unsigned long long>(v));
       } else {
-        atomicAdd(&a.sums[at + c], x[c]);
+        atomicAdd(&a.sums[slot], static_cast<unsigned long long>(v));
       }
     }
   }
@@ -458,31 +416,37 @@ __device__ void point_rows_warp(const point_args& a, const loss_spec& l, int cha
   }
 }
 
-// One row at a time with 64-bit shared atomics (any dimension count; D = 0 reads it at run time).
+// One row at a time with 64-bit shared atomics (any dimension count; D = 0 reads it at run time);
+// one dimension: point_rows_1d.
 template <int D>
 __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
   if (!resolve_search_pass(a)) return;
   __shared__ double shared[lanes];
   __shared__ unsigned block_max[max_channels];
-  __shared__ unsigned long long block_sums[shared_sum_slots];
+  // The block's 64-bit sums or (one dimension) the warps' pieces: never both in one pass.
+  __shared__ unsigned long long sum_space[(D > 0 ? piece_words : 2 * shared_sum_slots) / 2];
+  unsigned long long* block_sums = sum_space;
+  unsigned* pieces = reinterpret_cast<unsigned*>(sum_space);
   __shared__ fixed_scale scales[max_channels];
   const loss_spec l = fixed_loss<D>(a.loss);
   const int channels = l.dims + a.hess_channels + 1;
   const int slots = a.leaves * channels;
-  const bool shared_sums = a.scales != nullptr && slots <= shared_sum_slots;
-  // Dimension 1: the warps' own copies of the sums when they fit (point_rows_warp).
-  const int used_slots = D > 0 && a.scales != nullptr && slots * (lanes / 32) <= shared_sum_slots ? slots * (lanes / 32) : slots;
+  const bool per_warp = D > 0 && a.scales != nullptr && 3 * slots * (lanes / 32) <= piece_words;
+  const bool shared_sums = a.scales != nullptr && slots <= shared_sum_slots && !per_warp;
   for (int c = static_cast<int>(threadIdx.x); c < channels; c += lanes) {
     block_max[c] = 0;
     if (a.scales != nullptr) scales[c] = a.scales[c];
   }
   if (shared_sums) {
-    for (int s = static_cast<int>(threadIdx.x); s < used_slots; s += lanes) block_sums[s] = 0;
+    for (int s = static_cast<int>(threadIdx.x); s < slots; s += lanes) block_sums[s] = 0;
+  }
+  if (per_warp) {
+    for (int s = static_cast<int>(threadIdx.x); s < 3 * slots * (lanes / 32); s += lanes) pieces[s] = 0;
   }
   __syncthreads();
   double acc[1] = {0.0};
   if constexpr (D > 0) {
-    point_rows_warp<D>(a, l, channels, scales, block_sums, block_max, acc[0]);
+    point_rows_1d<D>(a, l, channels, scales, pieces, block_sums, block_max, acc[0]);
   } else {
     CBG_FOR_TILE_ROWS(r, a.v.n) {
       double ap[max_dims], der[max_dims];
@@ -522,8 +486,17 @@ __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
   }
   if (shared_sums) {
     for (int s = static_cast<int>(threadIdx.x); s < slots; s += lanes) {
+      if (block_sums[s] != 0) atomicAdd(&a.sums[s], block_sums[s]);
+    }
+  }
+  if (per_warp) {
+    for (int s = static_cast<int>(threadIdx.x); s < slots; s += lanes) {
       unsigned long long sum = 0;
-      for (int k = s; k < used_slots; k += slots) sum += block_sums[k];  // the warps' copies
+      for (int w = 0; w < lanes / 32; ++w) {
+        const unsigned* p = pieces + w * 3 * slots;
+        sum += static_cast<unsigned long long>(p[s]) + (static_cast<unsigned long long>(p[slots + s]) << piece_bits) +
+               (static_cast<unsigned long long>(static_cast<long long>(static_cast<int>(p[2 * slots + s]))) << (2 * piece_bits));
+      }
       if (sum != 0) atomicAdd(&a.sums[s], sum);
     }
   }

@@ -292,6 +292,16 @@ __global__ void __launch_bounds__(choose_threads) choose_kernel(search_view v, i
   v.compute_bit[p] = right < left ? 1 : 0;
 }
 
+// ---- fixed-point der and weight (row lists) ----------------------------------------------------------------
+__global__ void fixed_kernel(search_view v) {
+  const double scale_der = pow2(fixed_exponent(__uint_as_float(v.max_bits[0])));
+  const double scale_weight = pow2(fixed_exponent(__uint_as_float(v.max_bits[1])));
+  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < v.rows;
+       r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    v.fixed[r] = make_int2(to_fixed(v.der[r], scale_der), to_fixed(v.weight[r], scale_weight));
+  }
+}
+
 // ---- leaf index ----------------------------------------------------------------------------------------
 constexpr int leaves_threads = 512;
 
@@ -307,12 +317,6 @@ __global__ void __launch_bounds__(leaves_threads) leaves_kernel(search_view v, i
   const std::uint32_t* words = v.index + static_cast<std::int64_t>(sp.feature / 4) * v.padded_rows;
   const int shift = 8 * (sp.feature % 4);
   const bool emit = list && taken;  // block-uniform
-  double scale_der = 0.0;
-  double scale_weight = 0.0;
-  if (emit) {
-    scale_der = pow2(fixed_exponent(__uint_as_float(v.max_bits[0])));
-    scale_weight = pow2(fixed_exponent(__uint_as_float(v.max_bits[1])));
-  }
   const std::uint32_t low = (1u << level) - 1u;
   const unsigned lane = threadIdx.x & 31u;
   const unsigned warp = threadIdx.x >> 5;
@@ -344,8 +348,7 @@ __global__ void __launch_bounds__(leaves_threads) leaves_kernel(search_view v, i
     __syncthreads();
     if (in) {
       const unsigned at = block_base + warp_offset[warp] + static_cast<unsigned>(__popc(ballot & ((1u << lane) - 1u)));
-      v.row_list[at] = make_uint4(static_cast<unsigned>(r), static_cast<unsigned>(to_fixed(v.der[r], scale_der)),
-                                  static_cast<unsigned>(to_fixed(v.weight[r], scale_weight)), leaf & low);
+      v.row_list[at] = make_uint2(static_cast<unsigned>(r), leaf & low);
     }
     __syncthreads();  // warp_offset and block_base are reused
   }
@@ -361,6 +364,12 @@ void reduce_scales(const search_view& v, cudaStream_t stream) {
   if (v.rows == 0) return;
   const dim3 grid(static_cast<unsigned>(grid_for(v.rows, 512, 1024)), static_cast<unsigned>(v.channels));
   scales_kernel<<<grid, 512, 0, stream>>>(v);
+  CBG_CHECK_CUDA(stream);
+}
+
+void fixed_values(const search_view& v, cudaStream_t stream) {
+  if (v.rows == 0 || v.fixed == nullptr) return;
+  fixed_kernel<<<grid_for(v.rows, 512, 4096), 512, 0, stream>>>(v);
   CBG_CHECK_CUDA(stream);
 }
 

@@ -36,8 +36,9 @@ class device_search_workspace {
   device_buffer<detail::feature_best> best;
   device_buffer<double> noise;
   // Row lists (stages.hpp): levels >= 1 of histogram_fast read only the rows of computed children.
-  device_buffer<uint4> row_list;
+  device_buffer<uint2> row_list;
   device_buffer<unsigned> row_count;  // [max_depth]
+  device_buffer<int2> fixed;          // [rows]
   bool row_lists = true;
   std::vector<detail::histogram_plan> plans;  // per level
   // Histogram blocks per SM the plans aim at: 2, 3 and 4 time the same (registers cap it at 2), 1 is
@@ -85,6 +86,7 @@ class device_search_workspace {
     if (row_lists && row_list.size() > 0) {
       v.row_list = row_list.data();
       v.row_count = row_count.data();
+      v.fixed = fixed.data();
     }
     return v;
   }
@@ -139,8 +141,9 @@ device_search_workspace_ptr make_device_search_workspace(const context& ctx, con
                                    ctx.resource());
   // Row lists need one dimension (histogram_fast), a second level and row numbers in 32 bits.
   if (dims == 1 && params.depth > 1 && q.rows > 0 && q.rows <= std::int64_t{0xffffffff}) {
-    w->row_list = device_buffer<uint4>(static_cast<std::size_t>(q.rows), stream, ctx.resource());
+    w->row_list = device_buffer<uint2>(static_cast<std::size_t>(q.rows), stream, ctx.resource());
     w->row_count = device_buffer<unsigned>(max_depth, stream, ctx.resource());
+    w->fixed = device_buffer<int2>(static_cast<std::size_t>(q.rows), stream, ctx.resource());
   }
   if (nf > 0) {
     copy_bytes(w->bins.data(), memory_kind::device, w->layout.bins.data(), memory_kind::host, nf * sizeof(std::int32_t),
@@ -208,6 +211,11 @@ tree_structure search_tree_device(const context& ctx, const device_search_input&
   ++launches;
   // Sharded training: every rank's maxima (and NaN flags), so the scales agree.
   if (in.reducer != nullptr) in.reducer->max_u32(reinterpret_cast<unsigned*>(w.state.data()), w.state_bytes() / 4, stream);
+  // Row lists: every row's fixed-point der and weight once for all levels.
+  if (v.fixed != nullptr) {
+    detail::fixed_values(v, stream);
+    ++launches;
+  }
   stage(w, stream, "scales", -1);
 
   const std::size_t slot_bytes = static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(v.total_bins) *
