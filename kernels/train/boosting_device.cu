@@ -166,12 +166,15 @@ struct rows_view {
   std::int64_t n = 0;
 };
 
-// The loss with its dimension count fixed at compile time where it is 1 (the fast path).
-template <int D>
+// The loss with its dimension count fixed at compile time where it is 1 (the fast path), and its kind
+// where K >= 0 (Logloss: the compiler drops the other losses' code; the same expressions run).
+template <int D, int K = -1>
 __device__ inline loss_spec fixed_loss(loss_spec l) {
   if constexpr (D > 0) l.dims = D;
+  if constexpr (K >= 0) l.kind = static_cast<loss_kind>(K);
   return l;
 }
+constexpr int logloss_kind = static_cast<int>(loss_kind::logloss);
 
 template <int D>
 __global__ void __launch_bounds__(lanes) moments_kernel(rows_view v, double* partial, unsigned* max_key) {
@@ -216,18 +219,17 @@ __device__ inline void batch_rows(int j0, std::int64_t n, std::int64_t (&r)[row_
   }
 }
 
-template <int D>
+template <int D, int K = -1>
 __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
   __shared__ double shared[2 * lanes];
   __shared__ unsigned block_max[max_channels];
   constexpr int CH = D > 0 ? D + D + 1 : max_channels;
   constexpr int U = D > 0 ? row_batch : 1;
-  const loss_spec l = fixed_loss<D>(a.loss);
+  const loss_spec l = fixed_loss<D, K>(a.loss);
   const int channels = l.dims + a.req.hess_channels + 1;
   for (int c = static_cast<int>(threadIdx.x); c < channels; c += lanes) block_max[c] = 0;
   __syncthreads();
   double acc[2] = {0.0, 0.0};
-  [[maybe_unused]] unsigned top[D > 0 ? CH : 1] = {};
   for (int j0 = 0; j0 < sum_rows_per_lane; j0 += U) {
     std::int64_t rows[row_batch];
     batch_rows(j0, a.v.n, rows);
@@ -257,23 +259,7 @@ __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
       if (rows[u] < 0) continue;
       acc[0] += sigma[u];
       acc[1] += value[u];
-      if constexpr (D > 0) {
-#pragma unroll
-        for (int c = 0; c < CH; ++c) {
-          if (c < channels) top[c] = max(top[c], abs_float_key(static_cast<float>(ch[u][c])));
-        }
-      } else {
-        for (int c = 0; c < channels; ++c) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[u][c])));
-      }
-    }
-  }
-  if constexpr (D > 0) {
-    // The lanes' maxima in registers, one shared atomic per warp and channel (the same maxima as a
-    // shared atomic per row, whose 32 lanes all hit one word).
-#pragma unroll
-    for (int c = 0; c < CH; ++c) {
-      const unsigned m = __reduce_max_sync(0xffffffffu, top[c]);
-      if ((threadIdx.x & 31u) == 0 && c < channels && m != 0) atomicMax(&block_max[c], m);
+      for (int c = 0; c < channels; ++c) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[u][c])));
     }
   }
   __syncthreads();
@@ -329,110 +315,20 @@ __device__ inline bool resolve_search_pass(point_args& a) {
   return false;
 }
 
-// Leaf sums of one dimension (D > 0) in per-warp pieces: a row's 64-bit fixed-point value v of a
-// channel is split into v = lo + (mid << 21) + (hi << 42) with lo, mid in [0, 2^21) and hi signed
-// (|hi| < 2^22), and each piece is added to the warp's own 32-bit counter with a native shared atomic
-// (no compare-and-swap loop). A warp adds at most sum_rows_per_lane x 32 = 512 rows to a counter per
-// tile, so no piece sum leaves 32 bits (512 x 2^21 = 2^30), and the 64-bit total
-// sum over warps of lo + (mid << 21) + (hi << 42) is exact (modulo 2^64, like the 64-bit sums).
-constexpr int piece_bits = 21;
-constexpr int piece_words = 3 * 2048;  // [warp][piece][leaf x channel]
-static_assert(piece_words >= 2 * shared_sum_slots);  // the pieces share the block sums' space
-static_assert(std::int64_t{sum_rows_per_lane} * 32 * ((std::int64_t{1} << piece_bits) - 1) < (std::int64_t{1} << 31));
-
-__device__ __forceinline__ void add_pieces(unsigned* warp_pieces, int slots, int slot, long long v) {
-  constexpr unsigned long long mask = (1ull << piece_bits) - 1ull;
-  const auto u = static_cast<unsigned long long>(v);
-  atomicAdd(warp_pieces + slot, static_cast<unsigned>(u & mask));
-  atomicAdd(warp_pieces + slots + slot, static_cast<unsigned>((u >> piece_bits) & mask));
-  atomicAdd(reinterpret_cast<int*>(warp_pieces + 2 * slots + slot), static_cast<int>(v >> (2 * piece_bits)));
-}
-
-// The rows of a tile for one dimension (D > 0): the sums go to the warp's pieces when they fit (every
-// Higgs-shape depth-6 pass: 64 leaves x 3 channels), else with 64-bit atomics to the block's sums or
-// the global ones. Maxima are kept per lane in registers and reduced once per warp at the end (a shared
-// atomic per row had the warp's 32 lanes on one word). The ordered value sum visits each lane's rows
-// in CBG_FOR_TILE_ROWS's order.
-template <int D>
-__device__ void point_rows_1d(const point_args& a, const loss_spec& l, int channels, const fixed_scale* scales,
-                              unsigned* pieces, unsigned long long* block_sums, unsigned* block_max, double& value) {
-  static_assert(D == 1);
-  constexpr int CH = D + D + 1;
-  constexpr int warps = lanes / 32;
-  const int slots = a.leaves * channels;
-  const bool want_sums = a.scales != nullptr;
-  const bool per_warp = want_sums && 3 * slots * warps <= piece_words;
-  const bool in_block = want_sums && slots <= shared_sum_slots;
-  unsigned* warp_pieces = pieces + (threadIdx.x >> 5) * 3 * slots;
-  unsigned top[CH];
-#pragma unroll
-  for (int c = 0; c < CH; ++c) top[c] = 0;
-  CBG_FOR_TILE_ROWS(r, a.v.n) {
-    double ap[D], der[D], hess[D], ch[CH];
-    const std::uint32_t leaf = a.leaf[r];
-    const double w = weight_of(a.v.weight, r);
-    if (a.saved != nullptr && a.point == nullptr && !a.want_value) {
-      // The sums at the approx: the weak pass's der and hess, no math.
-      const double2 dh = a.saved[r];
-      der[0] = dh.x;
-      hess[0] = dh.y;
-    } else {
-      gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
-      if (a.point != nullptr) ap[0] += a.point[leaf];
-      const float t = a.v.target[r];
-      if (!want_sums && !a.want_max) {
-        if (a.want_value) value += -w * point_loss(l, ap, t);
-        continue;
-      }
-      if (a.want_value) {
-        value += -w * point_loss_and_derivatives(l, ap, t, w, der, hess);
-      } else {
-        point_derivatives(l, ap, t, w, der, hess);
-      }
-    }
-    leaf_channels(l, a.hess_channels, der, hess, w, ch);
-#pragma unroll
-    for (int c = 0; c < CH; ++c) {
-      if (c >= channels) continue;
-      if (a.want_max) top[c] = max(top[c], abs_float_key(static_cast<float>(ch[c])));
-      if (!want_sums) continue;
-      const long long v = to_fixed64(ch[c], scales[c]);
-      const int slot = static_cast<int>(leaf) * channels + c;
-      if (per_warp) {
-        add_pieces(warp_pieces, slots, slot, v);
-      } else if (in_block) {
-        atomicAdd(&block_sums[slot], static_cast<unsigned long long>(v));
-      } else {
-        atomicAdd(&a.sums[slot], static_cast<unsigned long long>(v));
-      }
-    }
-  }
-  if (a.want_max) {
-#pragma unroll
-    for (int c = 0; c < CH; ++c) {
-      const unsigned m = __reduce_max_sync(0xffffffffu, top[c]);
-      if ((threadIdx.x & 31u) == 0 && c < channels && m != 0) atomicMax(&block_max[c], m);
-    }
-  }
-}
-
-// One row at a time with 64-bit shared atomics (any dimension count; D = 0 reads it at run time);
-// one dimension: point_rows_1d.
-template <int D>
+// One row at a time with 64-bit shared atomics: this form measured 2.66 ms for a Higgs-shape Logloss
+// leaf estimation (11 passes, H200, 2026-11-21); two rows in flight with the sums split into two
+// 32-bit counters took 3.11 ms (bench/RESULTS.md).
+template <int D, int K = -1>
 __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
   if (!resolve_search_pass(a)) return;
   __shared__ double shared[lanes];
   __shared__ unsigned block_max[max_channels];
-  // The block's 64-bit sums or (one dimension) the warps' pieces: never both in one pass.
-  __shared__ unsigned long long sum_space[(D > 0 ? piece_words : 2 * shared_sum_slots) / 2];
-  unsigned long long* block_sums = sum_space;
-  unsigned* pieces = reinterpret_cast<unsigned*>(sum_space);
+  __shared__ unsigned long long block_sums[shared_sum_slots];
   __shared__ fixed_scale scales[max_channels];
-  const loss_spec l = fixed_loss<D>(a.loss);
+  const loss_spec l = fixed_loss<D, K>(a.loss);
   const int channels = l.dims + a.hess_channels + 1;
   const int slots = a.leaves * channels;
-  const bool per_warp = D > 0 && a.scales != nullptr && 3 * slots * (lanes / 32) <= piece_words;
-  const bool shared_sums = a.scales != nullptr && slots <= shared_sum_slots && !per_warp;
+  const bool shared_sums = a.scales != nullptr && slots <= shared_sum_slots;
   for (int c = static_cast<int>(threadIdx.x); c < channels; c += lanes) {
     block_max[c] = 0;
     if (a.scales != nullptr) scales[c] = a.scales[c];
@@ -440,43 +336,54 @@ __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
   if (shared_sums) {
     for (int s = static_cast<int>(threadIdx.x); s < slots; s += lanes) block_sums[s] = 0;
   }
-  if (per_warp) {
-    for (int s = static_cast<int>(threadIdx.x); s < 3 * slots * (lanes / 32); s += lanes) pieces[s] = 0;
-  }
   __syncthreads();
   double acc[1] = {0.0};
-  if constexpr (D > 0) {
-    point_rows_1d<D>(a, l, channels, scales, pieces, block_sums, block_max, acc[0]);
-  } else {
-    CBG_FOR_TILE_ROWS(r, a.v.n) {
-      double ap[max_dims], der[max_dims];
-      double hess[max_hessian];
-      const std::uint32_t leaf = a.leaf[r];
-      const double w = weight_of(a.v.weight, r);
-      gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
-      if (a.point != nullptr) {
-        for (int k = 0; k < l.dims; ++k) ap[k] += a.point[static_cast<std::int64_t>(leaf) * l.dims + k];
-      }
-      const float t = a.v.target[r];
-      if (a.scales == nullptr && !a.want_max) {
-        if (a.want_value) acc[0] += -w * point_loss(l, ap, t);
+  CBG_FOR_TILE_ROWS(r, a.v.n) {
+    double ap[D > 0 ? D : max_dims], der[D > 0 ? D : max_dims];
+    double hess[D > 0 ? D : max_hessian];
+    const std::uint32_t leaf = a.leaf[r];
+    const double w = weight_of(a.v.weight, r);
+    if constexpr (D == 1) {
+      if (a.saved != nullptr && a.point == nullptr && !a.want_value) {
+        // The sums at the approx: the weak pass's der and hess, no math.
+        const double2 dh = a.saved[r];
+        der[0] = dh.x;
+        hess[0] = dh.y;
+        double ch[D + D + 1];
+        leaf_channels(l, a.hess_channels, der, hess, w, ch);
+        for (int c = 0; c < channels; ++c) {
+          if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
+          if (a.scales != nullptr) {
+            const auto v = static_cast<unsigned long long>(to_fixed64(ch[c], scales[c]));
+            atomicAdd(shared_sums ? &block_sums[leaf * channels + c] : &a.sums[static_cast<std::int64_t>(leaf) * channels + c], v);
+          }
+        }
         continue;
       }
-      if (a.want_value) {
-        acc[0] += -w * point_loss_and_derivatives(l, ap, t, w, der, hess);
-      } else {
-        point_derivatives(l, ap, t, w, der, hess);
-      }
-      double ch[max_channels];
-      leaf_channels(l, a.hess_channels, der, hess, w, ch);
-      for (int c = 0; c < channels; ++c) {
-        if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
-        if (a.scales != nullptr) {
-          const auto v = static_cast<unsigned long long>(to_fixed64(ch[c], scales[c]));
-          unsigned long long* slot = shared_sums ? &block_sums[leaf * channels + c]
-                                                 : &a.sums[static_cast<std::int64_t>(leaf) * channels + c];
-          atomicAdd(slot, v);
-        }
+    }
+    gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
+    if (a.point != nullptr) {
+      for (int k = 0; k < l.dims; ++k) ap[k] += a.point[static_cast<std::int64_t>(leaf) * l.dims + k];
+    }
+    const float t = a.v.target[r];
+    if (a.scales == nullptr && !a.want_max) {
+      if (a.want_value) acc[0] += -w * point_loss(l, ap, t);
+      continue;
+    }
+    if (a.want_value) {
+      acc[0] += -w * point_loss_and_derivatives(l, ap, t, w, der, hess);
+    } else {
+      point_derivatives(l, ap, t, w, der, hess);
+    }
+    double ch[D > 0 ? D + D + 1 : max_channels];
+    leaf_channels(l, a.hess_channels, der, hess, w, ch);
+    for (int c = 0; c < channels; ++c) {
+      if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
+      if (a.scales != nullptr) {
+        const auto v = static_cast<unsigned long long>(to_fixed64(ch[c], scales[c]));
+        unsigned long long* slot = shared_sums ? &block_sums[leaf * channels + c]
+                                               : &a.sums[static_cast<std::int64_t>(leaf) * channels + c];
+        atomicAdd(slot, v);
       }
     }
   }
@@ -487,17 +394,6 @@ __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
   if (shared_sums) {
     for (int s = static_cast<int>(threadIdx.x); s < slots; s += lanes) {
       if (block_sums[s] != 0) atomicAdd(&a.sums[s], block_sums[s]);
-    }
-  }
-  if (per_warp) {
-    for (int s = static_cast<int>(threadIdx.x); s < slots; s += lanes) {
-      unsigned long long sum = 0;
-      for (int w = 0; w < lanes / 32; ++w) {
-        const unsigned* p = pieces + w * 3 * slots;
-        sum += static_cast<unsigned long long>(p[s]) + (static_cast<unsigned long long>(p[slots + s]) << piece_bits) +
-               (static_cast<unsigned long long>(static_cast<long long>(static_cast<int>(p[2 * slots + s]))) << (2 * piece_bits));
-      }
-      if (sum != 0) atomicAdd(&a.sums[s], sum);
     }
   }
   if (a.want_value) fold_block<1>(acc, shared, a.partial + blockIdx.x);
@@ -1129,7 +1025,8 @@ class device_backend final : public boosting_backend {
     }
     a.first_row = link_ != nullptr ? link_->first_row(false) : 0;
     const int tiles = tiles_of(rows());
-    if (loss_.dims == 1) weak_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
+    if (loss_.dims == 1 && loss_.kind == loss_kind::logloss) weak_kernel<1, logloss_kind><<<tiles, lanes, 0, stream()>>>(a);
+    else if (loss_.dims == 1) weak_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
     else weak_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
     CBG_CHECK_CUDA(stream());
     finish_sums<2>(tiles);
@@ -1524,7 +1421,8 @@ class device_backend final : public boosting_backend {
   }
   void launch_point(const point_args& a) {
     const int tiles = tiles_of(rows());
-    if (loss_.dims == 1) point_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
+    if (loss_.dims == 1 && loss_.kind == loss_kind::logloss) point_kernel<1, logloss_kind><<<tiles, lanes, 0, stream()>>>(a);
+    else if (loss_.dims == 1) point_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
     else point_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
     CBG_CHECK_CUDA(stream());
   }
