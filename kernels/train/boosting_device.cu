@@ -634,10 +634,10 @@ __global__ void apply_eval_kernel(double* approx, std::int64_t n, int dims, eval
   }
 }
 
-template <int D>
+template <int D, int K = -1>
 __global__ void __launch_bounds__(lanes) metric_kernel(rows_view v, loss_spec loss, metric_spec m, double* partial) {
   __shared__ double shared[metric_terms * lanes];
-  const loss_spec l = fixed_loss<D>(loss);
+  const loss_spec l = fixed_loss<D, K>(loss);
   constexpr int U = D > 0 ? row_batch : 1;
   double acc[metric_terms] = {0.0, 0.0, 0.0, 0.0};
   for (int j0 = 0; j0 < sum_rows_per_lane; j0 += U) {
@@ -1269,8 +1269,13 @@ class device_backend final : public boosting_backend {
     const int tiles = tiles_of(v.n);
     ensure(scratch_a_, static_cast<std::size_t>(tiles * metric_terms));
     ensure(scratch_b_, static_cast<std::size_t>(tiles_of(tiles) * metric_terms));
-    if (loss_.dims == 1) metric_kernel<1><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
-    else metric_kernel<0><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
+    if (loss_.dims == 1 && loss_.kind == loss_kind::logloss) {
+      metric_kernel<1, logloss_kind><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
+    } else if (loss_.dims == 1) {
+      metric_kernel<1><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
+    } else {
+      metric_kernel<0><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
+    }
     CBG_CHECK_CUDA(stream());
     finish_sums<metric_terms>(tiles, eval);
     const std::vector<unsigned char> r = read_result(0, 0);
