@@ -17,7 +17,7 @@
 // so that all lanes work) and histogram_simple (any number of dimensions and features per block).
 // With row lists (stages.hpp), histogram_fast's levels >= 1 walk the list of the computed children's
 // rows that the leaf update wrote (row, parent) instead of every row (no leaf reads, no staging), and
-// take the rows' fixed-point der and weight from the array that level 0 stored (no conversions).
+// every level takes the rows' fixed-point der and weight from the per-tree array (no conversions).
 #include <algorithm>
 
 #include "kernels/train/stages.hpp"
@@ -229,8 +229,7 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
   const int level = a.level;
   // Levels >= 1 with a row list: the work space is the list's entries (rows of computed children only).
   const bool from_list = level > 0 && a.v.row_list != nullptr;
-  // Level 0 with row lists: every row, converted once for the tree (the blocks of the first group
-  // store the fixed-point values that the later levels read).
+  // Level 0 with the rows' fixed-point values computed once per tree: every row, no conversions.
   const bool fixed_rows = level == 0 && a.v.fixed != nullptr;
   histogram_plan p = a.plan;
   const std::int64_t items = from_list ? static_cast<std::int64_t>(a.v.row_count[level]) : a.v.rows;
@@ -303,8 +302,8 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
 
     if (from_list || fixed_rows) {
       // Level 0: every row of the range; levels >= 1: the list's entries (rows of computed children
-      // and their parents), with the fixed-point values level 0 stored. Each lane adds its own rows
-      // (no staging).
+      // and their parents). Each lane adds its own rows (no staging): the group words and the row's
+      // fixed-point values gathered by row.
       constexpr int list_unroll = G >= 4 ? 2 : 4;
       for (std::int64_t base = r_begin + threadIdx.x; base < r_end; base += list_unroll * blockDim.x) {
         uint2 e[list_unroll];  // row, parent
@@ -322,12 +321,7 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
         for (int k = 0; k < list_unroll; ++k) {
           ok[k] = ok[k] && e[k].y >= s0 && e[k].y < s0 + s_count;
           if (ok[k]) {
-            if (from_list) {
-              x[k] = a.v.fixed[e[k].x];
-            } else {
-              x[k] = make_int2(to_fixed(a.v.der[e[k].x], scales[0]), to_fixed(a.v.weight[e[k].x], scales[1]));
-              if (group0 == 0) a.v.fixed[e[k].x] = x[k];
-            }
+            x[k] = a.v.fixed[e[k].x];
 #pragma unroll
             for (int g = 0; g < G; ++g) wg[k][g] = words[g][e[k].x];
           }

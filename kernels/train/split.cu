@@ -292,6 +292,16 @@ __global__ void __launch_bounds__(choose_threads) choose_kernel(search_view v, i
   v.compute_bit[p] = right < left ? 1 : 0;
 }
 
+// ---- fixed-point der and weight (row lists) ----------------------------------------------------------------
+__global__ void fixed_kernel(search_view v) {
+  const double scale_der = pow2(fixed_exponent(__uint_as_float(v.max_bits[0])));
+  const double scale_weight = pow2(fixed_exponent(__uint_as_float(v.max_bits[1])));
+  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < v.rows;
+       r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    v.fixed[r] = make_int2(to_fixed(v.der[r], scale_der), to_fixed(v.weight[r], scale_weight));
+  }
+}
+
 // ---- leaf index ----------------------------------------------------------------------------------------
 constexpr int leaves_threads = 512;
 
@@ -354,6 +364,12 @@ void reduce_scales(const search_view& v, cudaStream_t stream) {
   if (v.rows == 0) return;
   const dim3 grid(static_cast<unsigned>(grid_for(v.rows, 512, 1024)), static_cast<unsigned>(v.channels));
   scales_kernel<<<grid, 512, 0, stream>>>(v);
+  CBG_CHECK_CUDA(stream);
+}
+
+void fixed_values(const search_view& v, cudaStream_t stream) {
+  if (v.rows == 0 || v.fixed == nullptr) return;
+  fixed_kernel<<<grid_for(v.rows, 512, 4096), 512, 0, stream>>>(v);
   CBG_CHECK_CUDA(stream);
 }
 

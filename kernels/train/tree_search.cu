@@ -211,6 +211,11 @@ tree_structure search_tree_device(const context& ctx, const device_search_input&
   ++launches;
   // Sharded training: every rank's maxima (and NaN flags), so the scales agree.
   if (in.reducer != nullptr) in.reducer->max_u32(reinterpret_cast<unsigned*>(w.state.data()), w.state_bytes() / 4, stream);
+  // Row lists: every row's fixed-point der and weight once for all levels.
+  if (v.fixed != nullptr) {
+    detail::fixed_values(v, stream);
+    ++launches;
+  }
   stage(w, stream, "scales", -1);
 
   const std::size_t slot_bytes = static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(v.total_bins) *
