@@ -208,6 +208,9 @@ int main(int argc, char** argv) {
     std::map<int, double> per_geometry;
     tr::tree_structure structure;
     const auto set_geometry = [&](int key) {
+      // Key 1000 + k: geometry k with the row lists off (every level reads every row).
+      tr::detail::set_histogram_row_lists(*ws, key < 1000);
+      key %= 1000;
       if (key == 0) {
         tr::detail::set_fast_histograms(*ws, dq, true);
         tr::detail::set_histogram_blocks_per_sm(*ws, dq, 2);
@@ -222,9 +225,9 @@ int main(int argc, char** argv) {
       tr::detail::set_histogram_groups_per_block(*ws, dq, groups);
       tr::detail::set_histogram_prefetch(*ws, dq, key >= 100);
     };
-    for (int key : {0, 2, 102, 1, 101, -2, 12, 112, 32, 132, 31, 131}) {
+    for (int key : {0, 1000, 2, 102, 1, 101, -2, 12, 112, 32, 132, 31, 131}) {
       set_geometry(key);
-      const int blocks = key == 0 ? 2 : key % 10;
+      const int blocks = key % 1000 == 0 ? 2 : key % 10;
       std::vector<double> times;
       cudaEvent_t a, b;
       BENCH_CHECK(cudaEventCreate(&a));
@@ -244,7 +247,7 @@ int main(int argc, char** argv) {
       const auto& plans = tr::detail::histogram_plans(*ws);
       std::printf("  key %d: %s blocks/SM %d groups/block %d prefetch %d: %.3f ms per tree (median of %d), %.1f%% of floor speed; hist grids:",
                   key, blocks > 0 ? "fast" : "simple", blocks > 0 ? blocks : -blocks,
-                  key == 0 ? 0 : (key % 100) / 10 + 1, key >= 100 ? 1 : 0,
+                  key % 1000 == 0 ? 0 : (key % 100) / 10 + 1, key % 1000 >= 100 ? 1 : 0,
                   median(times), trees, 100.0 * floor_ms / median(times));
       for (const auto& pl : plans) {
         std::printf(" [fpb %d g %d pf %d slots %d units %d chunks %d blocks %d smem %zu]", pl.features_per_block,

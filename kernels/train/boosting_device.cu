@@ -166,12 +166,15 @@ struct rows_view {
   std::int64_t n = 0;
 };
 
-// The loss with its dimension count fixed at compile time where it is 1 (the fast path).
-template <int D>
+// The loss with its dimension count fixed at compile time where it is 1 (the fast path), and its kind
+// where K >= 0 (Logloss: the compiler drops the other losses' code; the same expressions run).
+template <int D, int K = -1>
 __device__ inline loss_spec fixed_loss(loss_spec l) {
   if constexpr (D > 0) l.dims = D;
+  if constexpr (K >= 0) l.kind = static_cast<loss_kind>(K);
   return l;
 }
+constexpr int logloss_kind = static_cast<int>(loss_kind::logloss);
 
 template <int D>
 __global__ void __launch_bounds__(lanes) moments_kernel(rows_view v, double* partial, unsigned* max_key) {
@@ -216,13 +219,13 @@ __device__ inline void batch_rows(int j0, std::int64_t n, std::int64_t (&r)[row_
   }
 }
 
-template <int D>
+template <int D, int K = -1>
 __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
   __shared__ double shared[2 * lanes];
   __shared__ unsigned block_max[max_channels];
   constexpr int CH = D > 0 ? D + D + 1 : max_channels;
   constexpr int U = D > 0 ? row_batch : 1;
-  const loss_spec l = fixed_loss<D>(a.loss);
+  const loss_spec l = fixed_loss<D, K>(a.loss);
   const int channels = l.dims + a.req.hess_channels + 1;
   for (int c = static_cast<int>(threadIdx.x); c < channels; c += lanes) block_max[c] = 0;
   __syncthreads();
@@ -315,14 +318,14 @@ __device__ inline bool resolve_search_pass(point_args& a) {
 // One row at a time with 64-bit shared atomics: this form measured 2.66 ms for a Higgs-shape Logloss
 // leaf estimation (11 passes, H200, 2026-11-21); two rows in flight with the sums split into two
 // 32-bit counters took 3.11 ms (bench/RESULTS.md).
-template <int D>
+template <int D, int K = -1>
 __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
   if (!resolve_search_pass(a)) return;
   __shared__ double shared[lanes];
   __shared__ unsigned block_max[max_channels];
   __shared__ unsigned long long block_sums[shared_sum_slots];
   __shared__ fixed_scale scales[max_channels];
-  const loss_spec l = fixed_loss<D>(a.loss);
+  const loss_spec l = fixed_loss<D, K>(a.loss);
   const int channels = l.dims + a.hess_channels + 1;
   const int slots = a.leaves * channels;
   const bool shared_sums = a.scales != nullptr && slots <= shared_sum_slots;
@@ -631,10 +634,10 @@ __global__ void apply_eval_kernel(double* approx, std::int64_t n, int dims, eval
   }
 }
 
-template <int D>
+template <int D, int K = -1>
 __global__ void __launch_bounds__(lanes) metric_kernel(rows_view v, loss_spec loss, metric_spec m, double* partial) {
   __shared__ double shared[metric_terms * lanes];
-  const loss_spec l = fixed_loss<D>(loss);
+  const loss_spec l = fixed_loss<D, K>(loss);
   constexpr int U = D > 0 ? row_batch : 1;
   double acc[metric_terms] = {0.0, 0.0, 0.0, 0.0};
   for (int j0 = 0; j0 < sum_rows_per_lane; j0 += U) {
@@ -1022,7 +1025,8 @@ class device_backend final : public boosting_backend {
     }
     a.first_row = link_ != nullptr ? link_->first_row(false) : 0;
     const int tiles = tiles_of(rows());
-    if (loss_.dims == 1) weak_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
+    if (loss_.dims == 1 && loss_.kind == loss_kind::logloss) weak_kernel<1, logloss_kind><<<tiles, lanes, 0, stream()>>>(a);
+    else if (loss_.dims == 1) weak_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
     else weak_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
     CBG_CHECK_CUDA(stream());
     finish_sums<2>(tiles);
@@ -1265,8 +1269,13 @@ class device_backend final : public boosting_backend {
     const int tiles = tiles_of(v.n);
     ensure(scratch_a_, static_cast<std::size_t>(tiles * metric_terms));
     ensure(scratch_b_, static_cast<std::size_t>(tiles_of(tiles) * metric_terms));
-    if (loss_.dims == 1) metric_kernel<1><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
-    else metric_kernel<0><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
+    if (loss_.dims == 1 && loss_.kind == loss_kind::logloss) {
+      metric_kernel<1, logloss_kind><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
+    } else if (loss_.dims == 1) {
+      metric_kernel<1><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
+    } else {
+      metric_kernel<0><<<tiles, lanes, 0, stream()>>>(v, loss_, m, scratch_a_.data());
+    }
     CBG_CHECK_CUDA(stream());
     finish_sums<metric_terms>(tiles, eval);
     const std::vector<unsigned char> r = read_result(0, 0);
@@ -1419,7 +1428,8 @@ class device_backend final : public boosting_backend {
   }
   void launch_point(const point_args& a) {
     const int tiles = tiles_of(rows());
-    if (loss_.dims == 1) point_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
+    if (loss_.dims == 1 && loss_.kind == loss_kind::logloss) point_kernel<1, logloss_kind><<<tiles, lanes, 0, stream()>>>(a);
+    else if (loss_.dims == 1) point_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
     else point_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
     CBG_CHECK_CUDA(stream());
   }

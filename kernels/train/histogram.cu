@@ -15,6 +15,9 @@
 // random bins spread over the banks, a row's eight atomics issued back to back with the wrap checks
 // after them, and at levels >= 1 each warp packs its rows of computed children into a staging area
 // so that all lanes work) and histogram_simple (any number of dimensions and features per block).
+// With row lists (stages.hpp), histogram_fast's levels >= 1 walk the list of the computed children's
+// rows that the leaf update wrote (row, parent) instead of every row (no leaf reads, no staging), and
+// every level takes the rows' fixed-point der and weight from the per-tree array (no conversions).
 #include <algorithm>
 
 #include "kernels/train/stages.hpp"
@@ -223,7 +226,14 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
   __shared__ std::int32_t bins_of[4 * G];
   __shared__ std::int64_t offset_of[4 * G];
   if (a.v.state->stopped != 0) return;
-  const histogram_plan& p = a.plan;
+  const int level = a.level;
+  // Levels >= 1 with a row list: the work space is the list's entries (rows of computed children only).
+  const bool from_list = level > 0 && a.v.row_list != nullptr;
+  // Level 0 with the rows' fixed-point values computed once per tree: every row, no conversions.
+  const bool fixed_rows = level == 0 && a.v.fixed != nullptr;
+  histogram_plan p = a.plan;
+  const std::int64_t items = from_list ? static_cast<std::int64_t>(a.v.row_count[level]) : a.v.rows;
+  if (from_list) p.row_chunk = max(std::int64_t{1}, (items + p.row_chunks - 1) / p.row_chunks);
   const int bs = a.v.bin_stride;
   const int chunks = static_cast<int>((a.n_slots + p.slots_per_pass - 1) / p.slots_per_pass);
   const std::int64_t cells = static_cast<std::int64_t>(p.slots_per_pass) * G * 8 * bs;
@@ -233,10 +243,9 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
   uint4* stage = reinterpret_cast<uint4*>(counters + fast_counter_words(p, bs)) + (threadIdx.x >> 5) * stage_rows;
 
   if (threadIdx.x < 2) scales[threadIdx.x] = pow2(fixed_exponent(__uint_as_float(a.v.max_bits[threadIdx.x])));
-  const int level = a.level;
   const work_share share = block_share(p);
   for (std::int64_t w = share.begin; w < share.end;) {
-    const row_range range = next_range(p, a.v.rows, w, share.end);
+    const row_range range = next_range(p, items, w, share.end);
     if (range.begin >= range.end) continue;
     const std::int64_t r_begin = range.begin;
     const std::int64_t r_end = range.end;
@@ -254,41 +263,36 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
     }
     for (std::int64_t i = threadIdx.x; i < cells; i += blockDim.x) counters[i] = bias;
     __syncthreads();
-    unsigned live = 0;  // bit 4g + jj: feature jj of group g has bins
-#pragma unroll
-    for (int i = 0; i < 4 * G; ++i) live |= (bins_of[i] != 0 ? 1u : 0u) << i;
     const std::uint32_t* words[G];
 #pragma unroll
     for (int g = 0; g < G; ++g) {
       words[g] = a.v.index + min(group0 + g, groups - 1) * a.v.padded_rows;
     }
 
-    // One row's eight adds for group g (4 features x der, weight), then the rare wraps.
+    // One row's eight adds for group g (4 features x der, weight), then the rare wraps. A feature
+    // without bins (bins_of 0: padding, no borders) gets adds too, to counters that are never flushed,
+    // and no wrap adjustment. A counter can only wrap when it was within 2^24 (the largest |x|,
+    // score_math.hpp) of 0 / 2^32, so one cheap test per add finds the candidates for the exact check.
     const auto accumulate = [&](std::uint32_t word, int xd, int xw, std::uint32_t ls, int g) {
+      unsigned* cells = counters + (ls * G + static_cast<unsigned>(g)) * 8u * static_cast<unsigned>(bs);
       unsigned old[8];
-      int xs[8];
 #pragma unroll
       for (int jj = 0; jj < 4; ++jj) {
-        const std::uint32_t bin = (word >> (8 * jj)) & 0xffu;
-        unsigned* cell = counters + ((static_cast<std::int64_t>(ls) * G + g) * 8 + 2 * jj) * bs + bin;
-        const bool on = ((live >> (4 * g + jj)) & 1u) != 0;
-        xs[2 * jj] = on ? xd : 0;
-        xs[2 * jj + 1] = on ? xw : 0;
-        old[2 * jj] = atomicAdd(cell, static_cast<unsigned>(xs[2 * jj]));
-        old[2 * jj + 1] = atomicAdd(cell + bs, static_cast<unsigned>(xs[2 * jj + 1]));
+        unsigned* cell = cells + 2 * jj * bs + ((word >> (8 * jj)) & 0xffu);
+        old[2 * jj] = atomicAdd(cell, static_cast<unsigned>(xd));
+        old[2 * jj + 1] = atomicAdd(cell + bs, static_cast<unsigned>(xw));
       }
-      unsigned wrapped = 0;
+      unsigned near = 0;
 #pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const unsigned now = old[i] + static_cast<unsigned>(xs[i]);
-        if ((xs[i] > 0 && now < old[i]) || (xs[i] < 0 && now > old[i])) wrapped |= 1u << i;
-      }
-      if (wrapped != 0) {
+      for (int i = 0; i < 8; ++i) near |= old[i] + 0x01000000u < 0x02000000u ? 1u : 0u;
+      if (near != 0) {
         for (int i = 0; i < 8; ++i) {
-          if ((wrapped >> i & 1u) == 0) continue;
           const int jj = i / 2;
+          const int x = (i & 1) != 0 ? xw : xd;
+          const unsigned now = old[i] + static_cast<unsigned>(x);
+          if (!((x > 0 && now < old[i]) || (x < 0 && now > old[i])) || bins_of[4 * g + jj] == 0) continue;
           const std::uint32_t bin = (word >> (8 * jj)) & 0xffu;
-          const long long adjust = xs[i] > 0 ? (1ll << 32) : -(1ll << 32);
+          const long long adjust = x > 0 ? (1ll << 32) : -(1ll << 32);
           atomicAdd(reinterpret_cast<unsigned long long*>(a.v.hist + global_cell(a, a.slot_base + s0 + ls, i & 1,
                                                                                   offset_of[4 * g + jj] + bin)),
                     static_cast<unsigned long long>(adjust));
@@ -296,9 +300,46 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
       }
     };
 
+    if (from_list || fixed_rows) {
+      // Level 0: every row of the range; levels >= 1: the list's entries (rows of computed children
+      // and their parents). Each lane adds its own rows (no staging): the group words and the row's
+      // fixed-point values gathered by row.
+      constexpr int list_unroll = G >= 4 ? 2 : 4;
+      for (std::int64_t base = r_begin + threadIdx.x; base < r_end; base += list_unroll * blockDim.x) {
+        uint2 e[list_unroll];  // row, parent
+        bool ok[list_unroll];
+        int2 x[list_unroll];
+        std::uint32_t wg[list_unroll][G];
+#pragma unroll
+        for (int k = 0; k < list_unroll; ++k) {
+          const std::int64_t i = base + static_cast<std::int64_t>(k) * blockDim.x;
+          ok[k] = i < r_end;
+          e[k] = make_uint2(static_cast<unsigned>(i), 0u);
+          if (from_list && ok[k]) e[k] = a.v.row_list[i];
+        }
+#pragma unroll
+        for (int k = 0; k < list_unroll; ++k) {
+          ok[k] = ok[k] && e[k].y >= s0 && e[k].y < s0 + s_count;
+          if (ok[k]) {
+            x[k] = a.v.fixed[e[k].x];
+#pragma unroll
+            for (int g = 0; g < G; ++g) wg[k][g] = words[g][e[k].x];
+          }
+        }
+#pragma unroll
+        for (int k = 0; k < list_unroll; ++k) {
+          if (!ok[k]) continue;
+#pragma unroll
+          for (int g = 0; g < G; ++g) {
+            if (group0 + g < groups) accumulate(wg[k][g], x[k].x, x[k].y, e[k].y - s0, g);
+          }
+        }
+      }
+    }
     constexpr int unroll = 4;
     // Warp-uniform loop: the warp's first row decides, so every lane takes part in the ballots.
-    for (std::int64_t base = r_begin + (threadIdx.x & ~31u); base < r_end; base += unroll * blockDim.x) {
+    for (std::int64_t base = r_begin + (threadIdx.x & ~31u); !from_list && !fixed_rows && base < r_end;
+         base += unroll * blockDim.x) {
       if (p.prefetch) {
         // The next round's rows into L2 while this round's adds run (no registers held).
 #pragma unroll

@@ -27,6 +27,9 @@ void set_fast_histograms(device_search_workspace& w, const quantize::device_quan
 void set_histogram_groups_per_block(device_search_workspace& w, const quantize::device_quantized& q, int groups);
 // histogram_fast: L2 prefetch of the next round's rows (default off: slower where measured).
 void set_histogram_prefetch(device_search_workspace& w, const quantize::device_quantized& q, bool on);
+// histogram_fast at levels >= 1: read only the rows of computed children from a list the leaf update
+// writes (default on), else every row.
+void set_histogram_row_lists(device_search_workspace& w, bool on);
 const search_stats& last_search_stats(const device_search_workspace& w);
 const std::vector<histogram_plan>& histogram_plans(const device_search_workspace& w);  // per level
 

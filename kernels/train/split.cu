@@ -292,19 +292,65 @@ __global__ void __launch_bounds__(choose_threads) choose_kernel(search_view v, i
   v.compute_bit[p] = right < left ? 1 : 0;
 }
 
+// ---- fixed-point der and weight (row lists) ----------------------------------------------------------------
+__global__ void fixed_kernel(search_view v) {
+  const double scale_der = pow2(fixed_exponent(__uint_as_float(v.max_bits[0])));
+  const double scale_weight = pow2(fixed_exponent(__uint_as_float(v.max_bits[1])));
+  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < v.rows;
+       r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    v.fixed[r] = make_int2(to_fixed(v.der[r], scale_der), to_fixed(v.weight[r], scale_weight));
+  }
+}
+
 // ---- leaf index ----------------------------------------------------------------------------------------
-__global__ void leaves_kernel(search_view v, int level) {
+constexpr int leaves_threads = 512;
+
+// The new leaf of every row; with `list`, also the entries of the rows that the next level computes
+// (stages.hpp): each block appends its rows' entries at an offset from one atomic on the count.
+__global__ void __launch_bounds__(leaves_threads) leaves_kernel(search_view v, int level, bool list) {
+  __shared__ unsigned warp_offset[leaves_threads / 32];
+  __shared__ unsigned block_base;
   const search_state& s = *v.state;
   if (s.count <= level && level > 0) return;  // stopped before this split: the index stays
   const bool taken = s.count > level;
   const split sp = taken ? s.splits[level] : split{0, 0};
   const std::uint32_t* words = v.index + static_cast<std::int64_t>(sp.feature / 4) * v.padded_rows;
   const int shift = 8 * (sp.feature % 4);
-  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < v.rows;
-       r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    std::uint32_t leaf = level == 0 ? 0u : v.leaf[r];
-    if (taken && static_cast<std::int32_t>((words[r] >> shift) & 0xffu) > sp.bin) leaf |= 1u << level;
-    v.leaf[r] = leaf;
+  const bool emit = list && taken;  // block-uniform
+  const std::uint32_t low = (1u << level) - 1u;
+  const unsigned lane = threadIdx.x & 31u;
+  const unsigned warp = threadIdx.x >> 5;
+  for (std::int64_t r0 = blockIdx.x * static_cast<std::int64_t>(blockDim.x); r0 < v.rows;
+       r0 += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t r = r0 + threadIdx.x;
+    bool in = false;
+    std::uint32_t leaf = 0;
+    if (r < v.rows) {
+      leaf = level == 0 ? 0u : v.leaf[r];
+      if (taken && static_cast<std::int32_t>((words[r] >> shift) & 0xffu) > sp.bin) leaf |= 1u << level;
+      v.leaf[r] = leaf;
+      // The next level computes child (leaf >> level) & 1 of parent leaf & low when compute_bit says so.
+      in = emit && ((leaf >> level) & 1u) == v.compute_bit[leaf & low];
+    }
+    if (!emit) continue;
+    const unsigned ballot = __ballot_sync(0xffffffffu, in);
+    if (lane == 0) warp_offset[warp] = static_cast<unsigned>(__popc(ballot));
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      unsigned total = 0;
+      for (int w = 0; w < leaves_threads / 32; ++w) {
+        const unsigned n = warp_offset[w];
+        warp_offset[w] = total;
+        total += n;
+      }
+      block_base = total > 0 ? atomicAdd(v.row_count + level + 1, total) : 0u;
+    }
+    __syncthreads();
+    if (in) {
+      const unsigned at = block_base + warp_offset[warp] + static_cast<unsigned>(__popc(ballot & ((1u << lane) - 1u)));
+      v.row_list[at] = make_uint2(static_cast<unsigned>(r), leaf & low);
+    }
+    __syncthreads();  // warp_offset and block_base are reused
   }
 }
 
@@ -318,6 +364,12 @@ void reduce_scales(const search_view& v, cudaStream_t stream) {
   if (v.rows == 0) return;
   const dim3 grid(static_cast<unsigned>(grid_for(v.rows, 512, 1024)), static_cast<unsigned>(v.channels));
   scales_kernel<<<grid, 512, 0, stream>>>(v);
+  CBG_CHECK_CUDA(stream);
+}
+
+void fixed_values(const search_view& v, cudaStream_t stream) {
+  if (v.rows == 0 || v.fixed == nullptr) return;
+  fixed_kernel<<<grid_for(v.rows, 512, 4096), 512, 0, stream>>>(v);
   CBG_CHECK_CUDA(stream);
 }
 
@@ -359,9 +411,10 @@ void choose_split(const search_view& v, int level, bool last_level, cudaStream_t
   CBG_CHECK_CUDA(stream);
 }
 
-void update_leaves(const search_view& v, int level, cudaStream_t stream) {
+void update_leaves(const search_view& v, int level, bool list, cudaStream_t stream) {
   if (v.rows == 0) return;
-  leaves_kernel<<<grid_for(v.rows, 512, 4096), 512, 0, stream>>>(v, level);
+  const bool with_list = list && v.row_list != nullptr && v.row_count != nullptr && v.channels == 2;
+  leaves_kernel<<<grid_for(v.rows, leaves_threads, 4096), leaves_threads, 0, stream>>>(v, level, with_list);
   CBG_CHECK_CUDA(stream);
 }
 

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include <cuda_runtime_api.h>
+#include <vector_types.h>
 
 #include "cbg/train/tree_search.hpp"
 
@@ -64,6 +65,13 @@ struct search_view {
   unsigned* max_bits = nullptr;  // per channel: bits of max |value| (a float)
   feature_best* best = nullptr;
   const double* noise = nullptr;  // [depth][features] or nullptr
+  // Row lists (one dimension, histogram_fast): the leaf update of level d writes, per row of a child
+  // that level d + 1 computes, {row, parent q} in any order, and level d + 1's histograms read only
+  // those rows; null: every level reads every row. With them, each row's fixed-point der and weight
+  // are computed once per tree (fixed_values) for all levels.
+  uint2* row_list = nullptr;
+  unsigned* row_count = nullptr;  // [max_depth]: entries written for level d + 1 at [d + 1]
+  int2* fixed = nullptr;          // [rows]: to_fixed(der), to_fixed(weight) at the tree's scales
 };
 
 // How one level's histogram kernel splits the work (chosen on the host; see plan_histogram).
@@ -88,10 +96,13 @@ void prepare_split_kernels(const search_view& v);
 std::size_t score_shared_bytes(const search_view& v);
 
 void reduce_scales(const search_view& v, cudaStream_t stream);
+// v.fixed from der and weight at the scales (after reduce_scales and, sharded, the maxima's reduction).
+void fixed_values(const search_view& v, cudaStream_t stream);
 void build_histograms(const search_view& v, const histogram_plan& plan, int level, cudaStream_t stream);
 void score_splits(const search_view& v, int level, bool last_level, score_function fn, double lambda,
                   cudaStream_t stream);
 void choose_split(const search_view& v, int level, bool last_level, cudaStream_t stream);
-void update_leaves(const search_view& v, int level, cudaStream_t stream);
+// list: also write the next level's row list (v.row_list; the next level's histograms read it).
+void update_leaves(const search_view& v, int level, bool list, cudaStream_t stream);
 
 }  // namespace cbg::train::detail

@@ -35,6 +35,11 @@ class device_search_workspace {
   device_buffer<unsigned char> state;  // search_state, then max_bits[channels]
   device_buffer<detail::feature_best> best;
   device_buffer<double> noise;
+  // Row lists (stages.hpp): levels >= 1 of histogram_fast read only the rows of computed children.
+  device_buffer<uint2> row_list;
+  device_buffer<unsigned> row_count;  // [max_depth]
+  device_buffer<int2> fixed;          // [rows]
+  bool row_lists = true;
   std::vector<detail::histogram_plan> plans;  // per level
   // Histogram blocks per SM the plans aim at: 2, 3 and 4 time the same (registers cap it at 2), 1 is
   // 20-25 % slower (cbgpu-tree-bench, H100, 2026-11-21: bench/RESULTS.md).
@@ -78,6 +83,11 @@ class device_search_workspace {
     v.state = reinterpret_cast<detail::search_state*>(state.data());
     v.max_bits = reinterpret_cast<unsigned*>(state.data() + sizeof(detail::search_state));
     v.best = best.data();
+    if (row_lists && row_list.size() > 0) {
+      v.row_list = row_list.data();
+      v.row_count = row_count.data();
+      v.fixed = fixed.data();
+    }
     return v;
   }
 
@@ -129,6 +139,12 @@ device_search_workspace_ptr make_device_search_workspace(const context& ctx, con
   w->best = device_buffer<detail::feature_best>(std::max<std::size_t>(nf, 1), stream, ctx.resource());
   w->noise = device_buffer<double>(std::max<std::size_t>(1, nf * static_cast<std::size_t>(params.depth)), stream,
                                    ctx.resource());
+  // Row lists need one dimension (histogram_fast), a second level and row numbers in 32 bits.
+  if (dims == 1 && params.depth > 1 && q.rows > 0 && q.rows <= std::int64_t{0xffffffff}) {
+    w->row_list = device_buffer<uint2>(static_cast<std::size_t>(q.rows), stream, ctx.resource());
+    w->row_count = device_buffer<unsigned>(max_depth, stream, ctx.resource());
+    w->fixed = device_buffer<int2>(static_cast<std::size_t>(q.rows), stream, ctx.resource());
+  }
   if (nf > 0) {
     copy_bytes(w->bins.data(), memory_kind::device, w->layout.bins.data(), memory_kind::host, nf * sizeof(std::int32_t),
                stream, ctx.copies(), ctx.rules(), CBG_COPY_SITE("histogram layout"));
@@ -187,10 +203,19 @@ tree_structure search_tree_device(const context& ctx, const device_search_input&
   }
   CBG_CUDA_TRY(cudaMemsetAsync(w.state.data(), 0, w.state_bytes(), stream));
   ++memsets;
+  if (v.row_count != nullptr) {
+    CBG_CUDA_TRY(cudaMemsetAsync(v.row_count, 0, max_depth * sizeof(unsigned), stream));
+    ++memsets;
+  }
   detail::reduce_scales(v, stream);
   ++launches;
   // Sharded training: every rank's maxima (and NaN flags), so the scales agree.
   if (in.reducer != nullptr) in.reducer->max_u32(reinterpret_cast<unsigned*>(w.state.data()), w.state_bytes() / 4, stream);
+  // Row lists: every row's fixed-point der and weight once for all levels.
+  if (v.fixed != nullptr) {
+    detail::fixed_values(v, stream);
+    ++launches;
+  }
   stage(w, stream, "scales", -1);
 
   const std::size_t slot_bytes = static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(v.total_bins) *
@@ -218,7 +243,8 @@ tree_structure search_tree_device(const context& ctx, const device_search_input&
     detail::choose_split(v, d, last, stream);
     ++launches;
     stage(w, stream, "choose", d);
-    detail::update_leaves(v, d, stream);
+    // The next level's row list when its histograms are histogram_fast (which reads it).
+    detail::update_leaves(v, d, !last && w.plans[static_cast<std::size_t>(d) + 1].fast, stream);
     ++launches;
     stage(w, stream, "leaves", d);
   }
@@ -268,6 +294,8 @@ void set_histogram_prefetch(device_search_workspace& w, const quantize::device_q
   scoped_device guard(w.device);
   w.plan(q);
 }
+
+void set_histogram_row_lists(device_search_workspace& w, bool on) { w.row_lists = on; }
 
 const search_stats& last_search_stats(const device_search_workspace& w) { return w.stats; }
 

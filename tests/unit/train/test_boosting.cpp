@@ -694,6 +694,8 @@ TEST_CASE("GPU training equals the host reference tree for tree, byte for byte",
       {"regression", R"({"loss_function": "RMSE", "iterations": 10, "bootstrap_type": "MVS", "mvs_reg": 0.05})"},
       {"regression", R"({"loss_function": "Quantile:alpha=0.3", "iterations": 12, "leaf_estimation_method": "Exact"})"},
       {"regression", R"({"loss_function": "MAE", "iterations": 10, "boosting_type": "Plain", "depth": 3})"},
+      // 1024 leaves x 3 channels: leaf sums past the block's shared copy (global atomics).
+      {"binary", R"({"loss_function": "Logloss", "iterations": 4, "depth": 10, "leaf_estimation_iterations": 2})"},
   };
   for (const gpu_case& c : cases) {
     CAPTURE(c.params);

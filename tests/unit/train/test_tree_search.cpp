@@ -450,6 +450,7 @@ TEST_CASE("GPU search equals the host reference split for split and row for row"
       tr::detail::set_fast_histograms(*ws, d.q, kernel > 0);
       tr::detail::set_histogram_groups_per_block(*ws, d.q, std::max(kernel, 1));
       tr::detail::set_histogram_prefetch(*ws, d.q, kernel != 2);
+      tr::detail::set_histogram_row_lists(*ws, kernel != 2);  // levels >= 1 from the row lists, or every row
       std::vector<std::uint32_t> gpu_leaves;
       const tr::tree_structure gpu = device_search(*ctx, c, d, *ws, p, gpu_leaves, noise);
       CAPTURE(host.splits.size(), gpu.splits.size());
@@ -477,7 +478,9 @@ TEST_CASE("GPU search: repeated runs and other launch geometries give the same t
     for (int blocks : {4, 1, 2, 3}) {
       for (int groups : {1, 2, 4, 0}) {
         const bool prefetch = groups != 2;
-        CAPTURE(fast, blocks, groups, prefetch);
+        const bool lists = groups != 1;
+        CAPTURE(fast, blocks, groups, prefetch, lists);
+        tr::detail::set_histogram_row_lists(*ws, lists);
         tr::detail::set_histogram_blocks_per_sm(*ws, d.q, blocks);
         tr::detail::set_histogram_groups_per_block(*ws, d.q, groups);
         tr::detail::set_histogram_prefetch(*ws, d.q, prefetch);
