@@ -5,8 +5,15 @@
 // - time of N) / N, so quantization, sharding and NCCL setup are left out; the totals are printed too.
 //   cbgpu-multi-bench [--rows R] [--features F] [--iterations N] [--devices "0;0:1;0-3"] [--json FILE]
 //                     [--extra '"leaf_estimation_iterations": 1']   (more JSON parameters)
+//   cbgpu-multi-bench --collectives R [--json FILE]: the latency of the reducer's collectives on R
+//                     GPUs (the sizes a Higgs-shape iteration uses), one thread per rank as in training.
+#include <barrier>
 #include <chrono>
+#include <functional>
+#include <memory>
+#include <thread>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -55,11 +62,91 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+__global__ void touch(unsigned long long* p) {
+  if (threadIdx.x == 0) p[0] += 1;
+}
+
+// Microseconds per collective on `ranks` GPUs (0..ranks-1): reps back to back after a warm-up, every
+// rank on its own thread and stream (as the sharded trainer runs them); "chain" adds a small kernel
+// before and after each all-gather, as a leaf pass has them.
+std::string collective_bench(int ranks, int reps) {
+  std::vector<int> devices;
+  for (int d = 0; d < ranks; ++d) devices.push_back(d);
+  std::vector<std::unique_ptr<cbg::dist::reducer>> reds = cbg::dist::make_local_reducers(devices);
+  struct test {
+    const char* name;
+    std::size_t bytes;
+    std::function<void(cbg::dist::reducer&, unsigned char*, unsigned char*, std::size_t, cudaStream_t)> op;
+  };
+  const std::vector<test> tests = {
+      {"all_gather", 7 * 1024,
+       [](cbg::dist::reducer& r, unsigned char* a, unsigned char* b, std::size_t n, cudaStream_t s) { r.all_gather(a, b, n, s); }},
+      {"max_u32", 12,
+       [](cbg::dist::reducer& r, unsigned char* a, unsigned char*, std::size_t n, cudaStream_t s) {
+         r.max_u32(reinterpret_cast<unsigned*>(a), n / 4, s);
+       }},
+      {"sum_i64", 57344,
+       [](cbg::dist::reducer& r, unsigned char* a, unsigned char*, std::size_t n, cudaStream_t s) {
+         r.sum_i64(reinterpret_cast<long long*>(a), n / 8, s);
+       }},
+      {"sum_i64", 917504,
+       [](cbg::dist::reducer& r, unsigned char* a, unsigned char*, std::size_t n, cudaStream_t s) {
+         r.sum_i64(reinterpret_cast<long long*>(a), n / 8, s);
+       }},
+      {"chain", 7 * 1024,
+       [](cbg::dist::reducer& r, unsigned char* a, unsigned char* b, std::size_t n, cudaStream_t s) {
+         touch<<<1, 32, 0, s>>>(reinterpret_cast<unsigned long long*>(a));
+         r.all_gather(a, b, n, s);
+         touch<<<1, 32, 0, s>>>(reinterpret_cast<unsigned long long*>(b));
+       }},
+  };
+  std::vector<double> us(tests.size());
+  std::barrier sync(ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      CBG_CUDA_TRY(cudaSetDevice(r));
+      cudaStream_t s = nullptr;
+      CBG_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      unsigned char *a = nullptr, *b = nullptr;
+      CBG_CUDA_TRY(cudaMalloc(&a, 1 << 20));
+      CBG_CUDA_TRY(cudaMalloc(&b, static_cast<std::size_t>(ranks) << 20));
+      CBG_CUDA_TRY(cudaMemsetAsync(a, 0, 1 << 20, s));
+      for (std::size_t t = 0; t < tests.size(); ++t) {
+        for (int k = 0; k < 50; ++k) tests[t].op(*reds[static_cast<std::size_t>(r)], a, b, tests[t].bytes, s);
+        CBG_CUDA_TRY(cudaStreamSynchronize(s));
+        sync.arrive_and_wait();
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int k = 0; k < reps; ++k) tests[t].op(*reds[static_cast<std::size_t>(r)], a, b, tests[t].bytes, s);
+        CBG_CUDA_TRY(cudaStreamSynchronize(s));
+        if (r == 0) us[t] = seconds_since(t0) * 1e6 / reps;
+        sync.arrive_and_wait();
+      }
+      CBG_CUDA_TRY(cudaFree(a));
+      CBG_CUDA_TRY(cudaFree(b));
+      CBG_CUDA_TRY(cudaStreamDestroy(s));
+    });
+  }
+  for (auto& t : threads) t.join();
+  reds.clear();
+  const char* p2p = std::getenv("CBGPU_DIST_P2P");
+  std::string out = "[";
+  for (std::size_t t = 0; t < tests.size(); ++t) {
+    char buf[512];
+    std::snprintf(buf, sizeof(buf), "%s{\"collective\": \"%s\", \"ranks\": %d, \"bytes\": %zu, \"us\": %.2f, \"p2p\": %s}",
+                  t == 0 ? "\n" : ",\n", tests[t].name, ranks, tests[t].bytes, us[t],
+                  p2p != nullptr && std::string(p2p) == "0" ? "false" : "true");
+    std::printf("%s\n", buf + (t == 0 ? 1 : 2));
+    out += buf;
+  }
+  return out + "\n]\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::int64_t rows = 10500000;
-  int features = 28, iterations = 100;
+  int features = 28, iterations = 100, collectives = 0;
   std::string lists = "0;0:1;0-3", json_path, extra;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
@@ -69,12 +156,18 @@ int main(int argc, char** argv) {
     else if (a == "--devices") lists = argv[i + 1];
     else if (a == "--json") json_path = argv[i + 1];
     else if (a == "--extra") extra = argv[i + 1];
+    else if (a == "--collectives") collectives = std::stoi(argv[i + 1]);
   }
   try {
     const int visible = cbg::visible_device_count();
     if (visible == 0) {
       std::printf("cbgpu-multi-bench: no CUDA device visible\n");
       return 77;
+    }
+    if (collectives > 0) {
+      const std::string out = collective_bench(std::min(collectives, visible), 2000);
+      if (!json_path.empty()) std::ofstream(json_path) << out;
+      return 0;
     }
     cbg::context_options co;
     co.device = 0;
