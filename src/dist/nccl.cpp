@@ -182,7 +182,7 @@ std::vector<std::unique_ptr<reducer>> make_local_reducers(const std::vector<int>
   for (std::size_t r = 0; r < comms.size(); ++r) {
     out.push_back(std::make_unique<nccl_reducer>(comms[r], static_cast<int>(r), static_cast<int>(comms.size()), true));
   }
-  return with_peer_collectives(devices, std::move(out));
+  return out;
 }
 
 std::unique_ptr<reducer> make_comm_reducer(void* comm, int rank, int size) {

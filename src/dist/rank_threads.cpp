@@ -64,6 +64,10 @@ void dist_profile::add(const char* name, steady::time_point dispatch, steady::ti
   c.work_ms += longest;
 }
 
+void dist_profile::phase(const std::string& name, steady::time_point from, steady::time_point to) {
+  phases_[name] += ms_between(from, to);
+}
+
 void dist_profile::write(const std::vector<rank_totals>& ranks) const {
   std::FILE* f = std::fopen(path_.c_str(), "a");
   if (f == nullptr) return;
@@ -73,6 +77,12 @@ void dist_profile::write(const std::vector<rank_totals>& ranks) const {
     line += fmt::format("{}\"{}\": {{\"n\": {}, \"wall_ms\": {:.4f}, \"wake_ms\": {:.4f}, \"work_ms\": {:.4f}, "
                         "\"skew_ms\": {:.4f}, \"tail_ms\": {:.4f}, \"gap_before_ms\": {:.4f}}}",
                         first ? "" : ", ", name, c.n, c.wall_ms, c.wake_ms, c.work_ms, c.skew_ms, c.tail_ms, c.gap_ms);
+    first = false;
+  }
+  line += "}, \"phases_ms\": {";
+  first = true;
+  for (const auto& [name, ms] : phases_) {
+    line += fmt::format("{}\"{}\": {:.3f}", first ? "" : ", ", name, ms);
     first = false;
   }
   line += "}, \"ranks\": [";

@@ -67,6 +67,8 @@ class dist_profile {
 
   void add(const char* name, steady::time_point dispatch, steady::time_point back,
            const std::vector<steady::time_point>& start, const std::vector<steady::time_point>& end);
+  // The time of a phase outside the calls (set-up, tear-down), added up by name.
+  void phase(const std::string& name, steady::time_point from, steady::time_point to);
   // Appends the JSON line (ranks' totals given by the caller).
   void write(const std::vector<rank_totals>& ranks) const;
 
@@ -74,6 +76,7 @@ class dist_profile {
   explicit dist_profile(std::string path) : path_(std::move(path)) {}
   std::string path_;
   std::map<std::string, call> calls_;
+  std::map<std::string, double> phases_;
   std::vector<double> rank_work_ms_;
   steady::time_point last_back_{};
 };

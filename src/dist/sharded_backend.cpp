@@ -68,6 +68,8 @@ struct gathered_pool {
 class sharded_backend final : public train::boosting_backend {
  public:
   explicit sharded_backend(const train::backend_inputs& in) {
+    const steady::time_point constructed = steady::now();
+    profile_ = dist_profile::from_environment();
     const pool& learn = *in.learn;
     const std::shared_ptr<context>& base = learn.ctx();
     const std::optional<communicator> comm = communicator_of(*base);
@@ -84,7 +86,6 @@ class sharded_backend final : public train::boosting_backend {
     for (auto& r : reducers_) reds.push_back(r.get());
     std::vector<int> devs;
     for (auto& r : ranks_) devs.push_back(r->ctx->device());
-    profile_ = dist_profile::from_environment();
     threads_ = std::make_unique<rank_threads>(devs, reds, profile_.get());
     threads_->run("setup", [&](int k) {
       rank_state& r = *ranks_[static_cast<std::size_t>(k)];
@@ -97,11 +98,13 @@ class sharded_backend final : public train::boosting_backend {
     });
     features_ = ranks_[0]->backend->features();
     modes_ = ranks_[0]->backend->nan_modes();
+    if (profile_) profile_->phase("construct", constructed, steady::now());
   }
 
   ~sharded_backend() override {
     if (!threads_) return;
-    write_profile();
+    const steady::time_point t0 = steady::now();
+    const std::vector<dist_profile::rank_totals> totals = rank_totals();
     pending_apply_.reset();  // nothing reads the approx after the last call
     try {
       threads_->run("teardown", [&](int k) { ranks_[static_cast<std::size_t>(k)]->backend.reset(); });
@@ -109,6 +112,17 @@ class sharded_backend final : public train::boosting_backend {
       // A broken training: the backends are freed below, on this thread.
     }
     threads_.reset();
+    const steady::time_point t1 = steady::now();
+    ranks_.clear();  // shards, rank contexts
+    const steady::time_point t2 = steady::now();
+    reducers_.clear();  // communicators
+    if (profile_) {
+      const steady::time_point t3 = steady::now();
+      profile_->phase("destruct: backends", t0, t1);
+      profile_->phase("destruct: shards and contexts", t1, t2);
+      profile_->phase("destruct: communicators", t2, t3);
+      profile_->write(totals);
+    }
   }
   sharded_backend(const sharded_backend&) = delete;
   sharded_backend& operator=(const sharded_backend&) = delete;
@@ -254,8 +268,7 @@ class sharded_backend final : public train::boosting_backend {
     return std::move(out[0]);
   }
 
-  void write_profile() const {
-    if (!profile_) return;
+  [[nodiscard]] std::vector<dist_profile::rank_totals> rank_totals() const {
     std::vector<dist_profile::rank_totals> totals(ranks_.size());
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
       const reducer::counters c = reducers_[std::min(r, reducers_.size() - 1)]->enqueued();
@@ -263,18 +276,20 @@ class sharded_backend final : public train::boosting_backend {
       totals[r].collective_host_ms = c.host_ms;
       totals[r].d2h_copies = ranks_[r]->ctx->copies().totals().calls_in(copy_direction::d2h);
     }
-    profile_->write(totals);
+    return totals;
   }
 
   void setup_local(const train::backend_inputs& in, const std::vector<int>& devices) {
     const pool& learn = *in.learn;
     const context& base = *learn.ctx();
     const int n = static_cast<int>(devices.size());
+    const steady::time_point t0 = steady::now();
     if (n > 1) {
       reducers_ = make_local_reducers(devices);
     } else {
       reducers_.push_back(std::make_unique<solo_reducer>());
     }
+    if (profile_) profile_->phase("construct: communicators", t0, steady::now());
     // Blocks of the ordered sums' tile and of MVS's blocks (a multiple of it), so that both are exact.
     static_assert(train::mvs_block_rows % train::sum_tile == 0);
     learn_split_ = even_split(learn.num_rows(), n, train::mvs_block_rows);
@@ -286,7 +301,10 @@ class sharded_backend final : public train::boosting_backend {
     }
     if (in.eval != nullptr) eval_split_ = even_split(in.eval->num_rows(), n, train::sum_tile);
     // Borders once, from the whole learn set, on the pool's device.
+    const steady::time_point t1 = steady::now();
     const quantize::device_quantized full = quantize::quantize_device(learn, in.quantize);
+    const steady::time_point t2 = steady::now();
+    if (profile_) profile_->phase("construct: quantize", t1, t2);
     for (int k = 0; k < n; ++k) {
       auto r = std::make_unique<rank_state>();
       r->ctx = rank_context(base, devices[static_cast<std::size_t>(k)]);
@@ -306,6 +324,7 @@ class sharded_backend final : public train::boosting_backend {
     if (in.eval == nullptr) {
       for (auto& r : ranks_) r->inputs.eval = row_split{std::vector<std::int64_t>(static_cast<std::size_t>(n), 0)};
     }
+    if (profile_) profile_->phase("construct: contexts and shards", t2, steady::now());
   }
 
   void setup_communicator(const train::backend_inputs& in, const communicator& c);

@@ -85,14 +85,6 @@ bool nccl_available(std::string* why = nullptr);
 // One communicator per device of a single process (ncclCommInitAll); reducer r belongs to
 // devices[r]. Throws unsupported when NCCL is missing, cuda/internal when NCCL fails.
 std::vector<std::unique_ptr<reducer>> make_local_reducers(const std::vector<int>& devices);
-// The reducers of one process's ranks (reducer r on devices[r]) with their small collectives (at
-// most 64 KiB per rank, or CBGPU_DIST_P2P_BYTES up to 1 MiB: the leaf passes' packed sums, the
-// maxima, the shallow histogram levels) done by peer-to-peer stores between the devices instead of
-// NCCL (kernels/dist/p2p.cu: lower latency, the same bytes); the larger ones and abort() go to
-// `nccl` too. Returns `nccl` unchanged for one rank, more than 8, a pair of devices without peer
-// access, or CBGPU_DIST_P2P=0. make_local_reducers applies it.
-std::vector<std::unique_ptr<reducer>> with_peer_collectives(const std::vector<int>& devices,
-                                                            std::vector<std::unique_ptr<reducer>> nccl);
 // A reducer over a communicator the caller made (ncclComm_t as void*), borrowed: it must outlive
 // the reducer and be used by no one else meanwhile. Checks rank and size against the communicator.
 std::unique_ptr<reducer> make_comm_reducer(void* comm, int rank, int size);

@@ -304,9 +304,9 @@ TEST_CASE("sharded training refuses Exact leaves with several devices", "[gpu][d
                                             "devices": "0"})", {}));
 }
 
-// The reducers of one process (kernels/dist/p2p.cu for the small collectives, NCCL for the large):
-// every size class, byte and word paths, both staging parities; results against the host's.
-TEST_CASE("local reducers: peer-to-peer and NCCL collectives give the exact results", "[gpu][dist]") {
+// The reducers of one process (NCCL): gathers and reductions of the sizes and types the trainer uses
+// (a few bytes to a few hundred kilobytes, odd sizes too), repeatedly; results against the host's.
+TEST_CASE("local reducers: collectives give the exact results", "[gpu][dist]") {
   CBG_REQUIRE_GPUS(2);
   for (const int n : {2, 4}) {
     if (cbg::visible_device_count() < n) continue;
