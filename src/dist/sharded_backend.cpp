@@ -104,7 +104,8 @@ class sharded_backend final : public train::boosting_backend {
   ~sharded_backend() override {
     if (!threads_) return;
     const steady::time_point t0 = steady::now();
-    const std::vector<dist_profile::rank_totals> totals = rank_totals();
+    std::vector<dist_profile::rank_totals> totals;
+    if (profile_) totals = rank_totals();
     pending_apply_.reset();  // nothing reads the approx after the last call
     try {
       threads_->run("teardown", [&](int k) { ranks_[static_cast<std::size_t>(k)]->backend.reset(); });
