@@ -5,8 +5,18 @@
 // - time of N) / N, so quantization, sharding and NCCL setup are left out; the totals are printed too.
 //   cbgpu-multi-bench [--rows R] [--features F] [--iterations N] [--devices "0;0:1;0-3"] [--json FILE]
 //                     [--extra '"leaf_estimation_iterations": 1']   (more JSON parameters)
+//   cbgpu-multi-bench --collectives R [--json FILE]: the latency of the reducer's collectives on R
+//                     GPUs (the sizes a Higgs-shape iteration uses), one thread per rank as in training.
+// --repeat K times t(N) and t(2N) K times each (the set-up of a sharded training varies by tenths of a
+// second); every device is synchronised before a timer starts.
+#include <algorithm>
+#include <barrier>
 #include <chrono>
+#include <functional>
+#include <memory>
+#include <thread>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -55,11 +65,95 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+std::string fmt_pair(double a, double b, bool comma) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "[%.4f, %.4f]%s", a, b, comma ? ", " : "");
+  return buf;
+}
+
+__global__ void touch(unsigned long long* p) {
+  if (threadIdx.x == 0) p[0] += 1;
+}
+
+// Microseconds per collective on `ranks` GPUs (0..ranks-1): reps back to back after a warm-up, every
+// rank on its own thread and stream (as the sharded trainer runs them); "chain" adds a small kernel
+// before and after each all-gather, as a leaf pass has them.
+std::string collective_bench(int ranks, int reps) {
+  std::vector<int> devices;
+  for (int d = 0; d < ranks; ++d) devices.push_back(d);
+  std::vector<std::unique_ptr<cbg::dist::reducer>> reds = cbg::dist::make_local_reducers(devices);
+  struct test {
+    const char* name;
+    std::size_t bytes;
+    std::function<void(cbg::dist::reducer&, unsigned char*, unsigned char*, std::size_t, cudaStream_t)> op;
+  };
+  const std::vector<test> tests = {
+      {"all_gather", 7 * 1024,
+       [](cbg::dist::reducer& r, unsigned char* a, unsigned char* b, std::size_t n, cudaStream_t s) { r.all_gather(a, b, n, s); }},
+      {"max_u32", 12,
+       [](cbg::dist::reducer& r, unsigned char* a, unsigned char*, std::size_t n, cudaStream_t s) {
+         r.max_u32(reinterpret_cast<unsigned*>(a), n / 4, s);
+       }},
+      {"sum_i64", 57344,
+       [](cbg::dist::reducer& r, unsigned char* a, unsigned char*, std::size_t n, cudaStream_t s) {
+         r.sum_i64(reinterpret_cast<long long*>(a), n / 8, s);
+       }},
+      {"sum_i64", 917504,
+       [](cbg::dist::reducer& r, unsigned char* a, unsigned char*, std::size_t n, cudaStream_t s) {
+         r.sum_i64(reinterpret_cast<long long*>(a), n / 8, s);
+       }},
+      {"chain", 7 * 1024,
+       [](cbg::dist::reducer& r, unsigned char* a, unsigned char* b, std::size_t n, cudaStream_t s) {
+         touch<<<1, 32, 0, s>>>(reinterpret_cast<unsigned long long*>(a));
+         r.all_gather(a, b, n, s);
+         touch<<<1, 32, 0, s>>>(reinterpret_cast<unsigned long long*>(b));
+       }},
+  };
+  std::vector<double> us(tests.size());
+  std::barrier sync(ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      CBG_CUDA_TRY(cudaSetDevice(r));
+      cudaStream_t s = nullptr;
+      CBG_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      unsigned char *a = nullptr, *b = nullptr;
+      CBG_CUDA_TRY(cudaMalloc(&a, 1 << 20));
+      CBG_CUDA_TRY(cudaMalloc(&b, static_cast<std::size_t>(ranks) << 20));
+      CBG_CUDA_TRY(cudaMemsetAsync(a, 0, 1 << 20, s));
+      for (std::size_t t = 0; t < tests.size(); ++t) {
+        for (int k = 0; k < 50; ++k) tests[t].op(*reds[static_cast<std::size_t>(r)], a, b, tests[t].bytes, s);
+        CBG_CUDA_TRY(cudaStreamSynchronize(s));
+        sync.arrive_and_wait();
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int k = 0; k < reps; ++k) tests[t].op(*reds[static_cast<std::size_t>(r)], a, b, tests[t].bytes, s);
+        CBG_CUDA_TRY(cudaStreamSynchronize(s));
+        if (r == 0) us[t] = seconds_since(t0) * 1e6 / reps;
+        sync.arrive_and_wait();
+      }
+      CBG_CUDA_TRY(cudaFree(a));
+      CBG_CUDA_TRY(cudaFree(b));
+      CBG_CUDA_TRY(cudaStreamDestroy(s));
+    });
+  }
+  for (auto& t : threads) t.join();
+  reds.clear();
+  std::string out = "[";
+  for (std::size_t t = 0; t < tests.size(); ++t) {
+    char buf[512];
+    std::snprintf(buf, sizeof(buf), "%s{\"collective\": \"%s\", \"ranks\": %d, \"bytes\": %zu, \"us\": %.2f}",
+                  t == 0 ? "\n" : ",\n", tests[t].name, ranks, tests[t].bytes, us[t]);
+    std::printf("%s\n", buf + (t == 0 ? 1 : 2));
+    out += buf;
+  }
+  return out + "\n]\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::int64_t rows = 10500000;
-  int features = 28, iterations = 100;
+  int features = 28, iterations = 100, collectives = 0, repeat = 1;
   std::string lists = "0;0:1;0-3", json_path, extra;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
@@ -69,12 +163,19 @@ int main(int argc, char** argv) {
     else if (a == "--devices") lists = argv[i + 1];
     else if (a == "--json") json_path = argv[i + 1];
     else if (a == "--extra") extra = argv[i + 1];
+    else if (a == "--collectives") collectives = std::stoi(argv[i + 1]);
+    else if (a == "--repeat") repeat = std::max(1, std::stoi(argv[i + 1]));
   }
   try {
     const int visible = cbg::visible_device_count();
     if (visible == 0) {
       std::printf("cbgpu-multi-bench: no CUDA device visible\n");
       return 77;
+    }
+    if (collectives > 0) {
+      const std::string out = collective_bench(std::min(collectives, visible), 2000);
+      if (!json_path.empty()) std::ofstream(json_path) << out;
+      return 0;
     }
     cbg::context_options co;
     co.device = 0;
@@ -120,13 +221,30 @@ int main(int argc, char** argv) {
                std::to_string(n) + R"(, "devices": ")" + devices + "\"" + (extra.empty() ? "" : ", " + extra) + "}";
       };
       (void)cbg::train::train(pool, params(5), {});  // warm-up: NCCL, pools, kernels
-      auto t0 = std::chrono::steady_clock::now();
-      cbg::model::model a = cbg::train::train(pool, params(iterations), {});
-      const double t_n = seconds_since(t0);
-      t0 = std::chrono::steady_clock::now();
-      (void)cbg::train::train(pool, params(2 * iterations), {});
-      const double t_2n = seconds_since(t0);
+      const auto timed = [&](int n, cbg::model::model* keep) {
+        for (int d = 0; d < visible; ++d) {  // nothing of an earlier training left running
+          CBG_CUDA_TRY(cudaSetDevice(d));
+          CBG_CUDA_TRY(cudaDeviceSynchronize());
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        cbg::model::model m = cbg::train::train(pool, params(n), {});
+        const double t = seconds_since(t0);
+        if (keep != nullptr) *keep = std::move(m);
+        return t;
+      };
+      cbg::model::model a;
+      std::vector<double> t_ns, t_2ns;
+      for (int k = 0; k < repeat; ++k) {
+        t_ns.push_back(timed(iterations, k == 0 ? &a : nullptr));
+        t_2ns.push_back(timed(2 * iterations, nullptr));
+      }
+      const double t_n = *std::min_element(t_ns.begin(), t_ns.end());
+      const double t_2n = *std::min_element(t_2ns.begin(), t_2ns.end());
       const double ms = (t_2n - t_n) / iterations * 1e3;
+      std::string raw;
+      for (int k = 0; k < repeat; ++k) {
+        raw += fmt_pair(t_ns[static_cast<std::size_t>(k)], t_2ns[static_cast<std::size_t>(k)], k + 1 < repeat);
+      }
       for (auto& [k, v] : a.info) {
         if (k == "params") v = "";
       }
@@ -140,9 +258,9 @@ int main(int argc, char** argv) {
       std::snprintf(buf, sizeof(buf),
                     "{\"devices\": \"%s\", \"gpus\": %zu, \"device_name\": \"%s\", \"rows\": %lld, \"features\": %d, "
                     "\"iterations\": %d, \"ms_per_iteration\": %.3f, \"speedup\": %.2f, \"total_s\": %.3f, "
-                    "\"same_model_as_first\": %s}",
+                    "\"same_model_as_first\": %s, \"t_n_t_2n_s\": [%s]}",
                     devices.c_str(), list.size(), prop.name, static_cast<long long>(rows), features, iterations, ms,
-                    base_ms / ms, t_n, same ? "true" : "false");
+                    base_ms / ms, t_n, same ? "true" : "false", raw.c_str());
       const std::string line = buf;
       std::printf("%s\n", line.c_str());
       std::fflush(stdout);

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 
@@ -114,8 +115,10 @@ class nccl_reducer final : public reducer {
   void all_gather(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) override {
     live();
     if (bytes == 0) return;
+    const timed t(*this);
     check(api().all_gather(send, recv, bytes, nccl_uint8, comm_, stream), "all-gather");
   }
+  [[nodiscard]] counters enqueued() const noexcept override { return {calls_, host_ms_}; }
   void abort() noexcept override {
     if (aborted_.exchange(true)) return;
     // A caller's communicator is theirs to abort; ours is aborted so that no rank waits forever.
@@ -129,14 +132,33 @@ class nccl_reducer final : public reducer {
   void reduce(void* data, std::size_t count, int type, int op, cudaStream_t stream) {
     live();
     if (count == 0) return;
+    const timed t(*this);
     check(api().all_reduce(data, data, count, type, op, comm_, stream), "all-reduce");
   }
+
+  // Counts a collective and its enqueue time (each reducer is used by one thread at a time).
+  class timed {
+   public:
+    explicit timed(nccl_reducer& r) : r_(r), start_(std::chrono::steady_clock::now()) {}
+    ~timed() {
+      r_.calls_ += 1;
+      r_.host_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+    }
+    timed(const timed&) = delete;
+    timed& operator=(const timed&) = delete;
+
+   private:
+    nccl_reducer& r_;
+    std::chrono::steady_clock::time_point start_;
+  };
 
   nccl_comm comm_;
   int rank_;
   int size_;
   bool owned_;
   std::atomic<bool> aborted_{false};
+  std::uint64_t calls_ = 0;
+  double host_ms_ = 0;
 };
 
 }  // namespace

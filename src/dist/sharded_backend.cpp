@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Sharded training (include/cbg/dist/train.hpp): rank setup, the fan-out of backend calls to one
 // thread per rank, and the contexts' communicators.
-#include <condition_variable>
-#include <exception>
-#include <functional>
+#include <algorithm>
 #include <array>
-#include <atomic>
-#include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
-#include <thread>
+#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -23,6 +21,7 @@
 #include "cbg/runtime/device.hpp"
 #include "cbg/train/boosting_math.hpp"
 #include "cbg/train/reduce_math.hpp"
+#include "src/dist/rank_threads.hpp"
 
 namespace cbg::dist {
 
@@ -38,130 +37,6 @@ std::map<const context*, attached>& registry() {
   static std::map<const context*, attached> r;
   return r;
 }
-
-// ---- one rank without peers (a single device other than the pool's) -----------------------------
-class solo_reducer final : public reducer {
- public:
-  [[nodiscard]] int rank() const noexcept override { return 0; }
-  [[nodiscard]] int size() const noexcept override { return 1; }
-  void sum_i64(long long*, std::size_t, cudaStream_t) override {}
-  void max_u32(unsigned*, std::size_t, cudaStream_t) override {}
-  void max_u64(unsigned long long*, std::size_t, cudaStream_t) override {}
-  void min_u64(unsigned long long*, std::size_t, cudaStream_t) override {}
-  void all_gather(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) override {
-    if (bytes > 0 && send != recv) CBG_CUDA_TRY(cudaMemcpyAsync(recv, send, bytes, cudaMemcpyDeviceToDevice, stream));
-  }
-  void abort() noexcept override {}
-};
-
-// ---- a thread per rank -----------------------------------------------------------------------------
-// Backend calls come every few hundred microseconds, so a woken thread would add its wake-up time to
-// every call: threads spin on the generation counter for a short while before they sleep.
-class rank_threads {
- public:
-  rank_threads(std::vector<int> devices, std::vector<reducer*> reducers)
-      : devices_(std::move(devices)), reducers_(std::move(reducers)) {
-    for (std::size_t r = 0; r < devices_.size(); ++r) threads_.emplace_back([this, r] { loop(static_cast<int>(r)); });
-  }
-  ~rank_threads() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_.store(true);
-    }
-    wake_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  rank_threads(const rank_threads&) = delete;
-  rank_threads& operator=(const rank_threads&) = delete;
-
-  [[nodiscard]] int size() const noexcept { return static_cast<int>(devices_.size()); }
-
-  // Runs f(rank) on every rank's thread; rethrows the first failure (after aborting the
-  // communicators, so that ranks waiting for the failed one return).
-  void run(const std::function<void(int)>& f) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      CBG_EXPECTS(!broken_, status::internal, "a rank of this sharded training failed earlier: " + first_message_);
-      task_ = &f;
-      pending_.store(size());
-      generation_.fetch_add(1);
-    }
-    wake_.notify_all();
-    spin_until([&] { return pending_.load() == 0; });
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return pending_.load() == 0; });
-    task_ = nullptr;
-    if (first_error_) {
-      broken_ = true;
-      std::exception_ptr e = first_error_;
-      first_error_ = nullptr;
-      std::rethrow_exception(e);
-    }
-  }
-
- private:
-  template <class Ready>
-  static void spin_until(Ready&& ready) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
-    while (!ready()) {
-      for (int i = 0; i < 64 && !ready(); ++i) std::this_thread::yield();
-      if (std::chrono::steady_clock::now() > until) return;
-    }
-  }
-
-  void loop(int rank) {
-    std::uint64_t seen = 0;
-    const bool device_set = cudaSetDevice(devices_[static_cast<std::size_t>(rank)]) == cudaSuccess;
-    while (true) {
-      spin_until([&] { return stop_.load() || generation_.load() != seen; });
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
-        if (stop_.load()) return;
-        seen = generation_.load();
-      }
-      const std::function<void(int)>* f = task_;
-      std::exception_ptr failed;
-      try {
-        CBG_EXPECTS(device_set, status::cuda, fmt::format("cannot make device {} current", devices_[static_cast<std::size_t>(rank)]));
-        (*f)(rank);
-      } catch (...) {
-        failed = std::current_exception();
-      }
-      if (failed) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (!first_error_) {
-          first_error_ = failed;
-          try {
-            std::rethrow_exception(failed);
-          } catch (const std::exception& e) {
-            first_message_ = e.what();
-          } catch (...) {
-            first_message_ = "unknown error";
-          }
-          for (reducer* red : reducers_) red->abort();
-        }
-      }
-      if (pending_.fetch_sub(1) == 1) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        done_.notify_all();
-      }
-    }
-  }
-
-  std::vector<int> devices_;
-  std::vector<reducer*> reducers_;
-  std::vector<std::thread> threads_;
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  const std::function<void(int)>* task_ = nullptr;  // written under mutex_ before generation_ moves
-  std::atomic<std::uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
-  std::atomic<bool> stop_{false};
-  bool broken_ = false;
-  std::exception_ptr first_error_;
-  std::string first_message_;
-};
 
 // ---- what one rank holds ---------------------------------------------------------------------------
 struct rank_state {
@@ -193,6 +68,8 @@ struct gathered_pool {
 class sharded_backend final : public train::boosting_backend {
  public:
   explicit sharded_backend(const train::backend_inputs& in) {
+    const steady::time_point constructed = steady::now();
+    profile_ = dist_profile::from_environment();
     const pool& learn = *in.learn;
     const std::shared_ptr<context>& base = learn.ctx();
     const std::optional<communicator> comm = communicator_of(*base);
@@ -209,8 +86,8 @@ class sharded_backend final : public train::boosting_backend {
     for (auto& r : reducers_) reds.push_back(r.get());
     std::vector<int> devs;
     for (auto& r : ranks_) devs.push_back(r->ctx->device());
-    threads_ = std::make_unique<rank_threads>(devs, reds);
-    threads_->run([&](int k) {
+    threads_ = std::make_unique<rank_threads>(devs, reds, profile_.get());
+    threads_->run("setup", [&](int k) {
       rank_state& r = *ranks_[static_cast<std::size_t>(k)];
       train::backend_inputs bi;
       bi.learn = r.learn ? &*r.learn->p : in.learn;
@@ -221,16 +98,32 @@ class sharded_backend final : public train::boosting_backend {
     });
     features_ = ranks_[0]->backend->features();
     modes_ = ranks_[0]->backend->nan_modes();
+    if (profile_) profile_->phase("construct", constructed, steady::now());
   }
 
   ~sharded_backend() override {
     if (!threads_) return;
+    const steady::time_point t0 = steady::now();
+    std::vector<dist_profile::rank_totals> totals;
+    if (profile_) totals = rank_totals();
+    pending_apply_.reset();  // nothing reads the approx after the last call
     try {
-      threads_->run([&](int k) { ranks_[static_cast<std::size_t>(k)]->backend.reset(); });
+      threads_->run("teardown", [&](int k) { ranks_[static_cast<std::size_t>(k)]->backend.reset(); });
     } catch (...) {
       // A broken training: the backends are freed below, on this thread.
     }
     threads_.reset();
+    const steady::time_point t1 = steady::now();
+    ranks_.clear();  // shards, rank contexts
+    const steady::time_point t2 = steady::now();
+    reducers_.clear();  // communicators
+    if (profile_) {
+      const steady::time_point t3 = steady::now();
+      profile_->phase("destruct: backends", t0, t1);
+      profile_->phase("destruct: shards and contexts", t1, t2);
+      profile_->phase("destruct: communicators", t2, t3);
+      profile_->write(totals);
+    }
   }
   sharded_backend(const sharded_backend&) = delete;
   sharded_backend& operator=(const sharded_backend&) = delete;
@@ -241,19 +134,21 @@ class sharded_backend final : public train::boosting_backend {
   [[nodiscard]] const std::vector<std::uint8_t>& nan_modes() const override { return modes_; }
 
   std::vector<float> split_borders(const std::vector<train::split>& splits) override {
-    return each<std::vector<float>>([&](train::boosting_backend& b) { return b.split_borders(splits); });
+    // search() read them already (the trainer asks for the borders of the tree it just searched).
+    if (borders_valid_ && splits == borders_splits_) return borders_;
+    return each<std::vector<float>>("split_borders", [&](train::boosting_backend& b) { return b.split_borders(splits); });
   }
   train::label_facts labels(bool eval) override {
-    return each<train::label_facts>([&](train::boosting_backend& b) { return b.labels(eval); });
+    return each<train::label_facts>("labels", [&](train::boosting_backend& b) { return b.labels(eval); });
   }
   void prepare_targets(const train::target_rule& rule) override {
-    each<int>([&](train::boosting_backend& b) {
+    each<int>("prepare_targets", [&](train::boosting_backend& b) {
       b.prepare_targets(rule);
       return 0;
     });
   }
   void target_moments(double out[4]) override {
-    const auto m = each<std::array<double, 4>>([&](train::boosting_backend& b) {
+    const auto m = each<std::array<double, 4>>("target_moments", [&](train::boosting_backend& b) {
       std::array<double, 4> r{};
       b.target_moments(r.data());
       return r;
@@ -261,10 +156,10 @@ class sharded_backend final : public train::boosting_backend {
     for (int k = 0; k < 4; ++k) out[k] = m[static_cast<std::size_t>(k)];
   }
   double weighted_quantile(double alpha) override {
-    return each<double>([&](train::boosting_backend& b) { return b.weighted_quantile(alpha); });
+    return each<double>("weighted_quantile", [&](train::boosting_backend& b) { return b.weighted_quantile(alpha); });
   }
   void start(const train::loss_spec& loss, const std::vector<double>& bias) override {
-    each<int>([&](train::boosting_backend& b) {
+    each<int>("start", [&](train::boosting_backend& b) {
       b.start(loss, bias);
       return 0;
     });
@@ -280,25 +175,37 @@ class sharded_backend final : public train::boosting_backend {
                                 train::mvs_block_rows, k, learn_split_.first(k)));
       }
     }
-    return each<train::weak_result>([&](train::boosting_backend& b) { return b.weak_target(r); });
+    return each<train::weak_result>("weak_target", [&](train::boosting_backend& b) { return b.weak_target(r); });
   }
   train::tree_structure search(const train::tree_search_params& p, std::vector<double> noise) override {
     std::vector<train::tree_structure> out(ranks_.size());
-    threads_->run([&](int k) { out[static_cast<std::size_t>(k)] = ranks_[static_cast<std::size_t>(k)]->backend->search(p, noise); });
+    std::vector<std::vector<float>> borders(ranks_.size());
+    borders_valid_ = false;
+    dispatch("search", [&](int k) {
+      const auto r = static_cast<std::size_t>(k);
+      train::boosting_backend& b = *ranks_[r]->backend;
+      out[r] = b.search(p, noise);
+      // The borders of the splits now rather than in a hand-off of their own (the trainer asks next).
+      borders[r] = b.split_borders(out[r].splits);
+    });
     // Every rank reduced the same histograms, so they must agree; a difference is a bug, not noise.
-    for (const auto& t : out) {
-      CBG_EXPECTS(t == out[0], status::internal, "sharded training: the ranks found different trees");
+    for (std::size_t r = 0; r < out.size(); ++r) {
+      CBG_EXPECTS(out[r] == out[0] && borders[r] == borders[0], status::internal,
+                  "sharded training: the ranks found different trees");
     }
+    borders_splits_ = out[0].splits;
+    borders_ = std::move(borders[0]);
+    borders_valid_ = true;
     return std::move(out[0]);
   }
   train::point_result at_point(const train::point_request& r) override {
-    return each<train::point_result>([&](train::boosting_backend& b) { return b.at_point(r); });
+    return each<train::point_result>("at_point", [&](train::boosting_backend& b) { return b.at_point(r); });
   }
   train::leaf_result estimate_leaves(const train::leaf_request& r) override {
     // Every rank runs the device-side leaf search on its rows; the passes' sums, maxima and values
     // are reduced over the ranks inside, so the results must agree.
     std::vector<train::leaf_result> out(ranks_.size());
-    threads_->run([&](int k) {
+    dispatch("estimate_leaves", [&](int k) {
       out[static_cast<std::size_t>(k)] = ranks_[static_cast<std::size_t>(k)]->backend->estimate_leaves(r);
     });
     for (const auto& l : out) {
@@ -313,13 +220,13 @@ class sharded_backend final : public train::boosting_backend {
              "ranks' rows); use Newton or Gradient, or train on one device");
   }
   void apply(const std::vector<train::value_split>& splits, const std::vector<double>& delta) override {
-    each<int>([&](train::boosting_backend& b) {
-      b.apply(splits, delta);
-      return 0;
-    });
+    // Nothing comes back: the ranks do it at the start of the next call's hand-off (one hand-off per
+    // iteration fewer). A failure is reported by that call.
+    if (pending_apply_.has_value()) flush();
+    pending_apply_.emplace(deferred_apply{splits, delta});
   }
   void metric_sums(const train::metric_spec& m, bool eval, double out[train::metric_terms]) override {
-    const auto s = each<std::array<double, train::metric_terms>>([&](train::boosting_backend& b) {
+    const auto s = each<std::array<double, train::metric_terms>>("metric_sums", [&](train::boosting_backend& b) {
       std::array<double, train::metric_terms> r{};
       b.metric_sums(m, eval, r.data());
       return r;
@@ -327,28 +234,63 @@ class sharded_backend final : public train::boosting_backend {
     for (int k = 0; k < train::metric_terms; ++k) out[k] = s[static_cast<std::size_t>(k)];
   }
   double auc(bool eval) override {
-    return each<double>([&](train::boosting_backend& b) { return b.auc(eval); });
+    return each<double>("auc", [&](train::boosting_backend& b) { return b.auc(eval); });
   }
 
  private:
+  struct deferred_apply {
+    std::vector<train::value_split> splits;
+    std::vector<double> delta;
+  };
+
+  // Runs f(rank) on every rank's thread, after the apply the trainer left pending (if any).
+  void dispatch(const char* name, const std::function<void(int)>& f) {
+    if (!pending_apply_.has_value()) {
+      threads_->run(name, f);
+      return;
+    }
+    const deferred_apply a = std::move(*pending_apply_);
+    pending_apply_.reset();
+    threads_->run(name, [&](int k) {
+      ranks_[static_cast<std::size_t>(k)]->backend->apply(a.splits, a.delta);
+      f(k);
+    });
+  }
+  void flush() {
+    dispatch("apply", [](int) {});
+  }
+
   // Runs f on every rank's backend (each on its thread); every rank computes the same answer:
   // rank 0's is returned.
   template <class R, class F>
-  R each(F&& f) {
+  R each(const char* name, F&& f) {
     std::vector<R> out(ranks_.size());
-    threads_->run([&](int k) { out[static_cast<std::size_t>(k)] = f(*ranks_[static_cast<std::size_t>(k)]->backend); });
+    dispatch(name, [&](int k) { out[static_cast<std::size_t>(k)] = f(*ranks_[static_cast<std::size_t>(k)]->backend); });
     return std::move(out[0]);
+  }
+
+  [[nodiscard]] std::vector<dist_profile::rank_totals> rank_totals() const {
+    std::vector<dist_profile::rank_totals> totals(ranks_.size());
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      const reducer::counters c = reducers_[std::min(r, reducers_.size() - 1)]->enqueued();
+      totals[r].collectives = c.calls;
+      totals[r].collective_host_ms = c.host_ms;
+      totals[r].d2h_copies = ranks_[r]->ctx->copies().totals().calls_in(copy_direction::d2h);
+    }
+    return totals;
   }
 
   void setup_local(const train::backend_inputs& in, const std::vector<int>& devices) {
     const pool& learn = *in.learn;
     const context& base = *learn.ctx();
     const int n = static_cast<int>(devices.size());
+    const steady::time_point t0 = steady::now();
     if (n > 1) {
       reducers_ = make_local_reducers(devices);
     } else {
       reducers_.push_back(std::make_unique<solo_reducer>());
     }
+    if (profile_) profile_->phase("construct: communicators", t0, steady::now());
     // Blocks of the ordered sums' tile and of MVS's blocks (a multiple of it), so that both are exact.
     static_assert(train::mvs_block_rows % train::sum_tile == 0);
     learn_split_ = even_split(learn.num_rows(), n, train::mvs_block_rows);
@@ -360,7 +302,10 @@ class sharded_backend final : public train::boosting_backend {
     }
     if (in.eval != nullptr) eval_split_ = even_split(in.eval->num_rows(), n, train::sum_tile);
     // Borders once, from the whole learn set, on the pool's device.
+    const steady::time_point t1 = steady::now();
     const quantize::device_quantized full = quantize::quantize_device(learn, in.quantize);
+    const steady::time_point t2 = steady::now();
+    if (profile_) profile_->phase("construct: quantize", t1, t2);
     for (int k = 0; k < n; ++k) {
       auto r = std::make_unique<rank_state>();
       r->ctx = rank_context(base, devices[static_cast<std::size_t>(k)]);
@@ -380,13 +325,19 @@ class sharded_backend final : public train::boosting_backend {
     if (in.eval == nullptr) {
       for (auto& r : ranks_) r->inputs.eval = row_split{std::vector<std::int64_t>(static_cast<std::size_t>(n), 0)};
     }
+    if (profile_) profile_->phase("construct: contexts and shards", t2, steady::now());
   }
 
   void setup_communicator(const train::backend_inputs& in, const communicator& c);
 
   std::vector<std::unique_ptr<reducer>> reducers_;
   std::vector<std::unique_ptr<rank_state>> ranks_;
+  std::unique_ptr<dist_profile> profile_;  // CBGPU_DIST_PROFILE; before threads_, which uses it
   std::unique_ptr<rank_threads> threads_;
+  std::optional<deferred_apply> pending_apply_;
+  bool borders_valid_ = false;  // borders_ are those of borders_splits_ (the last search)
+  std::vector<train::split> borders_splits_;
+  std::vector<float> borders_;
   row_split learn_split_, eval_split_;
   int features_ = 0;
   std::vector<std::uint8_t> modes_;

@@ -70,6 +70,13 @@ class reducer {
   // Makes every pending and later collective of this reducer fail (after another rank failed), so
   // that no rank waits forever. Idempotent.
   virtual void abort() noexcept = 0;
+  // Collectives enqueued so far and the host time spent enqueuing them (the sharded backend's
+  // profile, CBGPU_DIST_PROFILE).
+  struct counters {
+    std::uint64_t calls = 0;
+    double host_ms = 0;
+  };
+  [[nodiscard]] virtual counters enqueued() const noexcept { return {}; }
 };
 
 // ---- NCCL (loaded at run time: libcbgpu.so works without it) ----------------------------------------

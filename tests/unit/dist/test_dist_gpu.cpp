@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -299,4 +302,141 @@ TEST_CASE("sharded training refuses Exact leaves with several devices", "[gpu][d
   // One device: Exact leaves work as before.
   CHECK_NOTHROW(tr::train(*learn->pool, R"({"iterations": 2, "loss_function": "MAE", "boosting_type": "Plain",
                                             "devices": "0"})", {}));
+}
+
+// The reducers of one process (NCCL): gathers and reductions of the sizes and types the trainer uses
+// (a few bytes to a few hundred kilobytes, odd sizes too), repeatedly; results against the host's.
+TEST_CASE("local reducers: collectives give the exact results", "[gpu][dist]") {
+  CBG_REQUIRE_GPUS(2);
+  for (const int n : {2, 4}) {
+    if (cbg::visible_device_count() < n) continue;
+    std::vector<int> devices;
+    for (int d = 0; d < n; ++d) devices.push_back(d);
+    const std::vector<std::unique_ptr<cbg::dist::reducer>> reds = cbg::dist::make_local_reducers(devices);
+    REQUIRE(static_cast<int>(reds.size()) == n);
+    const std::vector<std::size_t> gather_bytes = {8, 12, 4096, 4104, 65536, 65544};
+    const std::vector<std::size_t> sum_counts = {1, 513, 8192, 8193};
+    const std::vector<std::size_t> max_counts = {1, 3, 16384, 16385};
+    const auto value = [](int rank, std::size_t i, int round) {
+      return static_cast<std::uint64_t>(i * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(rank) * 0xbf58476d1ce4e5b9ull +
+                                        static_cast<std::uint64_t>(round) * 0x94d049bb133111ebull);
+    };
+    // Per rank: gathered bytes, sums, u32 maxima, u64 maxima and minima of every round and size.
+    std::vector<std::vector<std::vector<unsigned char>>> gathered(static_cast<std::size_t>(n));
+    std::vector<std::vector<std::vector<std::uint64_t>>> sums(static_cast<std::size_t>(n)), max64(static_cast<std::size_t>(n)),
+        min64(static_cast<std::size_t>(n));
+    std::vector<std::vector<std::vector<unsigned>>> max32(static_cast<std::size_t>(n));
+    std::vector<std::string> failures(static_cast<std::size_t>(n));
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n; ++r) {
+      threads.emplace_back([&, r] {
+        try {
+          const auto ur = static_cast<std::size_t>(r);
+          CBG_CUDA_TRY(cudaSetDevice(r));
+          cudaStream_t s = nullptr;
+          CBG_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+          void* a = nullptr;
+          void* b = nullptr;
+          CBG_CUDA_TRY(cudaMalloc(&a, 1 << 20));
+          CBG_CUDA_TRY(cudaMalloc(&b, static_cast<std::size_t>(n) << 20));
+          const auto run = [&](const std::vector<std::uint64_t>& host, std::size_t bytes, auto op) {
+            CBG_CUDA_TRY(cudaMemcpyAsync(a, host.data(), bytes, cudaMemcpyHostToDevice, s));
+            op();
+            CBG_CUDA_TRY(cudaStreamSynchronize(s));
+          };
+          for (int round = 0; round < 3; ++round) {
+            for (const std::size_t bytes : gather_bytes) {
+              std::vector<std::uint64_t> h((bytes + 7) / 8);
+              for (std::size_t i = 0; i < h.size(); ++i) h[i] = value(r, i, round);
+              run(h, bytes, [&] { reds[ur]->all_gather(a, b, bytes, s); });
+              std::vector<unsigned char> back(bytes * static_cast<std::size_t>(n));
+              CBG_CUDA_TRY(cudaMemcpy(back.data(), b, back.size(), cudaMemcpyDeviceToHost));
+              gathered[ur].push_back(std::move(back));
+            }
+            for (const std::size_t count : sum_counts) {
+              std::vector<std::uint64_t> h(count);
+              for (std::size_t i = 0; i < count; ++i) h[i] = value(r, i, round) >> 8;  // no signed overflow
+              run(h, count * 8, [&] { reds[ur]->sum_i64(static_cast<long long*>(a), count, s); });
+              CBG_CUDA_TRY(cudaMemcpy(h.data(), a, count * 8, cudaMemcpyDeviceToHost));
+              sums[ur].push_back(h);
+              for (std::size_t i = 0; i < count; ++i) h[i] = value(r, i, round);
+              run(h, count * 8, [&] { reds[ur]->max_u64(static_cast<unsigned long long*>(a), count, s); });
+              CBG_CUDA_TRY(cudaMemcpy(h.data(), a, count * 8, cudaMemcpyDeviceToHost));
+              max64[ur].push_back(h);
+              for (std::size_t i = 0; i < count; ++i) h[i] = value(r, i, round);
+              run(h, count * 8, [&] { reds[ur]->min_u64(static_cast<unsigned long long*>(a), count, s); });
+              CBG_CUDA_TRY(cudaMemcpy(h.data(), a, count * 8, cudaMemcpyDeviceToHost));
+              min64[ur].push_back(h);
+            }
+            for (const std::size_t count : max_counts) {
+              std::vector<std::uint64_t> h((count + 1) / 2);
+              for (std::size_t i = 0; i < h.size(); ++i) h[i] = value(r, i, round);
+              run(h, count * 4, [&] { reds[ur]->max_u32(static_cast<unsigned*>(a), count, s); });
+              std::vector<unsigned> back(count);
+              CBG_CUDA_TRY(cudaMemcpy(back.data(), a, count * 4, cudaMemcpyDeviceToHost));
+              max32[ur].push_back(std::move(back));
+            }
+          }
+          CBG_CUDA_TRY(cudaFree(a));
+          CBG_CUDA_TRY(cudaFree(b));
+          CBG_CUDA_TRY(cudaStreamDestroy(s));
+        } catch (const std::exception& e) {
+          failures[static_cast<std::size_t>(r)] = e.what();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const std::string& f : failures) CHECK(f.empty());
+    if (std::any_of(failures.begin(), failures.end(), [](const std::string& f) { return !f.empty(); })) continue;
+    // The host's answers.
+    std::size_t g = 0, k = 0, m = 0;
+    for (int round = 0; round < 3; ++round) {
+      for (const std::size_t bytes : gather_bytes) {
+        std::vector<unsigned char> want;
+        for (int r = 0; r < n; ++r) {
+          std::vector<std::uint64_t> h((bytes + 7) / 8);
+          for (std::size_t i = 0; i < h.size(); ++i) h[i] = value(r, i, round);
+          const auto* p = reinterpret_cast<const unsigned char*>(h.data());
+          want.insert(want.end(), p, p + bytes);
+        }
+        for (int r = 0; r < n; ++r) {
+          CAPTURE(n, round, bytes, r);
+          CHECK(gathered[static_cast<std::size_t>(r)][g] == want);
+        }
+        ++g;
+      }
+      for (const std::size_t count : sum_counts) {
+        std::vector<std::uint64_t> s(count, 0), hi(count, 0), lo(count, ~0ull);
+        for (int r = 0; r < n; ++r) {
+          for (std::size_t i = 0; i < count; ++i) {
+            s[i] += value(r, i, round) >> 8;
+            hi[i] = std::max(hi[i], value(r, i, round));
+            lo[i] = std::min(lo[i], value(r, i, round));
+          }
+        }
+        for (int r = 0; r < n; ++r) {
+          CAPTURE(n, round, count, r);
+          CHECK(sums[static_cast<std::size_t>(r)][k] == s);
+          CHECK(max64[static_cast<std::size_t>(r)][k] == hi);
+          CHECK(min64[static_cast<std::size_t>(r)][k] == lo);
+        }
+        ++k;
+      }
+      for (const std::size_t count : max_counts) {
+        std::vector<unsigned> hi(count, 0);
+        for (int r = 0; r < n; ++r) {
+          std::vector<std::uint64_t> h((count + 1) / 2);
+          for (std::size_t i = 0; i < h.size(); ++i) h[i] = value(r, i, round);
+          std::vector<unsigned> words(count);
+          std::memcpy(words.data(), h.data(), count * 4);
+          for (std::size_t i = 0; i < count; ++i) hi[i] = std::max(hi[i], words[i]);
+        }
+        for (int r = 0; r < n; ++r) {
+          CAPTURE(n, round, count, r);
+          CHECK(max32[static_cast<std::size_t>(r)][m] == hi);
+        }
+        ++m;
+      }
+    }
+  }
 }

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Multi-GPU measurements on a device machine (issue 9), from a bundle made by scripts/device-bundle.sh
+# plus build/ci/bench/cbgpu-multi-bench copied into <bundle>/bench:
+#   bench/dist/device_run.sh <bundle> <what>...
+# what: collectives (reducer latency on 4 and 2 GPUs), tests4 / tests2 ([gpu][dist] with 4 / 2 GPUs
+# visible), train1 ([gpu][train] on one GPU), scaling (cbgpu-multi-bench on 1, 2 and 4 GPUs with
+# CBGPU_DIST_PROFILE), oldhandoff (4 GPUs, threads sleeping after 200 us as before), leaf1 (1 and 4
+# GPUs with one leaf iteration), multihost (the 2-process example; the bundle's tests/ must hold
+# cbgpu-multi-host-example). Results go to $OUT (or /tmp/cbgpu-multi).
+set -u
+cd "$(dirname "$0")/../.."
+bundle="$1"
+shift
+out="${OUT:-/tmp/cbgpu-multi}"
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=0
+export LD_LIBRARY_PATH="$PWD/$bundle${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+bench="$bundle/bench/cbgpu-multi-bench"
+tests="$bundle/tests/cbgpu_unit_tests"
+log="$out/multi.log"
+say() { echo "=== $*" | tee -a "$log"; }
+for what in "$@"; do
+  case "$what" in
+    collectives)
+      say "collectives: latency on 4 and 2 GPUs"
+      "$bench" --collectives 4 --json "$out/collectives.json" 2>&1 | tee -a "$log"
+      "$bench" --collectives 2 2>&1 | tee -a "$log"
+      ;;
+    tests4)
+      say "[gpu][dist], 4 GPUs visible"
+      timeout 200 "$tests" "[gpu][dist]" --durations yes 2>&1 | tail -n 40 | tee -a "$log"
+      say "rc ${PIPESTATUS[0]}"
+      ;;
+    tests2)
+      say "[gpu][dist], 2 GPUs visible"
+      CUDA_VISIBLE_DEVICES=0,1 timeout 200 "$tests" "[gpu][dist]" 2>&1 | tail -n 20 | tee -a "$log"
+      say "rc ${PIPESTATUS[0]}"
+      ;;
+    train1)
+      say "[gpu][train], 1 GPU visible"
+      CUDA_VISIBLE_DEVICES=0 timeout 200 "$tests" "[gpu][train]" 2>&1 | tail -n 20 | tee -a "$log"
+      say "rc ${PIPESTATUS[0]}"
+      ;;
+    scaling)
+      say "scaling: 1, 2, 4 GPUs (t(100) and t(200) twice each), with the sharded backend's profile"
+      rm -f "$out/profile.jsonl"
+      CBGPU_DIST_PROFILE="$out/profile.jsonl" "$bench" --repeat 2 --json "$out/scaling.json" 2>&1 | tee -a "$log"
+      ;;
+    oldhandoff)
+      say "4 GPUs with the hand-off of the earlier code (threads sleep after 200 us)"
+      CBGPU_DIST_SPIN_US=200 "$bench" --devices "0-3" 2>&1 | tee -a "$log"
+      ;;
+    leaf1)
+      say "one leaf iteration: 1 and 4 GPUs, 200 and 400 iterations"
+      "$bench" --devices "0;0-3" --iterations 200 --extra '"leaf_estimation_iterations": 1' 2>&1 | tee -a "$log"
+      ;;
+    multihost)
+      say "2 processes through a caller's communicator (examples/multi_host/run.sh)"
+      timeout 120 bash examples/multi_host/run.sh "$bundle/tests/cbgpu-multi-host-example" 2>&1 | tail -n 5 | tee -a "$log"
+      ;;
+    *) say "unknown: $what" ;;
+  esac
+done

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+// The rank threads of a one-process sharded training and their host-side profile (rank_threads.hpp).
+#include "src/dist/rank_threads.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include "cbg/core/cuda_check.hpp"
+#include "cbg/core/error.hpp"
+
+namespace cbg::dist {
+
+namespace {
+
+double ms_between(steady::time_point a, steady::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+std::chrono::microseconds spin_from_environment() {
+  const char* v = std::getenv("CBGPU_DIST_SPIN_US");
+  if (v == nullptr || *v == 0) return std::chrono::microseconds(20000);
+  char* end = nullptr;
+  const long long us = std::strtoll(v, &end, 10);
+  return std::chrono::microseconds(end != v && us > 0 ? std::min(us, 10'000'000LL) : 0);
+}
+
+}  // namespace
+
+void solo_reducer::all_gather(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) {
+  if (bytes > 0 && send != recv) CBG_CUDA_TRY(cudaMemcpyAsync(recv, send, bytes, cudaMemcpyDeviceToDevice, stream));
+}
+
+// ---- profile -----------------------------------------------------------------------------------------
+std::unique_ptr<dist_profile> dist_profile::from_environment() {
+  const char* path = std::getenv("CBGPU_DIST_PROFILE");
+  if (path == nullptr || *path == 0) return nullptr;
+  return std::unique_ptr<dist_profile>(new dist_profile(path));
+}
+
+void dist_profile::add(const char* name, steady::time_point dispatch, steady::time_point back,
+                       const std::vector<steady::time_point>& start, const std::vector<steady::time_point>& end) {
+  call& c = calls_[name];
+  c.n += 1;
+  c.wall_ms += ms_between(dispatch, back);
+  const steady::time_point last_start = *std::max_element(start.begin(), start.end());
+  const steady::time_point first_end = *std::min_element(end.begin(), end.end());
+  const steady::time_point last_end = *std::max_element(end.begin(), end.end());
+  c.wake_ms += ms_between(dispatch, last_start);
+  c.skew_ms += ms_between(first_end, last_end);
+  c.tail_ms += ms_between(last_end, back);
+  if (last_back_ != steady::time_point{}) c.gap_ms += ms_between(last_back_, dispatch);
+  last_back_ = back;
+  rank_work_ms_.resize(start.size(), 0.0);
+  double longest = 0;
+  for (std::size_t r = 0; r < start.size(); ++r) {
+    const double w = ms_between(start[r], end[r]);
+    rank_work_ms_[r] += w;
+    longest = std::max(longest, w);
+  }
+  c.work_ms += longest;
+}
+
+void dist_profile::phase(const std::string& name, steady::time_point from, steady::time_point to) {
+  phases_[name] += ms_between(from, to);
+}
+
+void dist_profile::write(const std::vector<rank_totals>& ranks) const {
+  std::FILE* f = std::fopen(path_.c_str(), "a");
+  if (f == nullptr) return;
+  std::string line = "{\"dist_profile\": {\"calls\": {";
+  bool first = true;
+  for (const auto& [name, c] : calls_) {
+    line += fmt::format("{}\"{}\": {{\"n\": {}, \"wall_ms\": {:.4f}, \"wake_ms\": {:.4f}, \"work_ms\": {:.4f}, "
+                        "\"skew_ms\": {:.4f}, \"tail_ms\": {:.4f}, \"gap_before_ms\": {:.4f}}}",
+                        first ? "" : ", ", name, c.n, c.wall_ms, c.wake_ms, c.work_ms, c.skew_ms, c.tail_ms, c.gap_ms);
+    first = false;
+  }
+  line += "}, \"phases_ms\": {";
+  first = true;
+  for (const auto& [name, ms] : phases_) {
+    line += fmt::format("{}\"{}\": {:.3f}", first ? "" : ", ", name, ms);
+    first = false;
+  }
+  line += "}, \"ranks\": [";
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const double work = r < rank_work_ms_.size() ? rank_work_ms_[r] : 0.0;
+    line += fmt::format("{}{{\"work_ms\": {:.4f}, \"collectives\": {}, \"collective_host_ms\": {:.4f}, \"d2h_copies\": {}}}",
+                        r == 0 ? "" : ", ", work, ranks[r].collectives, ranks[r].collective_host_ms, ranks[r].d2h_copies);
+  }
+  line += "]}}\n";
+  std::fputs(line.c_str(), f);
+  std::fclose(f);
+}
+
+// ---- threads -----------------------------------------------------------------------------------------
+rank_threads::rank_threads(std::vector<int> devices, std::vector<reducer*> reducers, dist_profile* profile)
+    : devices_(std::move(devices)),
+      reducers_(std::move(reducers)),
+      profile_(profile),
+      spin_(spin_from_environment()),
+      start_(devices_.size()),
+      end_(devices_.size()) {
+  for (std::size_t r = 0; r < devices_.size(); ++r) threads_.emplace_back([this, r] { loop(static_cast<int>(r)); });
+}
+
+rank_threads::~rank_threads() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_.store(true);
+  }
+  wake_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+template <class Ready>
+void rank_threads::spin_until(Ready&& ready) const {
+  if (spin_.count() <= 0) return;
+  const auto until = steady::now() + spin_;
+  while (!ready()) {
+    for (int i = 0; i < 64 && !ready(); ++i) std::this_thread::yield();
+    if (steady::now() > until) return;
+  }
+}
+
+void rank_threads::run(const char* name, const std::function<void(int)>& f) {
+  const steady::time_point dispatch = steady::now();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    CBG_EXPECTS(!broken_, status::internal, "a rank of this sharded training failed earlier: " + first_message_);
+    task_ = &f;
+    pending_.store(size());
+    generation_.fetch_add(1);
+  }
+  wake_.notify_all();
+  spin_until([&] { return pending_.load() == 0; });
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [&] { return pending_.load() == 0; });
+  task_ = nullptr;
+  if (profile_ != nullptr) profile_->add(name, dispatch, steady::now(), start_, end_);
+  if (first_error_) {
+    broken_ = true;
+    std::exception_ptr e = first_error_;
+    first_error_ = nullptr;
+    std::rethrow_exception(e);
+  }
+}
+
+void rank_threads::loop(int rank) {
+  std::uint64_t seen = 0;
+  const auto r = static_cast<std::size_t>(rank);
+  // A negative device: a thread that touches no GPU (the host tests).
+  const bool device_set = devices_[r] < 0 || cudaSetDevice(devices_[r]) == cudaSuccess;
+  while (true) {
+    spin_until([&] { return stop_.load() || generation_.load() != seen; });
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
+      if (stop_.load()) return;
+      seen = generation_.load();
+    }
+    start_[r] = steady::now();
+    const std::function<void(int)>* f = task_;
+    std::exception_ptr failed;
+    try {
+      CBG_EXPECTS(device_set, status::cuda, fmt::format("cannot make device {} current", devices_[r]));
+      (*f)(rank);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+    end_[r] = steady::now();
+    if (failed) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!first_error_) {
+        first_error_ = failed;
+        try {
+          std::rethrow_exception(failed);
+        } catch (const std::exception& e) {
+          first_message_ = e.what();
+        } catch (...) {
+          first_message_ = "unknown error";
+        }
+        for (reducer* red : reducers_) red->abort();
+      }
+    }
+    if (pending_.fetch_sub(1) == 1) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_.notify_all();
+    }
+  }
+}
+
+}  // namespace cbg::dist
