@@ -149,6 +149,11 @@ void rank_threads::run(const char* name, const std::function<void(int)>& f) {
   }
 }
 
+bool rank_threads::broken() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return broken_ || first_error_ != nullptr;
+}
+
 void rank_threads::loop(int rank) {
   std::uint64_t seen = 0;
   const auto r = static_cast<std::size_t>(rank);

@@ -94,6 +94,8 @@ class rank_threads {
   // Runs f(rank) on every rank's thread; rethrows the first failure (after aborting the
   // communicators, so that ranks waiting for the failed one return). `name` labels the profile.
   void run(const char* name, const std::function<void(int)>& f);
+  // Whether a call failed on some rank (its communicators are aborted then: not to be used again).
+  [[nodiscard]] bool broken();
 
  private:
   template <class Ready>

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cbgpu/cbgpu_dlpack.h"
 
@@ -65,6 +66,11 @@ struct gathered_pool {
   std::optional<pool> p;
 };
 
+// A device set's communicators, kept on a context between trainings (context::keep).
+struct local_reducers {
+  std::vector<std::unique_ptr<reducer>> reducers;
+};
+
 class sharded_backend final : public train::boosting_backend {
  public:
   explicit sharded_backend(const train::backend_inputs& in) {
@@ -107,16 +113,23 @@ class sharded_backend final : public train::boosting_backend {
     std::vector<dist_profile::rank_totals> totals;
     if (profile_) totals = rank_totals();
     pending_apply_.reset();  // nothing reads the approx after the last call
+    bool healthy = true;
     try {
       threads_->run("teardown", [&](int k) { ranks_[static_cast<std::size_t>(k)]->backend.reset(); });
+      healthy = !threads_->broken();
     } catch (...) {
-      // A broken training: the backends are freed below, on this thread.
+      healthy = false;  // a broken training: the backends are freed below, on this thread
     }
     threads_.reset();
     const steady::time_point t1 = steady::now();
     ranks_.clear();  // shards, rank contexts
     const steady::time_point t2 = steady::now();
-    reducers_.clear();  // communicators
+    // Our own communicators go back to the learn pool's context for the next training on these
+    // devices (making and destroying them costs more than a hundred iterations), unless a rank failed.
+    if (healthy && kept_on_ != nullptr && !kept_key_.empty()) {
+      kept_on_->keep(kept_key_, std::make_shared<local_reducers>(std::move(reducers_)));
+    }
+    reducers_.clear();  // communicators (a broken training's, or a caller's borrowed ones)
     if (profile_) {
       const steady::time_point t3 = steady::now();
       profile_->phase("destruct: backends", t0, t1);
@@ -272,7 +285,12 @@ class sharded_backend final : public train::boosting_backend {
   [[nodiscard]] std::vector<dist_profile::rank_totals> rank_totals() const {
     std::vector<dist_profile::rank_totals> totals(ranks_.size());
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
-      const reducer::counters c = reducers_[std::min(r, reducers_.size() - 1)]->enqueued();
+      const std::size_t q = std::min(r, reducers_.size() - 1);
+      reducer::counters c = reducers_[q]->enqueued();
+      if (q < counters_at_start_.size()) {  // kept communicators count earlier trainings' collectives too
+        c.calls -= counters_at_start_[q].calls;
+        c.host_ms -= counters_at_start_[q].host_ms;
+      }
       totals[r].collectives = c.calls;
       totals[r].collective_host_ms = c.host_ms;
       totals[r].d2h_copies = ranks_[r]->ctx->copies().totals().calls_in(copy_direction::d2h);
@@ -286,7 +304,14 @@ class sharded_backend final : public train::boosting_backend {
     const int n = static_cast<int>(devices.size());
     const steady::time_point t0 = steady::now();
     if (n > 1) {
-      reducers_ = make_local_reducers(devices);
+      kept_key_ = fmt::format("nccl communicators of devices {}", fmt::join(devices, ","));
+      kept_on_ = learn.ctx();
+      if (std::shared_ptr<void> kept = kept_on_->take(kept_key_)) {
+        reducers_ = std::move(std::static_pointer_cast<local_reducers>(kept)->reducers);
+      } else {
+        reducers_ = make_local_reducers(devices);
+      }
+      for (const auto& red : reducers_) counters_at_start_.push_back(red->enqueued());
     } else {
       reducers_.push_back(std::make_unique<solo_reducer>());
     }
@@ -331,6 +356,9 @@ class sharded_backend final : public train::boosting_backend {
   void setup_communicator(const train::backend_inputs& in, const communicator& c);
 
   std::vector<std::unique_ptr<reducer>> reducers_;
+  std::vector<reducer::counters> counters_at_start_;  // of kept communicators, for the profile
+  std::shared_ptr<context> kept_on_;                 // where our communicators are kept after training
+  std::string kept_key_;
   std::vector<std::unique_ptr<rank_state>> ranks_;
   std::unique_ptr<dist_profile> profile_;  // CBGPU_DIST_PROFILE; before threads_, which uses it
   std::unique_ptr<rank_threads> threads_;

@@ -74,10 +74,26 @@ std::shared_ptr<context> context::create(const context_options& options) {
 }
 
 context::~context() {
+  kept_.clear();  // before the stream goes: kept objects may have work on it
   if (is_cpu()) return;
   scoped_device guard(device_);
   CBG_ASSERT_CUDA_SUCCESS(cudaStreamSynchronize(stream_));
   if (owned_stream_ != nullptr) CBG_ASSERT_CUDA_SUCCESS(cudaStreamDestroy(owned_stream_));
+}
+
+void context::keep(const std::string& key, std::shared_ptr<void> object) const {
+  if (object == nullptr) return;
+  std::lock_guard<std::mutex> lock(kept_mutex_);
+  kept_.emplace(key, std::move(object));
+}
+
+std::shared_ptr<void> context::take(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(kept_mutex_);
+  const auto it = kept_.find(key);
+  if (it == kept_.end()) return nullptr;
+  std::shared_ptr<void> object = std::move(it->second);
+  kept_.erase(it);
+  return object;
 }
 
 void context::set_stream(cudaStream_t stream) {

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <string_view>
 
 #include <cuda_runtime_api.h>
@@ -60,6 +63,13 @@ class context {
 
   // Logs under this context's level filter.
   void log(log::level l, std::string_view category, std::string_view message) const noexcept;
+
+  // Objects kept between calls made with this context, by key: the sharded trainer keeps the NCCL
+  // communicators of a device set here, since making and destroying them costs 0.1 to 1 s per
+  // training. take() hands a kept object to one caller (nullptr when none is kept under the key);
+  // keep() puts one back. Thread-safe. What is kept is destroyed with the context, first.
+  void keep(const std::string& key, std::shared_ptr<void> object) const;
+  [[nodiscard]] std::shared_ptr<void> take(const std::string& key) const;
   [[nodiscard]] bool log_enabled(log::level l) const noexcept {
     return l >= log_level_ && log::enabled(l);
   }
@@ -76,6 +86,8 @@ class context {
   mutable copy_counters copies_;
   std::shared_ptr<accounting_resource> accounting_;
   std::shared_ptr<device_memory_resource> resource_;  // accounting_, as the base class
+  mutable std::mutex kept_mutex_;
+  mutable std::multimap<std::string, std::shared_ptr<void>> kept_;
 };
 
 }  // namespace cbg
