@@ -15,7 +15,7 @@
 #include "cbg/ctr/ctr_math.hpp"
 #include "cbg/train/boosting.hpp"
 #include "src/ctr/pool_views.hpp"
-#include "src/ctr/table_views.hpp"
+#include "src/ctr/host_helpers.hpp"
 
 namespace cbg::ctr {
 
@@ -240,13 +240,7 @@ class host_combinations final : public train::search_extension {
     float max_abs = 0.f;
     for (float t : targets_) max_abs = std::max(max_abs, std::fabs(t));
     fixed_scale_ = fixed_scale_for(max_abs, n_);
-    std::vector<std::uint64_t> key(static_cast<std::size_t>(n_));
-    for (std::int64_t r = 0; r < n_; ++r) key[static_cast<std::size_t>(r)] = permutation_key(seed_, static_cast<std::uint64_t>(r));
-    order_.resize(static_cast<std::size_t>(n_));
-    std::iota(order_.begin(), order_.end(), 0u);
-    std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return key[a] != key[b] ? key[a] < key[b] : a < b;
-    });
+    order_ = permutation_order(seed_, n_);
   }
 
   // The table of `base` over all learn rows (built once, kept in prepared_.tables).

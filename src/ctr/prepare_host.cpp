@@ -16,7 +16,7 @@
 #include "cbg/ctr/features.hpp"
 #include "cbg/tensor/dlpack.hpp"
 #include "src/ctr/pool_views.hpp"
-#include "src/ctr/table_views.hpp"
+#include "src/ctr/host_helpers.hpp"
 
 namespace cbg::ctr {
 
@@ -91,13 +91,7 @@ prepared_data prepare_categorical_host(const pool& learn, const pool* eval, cons
     float max_abs = 0.f;
     for (float v : t) max_abs = std::max(max_abs, std::fabs(v));
     fixed_scale = fixed_scale_for(max_abs, n);
-    std::vector<std::uint64_t> keys(static_cast<std::size_t>(n));
-    for (std::int64_t r = 0; r < n; ++r) keys[static_cast<std::size_t>(r)] = permutation_key(seed, static_cast<std::uint64_t>(r));
-    order.resize(static_cast<std::size_t>(n));
-    std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return keys[a] != keys[b] ? keys[a] < keys[b] : a < b;
-    });
+    order = permutation_order(seed, n);
   };
 
   const auto add_column = [&](std::vector<float> learn_col, std::vector<float> eval_col, derived_feature d,

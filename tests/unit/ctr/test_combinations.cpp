@@ -19,12 +19,12 @@
 #include "cbg/data/pool.hpp"
 #include "cbg/model/apply_math.hpp"
 #include "cbg/model/hash.hpp"
-#include "cbg/model/host_evaluator.hpp"
 #include "cbg/model/io.hpp"
 #include "cbg/train/params.hpp"
 #include "cbg/train/trainer.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
+#include "unit/ctr/predict_util.hpp"
 
 namespace {
 
@@ -80,16 +80,7 @@ std::vector<double> predict(const cbg::model::model& m, const joint_data& d) {
   for (std::int64_t r = 0; r < d.rows; ++r) {
     for (std::uint32_t h : hashes_of(d, r)) cats.push_back(h);
   }
-  cbg::model::host_rows hr;
-  hr.n_rows = static_cast<std::size_t>(d.rows);
-  hr.floats = d.x.data();
-  hr.float_row_stride = 1;
-  hr.cat_hashes = cats.data();
-  hr.cat_row_stride = 3;
-  std::vector<double> out(static_cast<std::size_t>(d.rows));
-  cbg::model::predict_host(m, hr, cbg::model::prediction_type::raw_formula_val, 0, m.tree_count(), out.data(),
-                           out.size());
-  return out;
+  return cbg::test::predict_raw(m, d.x.data(), cats, 3, d.rows);
 }
 
 std::shared_ptr<cbg::context> cpu_context() {
@@ -169,14 +160,7 @@ TEST_CASE("Training with feature combinations: tables, eval predictions and the 
   for (const int complexity : {1, 2, 3}) {
     const std::string params = R"({"iterations": 30, "depth": 4, "learning_rate": 0.3, "verbose": false,
         "loss_function": "Logloss", "use_best_model": false, "max_ctr_complexity": )" + std::to_string(complexity) + "}";
-    double last_eval = 0;
-    cbg::train::train_options opts;
-    opts.eval = eval->pool.get();
-    opts.on_iteration = [&](const cbg::train::progress& pg) {
-      last_eval = pg.eval;
-      return true;
-    };
-    const cm::model m = cbg::train::train(*learn->pool, params, opts);
+    const auto [m, last_eval] = cbg::test::train_with_eval(*learn->pool, params, *eval->pool);
     cm::validate(m);
     std::size_t combos = 0;
     for (const cm::ctr_feature& f : m.ctr_features) {
@@ -227,7 +211,7 @@ TEST_CASE("Training with feature combinations: tables, eval predictions and the 
     const std::vector<std::uint8_t> bytes = cm::write_cbm(m);
     CHECK(predict(cm::read_cbm(bytes.data(), bytes.size()), *eval) == pred);
     // The same training twice gives the same bytes.
-    CHECK(cm::write_cbm(cbg::train::train(*learn->pool, params, opts)) == bytes);
+    CHECK(cm::write_cbm(cbg::test::train_with_eval(*learn->pool, params, *eval->pool).first) == bytes);
   }
 }
 
