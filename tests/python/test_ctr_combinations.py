@@ -91,3 +91,32 @@ def test_combinations_catboost_predicts_and_quality(tmp_path, complexity):
           f"{simple_m:.5f})")
     assert ours_m < simple_m  # the combinations help
     assert ours_m <= theirs_m * 1.01
+
+
+@pytest.mark.parametrize("loss", ["RMSE", "MultiClass", "Logloss"])
+def test_projections_with_float_and_one_hot_splits_catboost_predicts(tmp_path, loss):
+    """Combinations built on a tree's float and one-hot splits (c is one-hot here), with regression (binarized
+    target), multiclass and binary targets: CatBoost loads the model and predicts what our evaluator predicts."""
+    x, cats, y = joint(3000, 3)
+    tx, tcats, _ = joint(1000, 4)
+    if loss == "RMSE":
+        y = y + 0.3 * x
+    elif loss == "MultiClass":
+        y = y + (x > 0.5)
+    ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
+    params = {"iterations": 60, "depth": 6, "learning_rate": 0.2, "loss_function": loss, "one_hot_max_size": 6,
+              "max_ctr_complexity": 3, "verbose": False}
+    ours = cbgpu.train(our_pool(ctx, x, cats, y), params)
+    as_json = tmp_path / "m.json"
+    ours.save(str(as_json), format="json")
+    ctrs = json.loads(as_json.read_text())["features_info"].get("ctrs", [])
+    kinds = {e["combination_element"] for f in ctrs for e in f["elements"]}
+    assert {"cat_feature_value", "float_feature"} <= kinds, kinds  # float splits in the projections
+    path = tmp_path / "m.cbm"
+    ours.save(str(path))
+    loaded = catboost.CatBoost()
+    loaded.load_model(str(path))
+    cat_idx = list(range(1, 1 + len(cats)))
+    theirs = loaded.predict(catboost.Pool(frame(tx, tcats), cat_features=cat_idx), prediction_type="RawFormulaVal")
+    mine = ours.predict(our_pool(ctx, tx, tcats))
+    np.testing.assert_allclose(np.asarray(theirs).reshape(mine.shape), mine, rtol=1e-9, atol=1e-12)
