@@ -536,6 +536,7 @@ model::model train(const pool& learn, const std::string& params_json, const trai
 
     // Score noise (§3.5): Cosine only.
     std::vector<double> noise;
+    if (combinations) combinations->column_noise = nullptr;
     if (p.random_strength > 0 && p.score == score_function::cosine) {
       const double spread = std::sqrt(weak.sigma_sum / (static_cast<double>(n) + 1e-100));
       const double length = std::exp(std::log(static_cast<double>(n)) - it * r.learning_rate);
@@ -544,6 +545,14 @@ model::model train(const pool& learn, const std::string& params_json, const trai
         noise.resize(static_cast<std::size_t>(p.depth * features));
         for (std::size_t k = 0; k < noise.size(); ++k) {
           noise[k] = sigma * noise_normal(p.random_seed, it, static_cast<std::int64_t>(k));
+        }
+        if (combinations) {  // feature combinations: draws after the pool's, one per (level, column)
+          const std::int64_t base = static_cast<std::int64_t>(noise.size());
+          const std::uint64_t seed = p.random_seed;
+          combinations->column_noise = [sigma, seed, it, base](int level, std::size_t column) {
+            const std::int64_t index = base + level * (std::int64_t{1} << 24) + static_cast<std::int64_t>(column);
+            return sigma * noise_normal(seed, it, index);
+          };
         }
       }
     }

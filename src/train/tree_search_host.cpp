@@ -178,8 +178,14 @@ tree_structure search_tree_host(const host_search_input& in, const tree_search_p
           }
         }
       }
-      const bool noisy = params.score == score_function::cosine && !in.noise.empty() && f < nf;
-      const double noise = noisy ? in.noise[static_cast<std::size_t>(d * nf + f)] : 0.0;
+      bool noisy = params.score == score_function::cosine && !in.noise.empty();
+      double noise = 0.0;
+      if (noisy && f < nf) {
+        noise = in.noise[static_cast<std::size_t>(d * nf + f)];
+      } else if (noisy) {  // an extension column
+        noisy = static_cast<bool>(extension->column_noise);
+        if (noisy) noise = extension->column_noise(d, static_cast<std::size_t>(f - nf));
+      }
       for (std::int64_t b = 0; b < borders; ++b) {
         double num = 0.0;
         double den = cosine_den0;

@@ -14,8 +14,8 @@
 // ascending order, then the bits of its float splits and one-hot splits, each sorted ascending), so
 // the model builder writes it like any CTR feature.
 //
-// Not (yet) done: score noise on these columns, and the GPU path (the trainer refuses
-// max_ctr_complexity > 1 on a GPU).
+// Not (yet) done: the GPU path (the trainer refuses an explicit max_ctr_complexity > 1 on a GPU and
+// uses 1 where the parameter is not set).
 #pragma once
 
 #include <cstdint>

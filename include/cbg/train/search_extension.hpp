@@ -2,13 +2,14 @@
 // Extra candidate columns per level for the host tree search (feature combinations, issue 5;
 // src/ctr/combinations.cpp). At each level the learner asks the extension for columns that depend
 // on the splits chosen so far, scores them with the pool's features (after them in the tie order,
-// without score noise), and when one wins asks for the feature id the split is recorded under (an
+// with the noise column_noise gives), and when one wins asks for the feature id the split is recorded under (an
 // id >= q.features, stable for the same column). The host backend also asks it for those
 // features' border values and their values on the eval rows. Kept out of tree_search.hpp and
 // boosting.hpp so the GPU learner's headers do not change; the GPU has no such hook yet.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -33,6 +34,10 @@ class search_extension {
   // A committed feature's border value of `bin`, and its values on the eval rows (null without).
   [[nodiscard]] virtual float border(std::int32_t feature, std::int32_t bin) const = 0;
   [[nodiscard]] virtual const float* eval_values(std::int32_t feature) const = 0;
+
+  // Score noise of candidate column `column` at level `level` (already scaled; added like the pool
+  // features' noise, Cosine only); empty: none. Set by the trainer per iteration.
+  std::function<double(int level, std::size_t column)> column_noise;
 };
 
 // search_tree_host with an extension (null: none).
