@@ -3,6 +3,7 @@
 #include "cbg/ctr/combinations.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -73,9 +74,13 @@ struct projection_data {
 
 // A combination that won a split: what the trainer and the backend ask for later.
 struct committed_column {
-  const column_data* column = nullptr;
+  std::vector<float> borders;
   std::vector<float> eval;  // the model's values on the eval rows
 };
+
+// Projections whose columns stay cached between levels beyond those of the current level (CatBoost's
+// CPU trainer keeps 50 online CTR projections).
+constexpr std::size_t max_cached_projections = 64;
 
 class host_combinations final : public train::search_extension {
  public:
@@ -124,8 +129,14 @@ class host_combinations final : public train::search_extension {
     std::sort(bases[0].float_splits.begin(), bases[0].float_splits.end());
     std::sort(bases[0].one_hot_splits.begin(), bases[0].one_hot_splits.end());
     last_.clear();
+    const std::vector<model::projection> wanted = combination_candidates(bases, ctr_cats_, max_complexity_);
+    if (cache_.size() > max_cached_projections) {  // drop the columns no candidate of this level uses
+      for (auto it = cache_.begin(); it != cache_.end();) {
+        it = std::binary_search(wanted.begin(), wanted.end(), it->first) ? std::next(it) : cache_.erase(it);
+      }
+    }
     std::vector<column> out;
-    for (const model::projection& proj : combination_candidates(bases, ctr_cats_, max_complexity_)) {
+    for (const model::projection& proj : wanted) {
       const projection_data& p = projection(proj);
       for (const column_data& c : p.columns) {
         if (c.borders.empty()) continue;
@@ -144,7 +155,7 @@ class host_combinations final : public train::search_extension {
     const projection_data& p = projection(c.desc.base.proj);
     const model::ctr_table& table = table_of(p, c.desc.base);
     committed_column cc;
-    cc.column = &c;
+    cc.borders = c.borders;
     if (eval_ != nullptr) {
       const std::vector<std::uint64_t> keys = row_keys(p.proj, true);
       const model::ctr_table_view tv = table_view_of(table);
@@ -167,9 +178,9 @@ class host_combinations final : public train::search_extension {
 
   [[nodiscard]] float border(std::int32_t feature, std::int32_t bin) const override {
     const committed_column& c = at(feature);
-    CBG_EXPECTS(bin >= 0 && static_cast<std::size_t>(bin) < c.column->borders.size(), status::internal,
+    CBG_EXPECTS(bin >= 0 && static_cast<std::size_t>(bin) < c.borders.size(), status::internal,
                 "feature combinations: no such border");
-    return c.column->borders[static_cast<std::size_t>(bin)];
+    return c.borders[static_cast<std::size_t>(bin)];
   }
 
   [[nodiscard]] const float* eval_values(std::int32_t feature) const override {
