@@ -14,6 +14,16 @@
 // ascending order, then the bits of its float splits and one-hot splits, each sorted ascending), so
 // the model builder writes it like any CTR feature.
 //
+// CatBoost's rules: the candidate rule above, the length limit (categorical features + float splits
+// + one-hot splits <= max_ctr_complexity) and the skipping of one-hot and already present features
+// are read in catboost/libs/algo/greedy_tensor_search.cpp (AddTreeCtrs). CatBoost's GPU searcher
+// (cuda/methods/tree_ctrs.h, TTreeCtrDataSetsHelper::AddSplit) differs: its base tensor accumulates
+// the CTR splits' tensors of the tree, and its float/one-hot splits form a separate base; we follow
+// the CPU rule (either way CatBoost loads and evaluates the model the same: tested). Not matched:
+// CatBoost's permutations and noise draws (ours: the simple CTRs' seeded permutation and our noise
+// stream), ctr_leaf_count_limit, the model_size_reg penalty; the order of float and one-hot splits
+// inside a projection is ours (ascending).
+//
 // Not (yet) done: the GPU path (the trainer refuses an explicit max_ctr_complexity > 1 on a GPU and
 // uses 1 where the parameter is not set).
 #pragma once
