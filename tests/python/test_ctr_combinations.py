@@ -96,11 +96,14 @@ def test_combinations_catboost_predicts_and_quality(tmp_path, complexity):
 @pytest.mark.parametrize("loss", ["RMSE", "MultiClass", "Logloss"])
 def test_projections_with_float_and_one_hot_splits_catboost_predicts(tmp_path, loss):
     """Combinations built on a tree's float and one-hot splits (c is one-hot here), with regression (binarized
-    target), multiclass and binary targets: CatBoost loads the model and predicts what our evaluator predicts."""
+    target, NaN float values), multiclass and binary targets: CatBoost loads the model and predicts what our
+    evaluator predicts."""
     x, cats, y = joint(3000, 3)
     tx, tcats, _ = joint(1000, 4)
     if loss == "RMSE":
-        y = y + 0.3 * x
+        y = y + 0.3 * np.nan_to_num(x)
+        x, tx = x.copy(), tx.copy()
+        x[::17], tx[::13] = np.nan, np.nan  # NaN float values (nan_mode Min) under the projections' float splits
     elif loss == "MultiClass":
         y = y + (x > 0.5)
     ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)

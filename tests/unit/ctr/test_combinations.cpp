@@ -162,15 +162,17 @@ TEST_CASE("Training with feature combinations: tables, eval predictions and the 
         "loss_function": "Logloss", "use_best_model": false, "max_ctr_complexity": )" + std::to_string(complexity) + "}";
     const auto [m, last_eval] = cbg::test::train_with_eval(*learn->pool, params, *eval->pool);
     cm::validate(m);
-    std::size_t combos = 0;
+    std::size_t combos = 0, with_float = 0;
     for (const cm::ctr_feature& f : m.ctr_features) {
       const auto& cats = f.ctr.base.proj.cat_features;
       REQUIRE(std::is_sorted(cats.begin(), cats.end()));
       REQUIRE(static_cast<int>(cbg::ctr::projection_length(f.ctr.base.proj)) <= complexity);
       if (cats.size() > 1) ++combos;
+      if (!f.ctr.base.proj.float_splits.empty()) ++with_float;
     }
     if (complexity == 1) CHECK(combos == 0);
     if (complexity > 1) CHECK(combos > 0);  // the label needs (a, b) together
+    if (complexity > 1) CHECK(with_float > 0);  // the eval keys below then hold float split bits too
 
     // Every combination table (of categorical features only) holds the learn counts under the
     // evaluator's keys.
