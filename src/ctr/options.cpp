@@ -210,13 +210,8 @@ void parse_option(options& o, const std::string& key, const std::string& value_j
       }
     }
   } else if (key == "max_ctr_complexity") {
+    // Above 1: feature combinations (combinations.hpp; the host path, refused on a GPU by the trainer).
     o.max_ctr_complexity = integer_of(key, v, 1, 16);
-    if (*o.max_ctr_complexity > 1) {
-      CBG_FAIL(status::not_implemented,
-               fmt::format("parameter 'max_ctr_complexity': {}: feature combinations are not implemented "
-                           "(use 1)",
-                           *o.max_ctr_complexity));
-    }
   } else if (key == "counter_calc_method") {
     if (!v.is_string()) invalid(key, fmt::format("{} is not a string", v.dump()));
     const std::string s = v.get<std::string>();

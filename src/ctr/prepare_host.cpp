@@ -16,35 +16,9 @@
 #include "cbg/ctr/features.hpp"
 #include "cbg/tensor/dlpack.hpp"
 #include "src/ctr/pool_views.hpp"
+#include "src/ctr/host_helpers.hpp"
 
 namespace cbg::ctr {
-
-namespace {
-
-model::ctr_table_view view_of(const model::ctr_table& t) {
-  model::ctr_table_view v;
-  v.hashes = t.bucket_hashes.data();
-  v.indices = t.bucket_indices.data();
-  v.n_buckets = t.bucket_hashes.size();
-  v.means = t.means.data();
-  v.counts = t.counts.data();
-  v.counter_denominator = t.counter_denominator;
-  v.target_classes_count = t.target_classes_count;
-  return v;
-}
-
-model::ctr_calc calc_of(const model::ctr_description& d) {
-  model::ctr_calc c;
-  c.type = d.base.type;
-  c.target_border_idx = d.target_border_idx;
-  c.prior_num = d.prior_num;
-  c.prior_denom = d.prior_denom;
-  c.shift = d.shift;
-  c.scale = d.scale;
-  return c;
-}
-
-}  // namespace
 
 std::vector<std::uint32_t> column_hashes_host(const pool& p, std::int64_t flat) {
   const column_view& c = p.features()[static_cast<std::size_t>(flat)];
@@ -117,13 +91,7 @@ prepared_data prepare_categorical_host(const pool& learn, const pool* eval, cons
     float max_abs = 0.f;
     for (float v : t) max_abs = std::max(max_abs, std::fabs(v));
     fixed_scale = fixed_scale_for(max_abs, n);
-    std::vector<std::uint64_t> keys(static_cast<std::size_t>(n));
-    for (std::int64_t r = 0; r < n; ++r) keys[static_cast<std::size_t>(r)] = permutation_key(seed, static_cast<std::uint64_t>(r));
-    order.resize(static_cast<std::size_t>(n));
-    std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return keys[a] != keys[b] ? keys[a] < keys[b] : a < b;
-    });
+    order = permutation_order(seed, n);
   };
 
   const auto add_column = [&](std::vector<float> learn_col, std::vector<float> eval_col, derived_feature d,
@@ -224,7 +192,7 @@ prepared_data prepare_categorical_host(const pool& learn, const pool* eval, cons
         out.tables.push_back(std::move(t));
       }
       const model::ctr_table& table = out.tables[table_of[base]];
-      const model::ctr_table_view tv = view_of(table);
+      const model::ctr_table_view tv = table_view_of(table);
 
       const int features = counter ? 1 : target_features_of(s.type, classes);
       for (int j = 0; j < features; ++j) {
@@ -257,7 +225,7 @@ prepared_data prepare_categorical_host(const pool& learn, const pool* eval, cons
               total[id] += 1;
             }
           }
-          const model::ctr_calc calc = calc_of(d.ctr);
+          const model::ctr_calc calc = ctr_calc_of(d.ctr);
           for (std::int64_t r = 0; r < ne; ++r) {
             ec[static_cast<std::size_t>(r)] =
                 model::ctr_value_of(tv, calc, model::projection_add_cat(0, he[static_cast<std::size_t>(r)]));

@@ -10,6 +10,7 @@
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/boosting_math.hpp"
 #include "cbg/train/det_math.hpp"
+#include "cbg/train/search_extension.hpp"
 #include "src/train/boosting_common.hpp"
 
 namespace cbg::train {
@@ -18,7 +19,8 @@ namespace {
 
 class host_backend final : public boosting_backend {
  public:
-  explicit host_backend(const backend_inputs& in) : learn_(*in.learn), eval_(in.eval) {
+  host_backend(const backend_inputs& in, search_extension* extension)
+      : learn_(*in.learn), eval_(in.eval), ext_(extension) {
     q_ = quantize::quantize_host(learn_, in.quantize);
     leaf_.assign(static_cast<std::size_t>(q_.rows), 0u);
     weight_ = read_weights(learn_);
@@ -33,6 +35,10 @@ class host_backend final : public boosting_backend {
   [[nodiscard]] std::vector<float> split_borders(const std::vector<split>& splits) override {
     std::vector<float> out;
     for (const split& s : splits) {
+      if (s.feature >= q_.features) {  // a feature of the search extension
+        out.push_back(ext_->border(s.feature, s.bin));
+        continue;
+      }
       out.push_back(q_.borders[static_cast<std::size_t>(s.feature) * quantize::border_stride +
                                static_cast<std::size_t>(s.bin)]);
     }
@@ -126,7 +132,7 @@ class host_backend final : public boosting_backend {
     in.der = der_.data();
     in.weight = search_weight_.data();
     in.noise = std::move(noise);
-    return search_tree_host(in, p, leaf_);
+    return search_tree_host(in, p, leaf_, ext_);
   }
 
   point_result at_point(const point_request& req) override {
@@ -223,8 +229,9 @@ class host_backend final : public boosting_backend {
     for (std::int64_t r = 0; r < ne; ++r) {
       std::uint32_t leaf = 0;
       for (std::size_t s = 0; s < splits.size(); ++s) {
-        const column_view& c = eval_->features()[static_cast<std::size_t>(splits[s].feature)];
-        const float v = quantize::to_feature_float(c.value(r));
+        const auto f = static_cast<std::size_t>(splits[s].feature);
+        const float v = f >= eval_->features().size() ? ext_->eval_values(splits[s].feature)[r]
+                                                      : quantize::to_feature_float(eval_->features()[f].value(r));
         leaf |= (split_is_one(splits[s], v) ? 1u : 0u) << s;
       }
       for (int k = 0; k < d; ++k) {
@@ -274,12 +281,15 @@ class host_backend final : public boosting_backend {
   std::vector<double> approx_, eval_approx_;  // [dims][rows]
   std::vector<float> der_, search_weight_;
   std::vector<std::uint32_t> leaf_;
+  search_extension* ext_ = nullptr;  // feature combinations, or none
 };
 
 }  // namespace
 
-std::unique_ptr<boosting_backend> make_host_backend(const backend_inputs& in) {
-  return std::make_unique<host_backend>(in);
+std::unique_ptr<boosting_backend> make_host_backend(const backend_inputs& in, search_extension* extension) {
+  return std::make_unique<host_backend>(in, extension);
 }
+
+std::unique_ptr<boosting_backend> make_host_backend(const backend_inputs& in) { return make_host_backend(in, nullptr); }
 
 }  // namespace cbg::train

@@ -36,6 +36,8 @@ void add_categorical_features(const ctr::prepared_data& cat, const std::vector<s
     if (used[static_cast<std::size_t>(f)].empty()) continue;
     const ctr::derived_feature& d = cat.derived[k];
     cat_used[static_cast<std::size_t>(d.cat_index)] = true;
+    for (std::int32_t c : d.ctr.base.proj.cat_features) cat_used[static_cast<std::size_t>(c)] = true;  // combinations
+    for (const auto& s : d.ctr.base.proj.one_hot_splits) cat_used[static_cast<std::size_t>(s.cat_index)] = true;
     if (d.kind == ctr::derived_kind::one_hot) one_hot[{d.cat_index, d.value}] = f;
     else ctrs.emplace_back(d.ctr, f);
   }

@@ -18,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cbg/core/error.hpp"
+#include "cbg/ctr/combinations.hpp"
+#include "cbg/train/search_extension.hpp"
 #include "cbg/ctr/features.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/train/boosting.hpp"
@@ -387,8 +389,22 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   in.devices = p.devices;  // several GPUs: include/cbg/dist/ (issue 9)
   // Categorical features (issue #5): one-hot and CTR columns appended to the float features.
   std::optional<ctr::prepared_data> cat;
+  std::unique_ptr<search_extension> combinations;  // feature combinations (host path)
   if (learn.num_categorical() > 0) {
     cat = ctr::prepare_for_training(*in.learn, in.eval, p);
+    if (ctx.is_cpu()) {
+      combinations = ctr::combinations_for_training(*in.learn, in.eval, p, *cat);
+    } else {
+      CBG_EXPECTS(!p.ctr.max_ctr_complexity || *p.ctr.max_ctr_complexity <= 1, status::not_implemented,
+                  fmt::format("parameter 'max_ctr_complexity': {}: feature combinations are implemented on the "
+                              "host path only (a CPU context); on a GPU use max_ctr_complexity=1",
+                              p.ctr.max_ctr_complexity.value_or(1)));
+      if (ctr::max_ctr_complexity_of(p.ctr, p.iterations) > 1 && ctx.log_enabled(log::level::warn)) {
+        ctx.log(log::level::warn, log_category,
+                "feature combinations are not implemented on the GPU: max_ctr_complexity 1 is used "
+                "(CatBoost's default would be 4)");
+      }
+    }
     in.learn = cat->learn.get();
     in.eval = cat->eval.get();
     in.quantize.overrides = cat->overrides;
@@ -404,7 +420,8 @@ model::model train(const pool& learn, const std::string& params_json, const trai
       if (staged_eval) in.eval = staged_eval->p.get();
     }
   }
-  std::unique_ptr<boosting_backend> b = ctx.is_cpu() ? make_host_backend(in) : make_device_backend(in);
+  std::unique_ptr<boosting_backend> b =
+      ctx.is_cpu() ? make_host_backend(in, combinations.get()) : make_device_backend(in);
 
   // Targets and the data-dependent defaults.
   const label_facts lf = b->labels(false);
@@ -519,6 +536,7 @@ model::model train(const pool& learn, const std::string& params_json, const trai
 
     // Score noise (§3.5): Cosine only.
     std::vector<double> noise;
+    if (combinations) combinations->column_noise = nullptr;
     if (p.random_strength > 0 && p.score == score_function::cosine) {
       const double spread = std::sqrt(weak.sigma_sum / (static_cast<double>(n) + 1e-100));
       const double length = std::exp(std::log(static_cast<double>(n)) - it * r.learning_rate);
@@ -527,6 +545,14 @@ model::model train(const pool& learn, const std::string& params_json, const trai
         noise.resize(static_cast<std::size_t>(p.depth * features));
         for (std::size_t k = 0; k < noise.size(); ++k) {
           noise[k] = sigma * noise_normal(p.random_seed, it, static_cast<std::int64_t>(k));
+        }
+        if (combinations) {  // feature combinations: draws after the pool's, one per (level, column)
+          const std::int64_t base = static_cast<std::int64_t>(noise.size());
+          const std::uint64_t seed = p.random_seed;
+          combinations->column_noise = [sigma, seed, it, base](int level, std::size_t column) {
+            const std::int64_t index = base + level * (std::int64_t{1} << 24) + static_cast<std::int64_t>(column);
+            return sigma * noise_normal(seed, it, index);
+          };
         }
       }
     }
@@ -563,9 +589,11 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     for (std::size_t k = 0; k < tree.splits.size(); ++k) {
       const split& s = tree.splits[k];
       const auto f = static_cast<std::size_t>(s.feature);
+      if (f >= borders.size()) borders.resize(f + 1);  // a feature combination (after the pool's features)
       borders[f][s.bin] = values[k];
       vs.push_back({s.feature, values[k],
-                    static_cast<std::uint8_t>(modes[f] == static_cast<std::uint8_t>(quantize::nan_mode::max))});
+                    static_cast<std::uint8_t>(f < modes.size() &&
+                                              modes[f] == static_cast<std::uint8_t>(quantize::nan_mode::max))});
     }
     b->apply(vs, delta);
     trees.push_back({tree.splits, delta, leaf_weight});
@@ -652,6 +680,7 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   mi.borders = &borders;
   mi.nan_modes = &modes;
   mi.categorical = cat ? &*cat : nullptr;
+  if (cat) borders.resize(std::max(borders.size(), static_cast<std::size_t>(cat->float_count) + cat->derived.size()));
   for (std::int64_t j = 0; j < learn.num_features(); ++j) mi.feature_names.push_back(learn.feature_name(j));
   mi.loss = loss;
   mi.bias = bias;

@@ -12,6 +12,7 @@
 
 #include "cbg/core/error.hpp"
 #include "cbg/train/score_math.hpp"
+#include "cbg/train/search_extension.hpp"
 #include "cbg/train/tree_search.hpp"
 #include "src/train/tree_search_common.hpp"
 
@@ -71,6 +72,11 @@ struct level_histograms {
 
 tree_structure search_tree_host(const host_search_input& in, const tree_search_params& params,
                                 std::vector<std::uint32_t>& leaf_index) {
+  return search_tree_host(in, params, leaf_index, nullptr);
+}
+
+tree_structure search_tree_host(const host_search_input& in, const tree_search_params& params,
+                                std::vector<std::uint32_t>& leaf_index, search_extension* extension) {
   detail::validate_search(in.q, nullptr, in.dims, in.der, in.weight, in.noise, params);
   const quantize::host_quantized& q = *in.q;
   const std::int64_t rows = q.rows;
@@ -95,27 +101,35 @@ tree_structure search_tree_host(const host_search_input& in, const tree_search_p
     for (std::int64_t r = 0; r < rows; ++r) fixed[static_cast<std::size_t>(c * rows + r)] = to_fixed(v[r], scale);
   }
 
-  // 2. Histogram columns: feature f owns bins offset[f] .. offset[f] + bins[f] (none without borders).
-  const detail::bin_layout layout = detail::make_bin_layout(q.border_count);
-
   leaf_index.assign(static_cast<std::size_t>(rows), 0u);
   tree_structure tree;
   level_histograms h;
-  h.total_bins = layout.total_bins;
   h.channels = channels;
   std::vector<double> part_num;
   std::vector<double> part_den;
   std::vector<double> w_left;
   std::vector<double> w_right;
   for (int d = 0; d < params.depth; ++d) {
+    // 2. Histogram columns: feature f owns bins offset[f] .. offset[f] + bins[f] (none without
+    // borders); the extension's columns of this level (if any) come after the pool's features.
+    const std::vector<search_extension::column> extra =
+        extension != nullptr ? extension->candidates(d, tree.splits, q) : std::vector<search_extension::column>{};
+    std::vector<std::int32_t> border_count = q.border_count;
+    for (const auto& e : extra) border_count.push_back(e.border_count);
+    const detail::bin_layout layout = detail::make_bin_layout(border_count);
+    const std::int64_t all_features = nf + static_cast<std::int64_t>(extra.size());
+    const auto bin_of = [&](std::int64_t r, std::int64_t f) -> std::uint32_t {
+      return f < nf ? q.bin(r, f) : extra[static_cast<std::size_t>(f - nf)].bins[r];
+    };
+    h.total_bins = layout.total_bins;
     const std::int64_t leaves = std::int64_t{1} << d;
     h.sums.assign(static_cast<std::size_t>(leaves * channels * h.total_bins), 0);
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t p = leaf_index[static_cast<std::size_t>(r)];
-      for (std::int64_t f = 0; f < nf; ++f) {
+      for (std::int64_t f = 0; f < all_features; ++f) {
         const std::int32_t nb = layout.bins[static_cast<std::size_t>(f)];
         if (nb == 0) continue;
-        const std::int64_t col = layout.offset[static_cast<std::size_t>(f)] + q.bin(r, f);
+        const std::int64_t col = layout.offset[static_cast<std::size_t>(f)] + bin_of(r, f);
         for (int c = 0; c < channels; ++c) {
           h.sums[static_cast<std::size_t>((p * channels + c) * h.total_bins + col)] +=
               fixed[static_cast<std::size_t>(c * rows + r)];
@@ -127,7 +141,7 @@ tree_structure search_tree_host(const host_search_input& in, const tree_search_p
     bool found = false;
     double best_score = 0.0;
     split best{};
-    for (std::int64_t f = 0; f < nf; ++f) {
+    for (std::int64_t f = 0; f < all_features; ++f) {
       const std::int32_t nb = layout.bins[static_cast<std::size_t>(f)];
       if (nb < 2) continue;
       const std::int64_t borders = nb - 1;
@@ -164,8 +178,14 @@ tree_structure search_tree_host(const host_search_input& in, const tree_search_p
           }
         }
       }
-      const bool noisy = params.score == score_function::cosine && !in.noise.empty();
-      const double noise = noisy ? in.noise[static_cast<std::size_t>(d * nf + f)] : 0.0;
+      bool noisy = params.score == score_function::cosine && !in.noise.empty();
+      double noise = 0.0;
+      if (noisy && f < nf) {
+        noise = in.noise[static_cast<std::size_t>(d * nf + f)];
+      } else if (noisy) {  // an extension column
+        noisy = static_cast<bool>(extension->column_noise);
+        if (noisy) noise = extension->column_noise(d, static_cast<std::size_t>(f - nf));
+      }
       for (std::int64_t b = 0; b < borders; ++b) {
         double num = 0.0;
         double den = cosine_den0;
@@ -185,11 +205,15 @@ tree_structure search_tree_host(const host_search_input& in, const tree_search_p
         }
       }
     }
-    // 4. No candidate, or the best split is already in the tree: the tree ends here.
-    if (!found || std::find(tree.splits.begin(), tree.splits.end(), best) != tree.splits.end()) break;
+    // 4. No candidate, or the best split is already in the tree: the tree ends here. An extension
+    // column is recorded under the id the extension gives it.
+    if (!found) break;
+    const std::int64_t column = best.feature;
+    if (column >= nf) best.feature = extension->commit(static_cast<std::size_t>(column - nf));
+    if (std::find(tree.splits.begin(), tree.splits.end(), best) != tree.splits.end()) break;
     tree.splits.push_back(best);
     for (std::int64_t r = 0; r < rows; ++r) {
-      if (static_cast<std::int32_t>(q.bin(r, best.feature)) > best.bin) {
+      if (static_cast<std::int32_t>(bin_of(r, column)) > best.bin) {
         leaf_index[static_cast<std::size_t>(r)] |= 1u << d;
       }
     }

@@ -33,6 +33,7 @@
 #include "cbg/train/trainer.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
+#include "unit/ctr/predict_util.hpp"
 
 namespace {
 
@@ -136,16 +137,7 @@ std::vector<double> predict(const cbg::model::model& m, const cat_data& d, int d
     cats.push_back(cbg::model::cat_hash_int(d.a[static_cast<std::size_t>(r)]));
     cats.push_back(cbg::model::cat_hash_int(d.b[static_cast<std::size_t>(r)]));
   }
-  cbg::model::host_rows hr;
-  hr.n_rows = static_cast<std::size_t>(d.rows);
-  hr.floats = d.x.data();
-  hr.float_row_stride = 1;
-  hr.cat_hashes = cats.data();
-  hr.cat_row_stride = 2;
-  std::vector<double> out(static_cast<std::size_t>(d.rows * dims));
-  cbg::model::predict_host(m, hr, cbg::model::prediction_type::raw_formula_val, 0, m.tree_count(), out.data(),
-                           out.size());
-  return out;
+  return cbg::test::predict_raw(m, d.x.data(), cats, 2, d.rows, dims);
 }
 
 // Each row's position in the permutation of `seed` (ascending (key, row)).
@@ -198,7 +190,7 @@ TEST_CASE("CTR options parse CatBoost's syntax and refuse bad values by name", "
   CHECK(bad(R"({"per_feature_ctr": ["Borders"]})") == status::invalid_argument);
   CHECK(bad(R"({"simple_ctr": ["Borders:TargetBorderCount=2"]})") == status::not_implemented);
   CHECK(bad(R"({"simple_ctr": ["Borders:PriorEstimation=BetaPrior"]})") == status::not_implemented);
-  CHECK(bad(R"({"max_ctr_complexity": 2})") == status::not_implemented);
+  CHECK(bad(R"({"max_ctr_complexity": 0})") == status::invalid_argument);  // above 1: combinations.hpp
   try {
     (void)cbg::train::parse_params(R"({"simple_ctr": ["Borders:CtrBorderCount=0"]})");
     FAIL("accepted");
@@ -414,14 +406,7 @@ TEST_CASE("Training with categorical features: model features, tables and eval p
     const std::string params = std::string(R"({"iterations": 40, "depth": 4, "learning_rate": 0.2, "verbose": false,
         "bootstrap_type": "No", "random_strength": 0, "use_best_model": false, "loss_function": ")") +
                                (binary ? "Logloss" : "RMSE") + R"(", "one_hot_max_size": 3})";
-    double last_eval = 0;
-    cbg::train::train_options opts;
-    opts.eval = eval->pool.get();
-    opts.on_iteration = [&](const cbg::train::progress& pg) {
-      last_eval = pg.eval;
-      return true;
-    };
-    const cbg::model::model m = cbg::train::train(*learn->pool, params, opts);
+    const auto [m, last_eval] = cbg::test::train_with_eval(*learn->pool, params, *eval->pool);
     CHECK(m.float_features.size() == 1);
     REQUIRE(m.cat_features.size() == 2);
     CHECK(m.cat_features[1].flat_index == 2);
@@ -452,14 +437,7 @@ TEST_CASE("MultiClass training with target CTRs: the model's eval predictions ar
   auto eval = make_cat_data(ctx, 400, true, 18, false, 3);
   const std::string params = R"({"iterations": 20, "depth": 4, "verbose": false, "loss_function": "MultiClass",
       "use_best_model": false, "simple_ctr": ["Borders", "Buckets", "BinarizedTargetMeanValue", "Counter"]})";
-  double last_eval = 0;
-  cbg::train::train_options opts;
-  opts.eval = eval->pool.get();
-  opts.on_iteration = [&](const cbg::train::progress& pg) {
-    last_eval = pg.eval;
-    return true;
-  };
-  const cbg::model::model m = cbg::train::train(*learn->pool, params, opts);
+  const auto [m, last_eval] = cbg::test::train_with_eval(*learn->pool, params, *eval->pool);
   CHECK(!m.ctr_features.empty());
   const std::vector<double> raw = predict(m, *eval, 3);
   double loss = 0;

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// Feature combinations (tree CTRs, catboost-training.md §2.5) on the host path: while a tree grows,
+// each level gets candidate CTR columns of the projections "a base projection of this tree + one
+// more categorical feature" (CatBoost's CPU rule, AddTreeCtrs in greedy_tensor_search.cpp): the
+// bases are the projection of each CTR split already in the tree and the projection of all its
+// float and one-hot splits; a candidate combines at most max_ctr_complexity features. Their values
+// are ordered CTRs over the learn rows (the permutation, target classes and priors of the simple
+// CTRs; the combinations_ctr list, by default Borders with Uniform and FeatureFreq with Median
+// quantization, 15 borders each), quantized like the derived columns, and scored with the pool's
+// features through the tree search's extension hook. A column that wins a split becomes a model
+// CTR feature: it is appended to prepared_data::derived (so its feature id is float_count + its
+// index there, as for the simple CTRs) with its table over all learn rows in prepared_data::tables,
+// keyed by CatBoost's projection hash (model::projection_add_cat over the categorical features in
+// ascending order, then the bits of its float splits and one-hot splits, each sorted ascending), so
+// the model builder writes it like any CTR feature.
+//
+// CatBoost's rules: the candidate rule above, the length limit (categorical features + float splits
+// + one-hot splits <= max_ctr_complexity) and the skipping of one-hot and already present features
+// are read in catboost/libs/algo/greedy_tensor_search.cpp (AddTreeCtrs). CatBoost's GPU searcher
+// (cuda/methods/tree_ctrs.h, TTreeCtrDataSetsHelper::AddSplit) differs: its base tensor accumulates
+// the CTR splits' tensors of the tree, and its float/one-hot splits form a separate base; we follow
+// the CPU rule (either way CatBoost loads and evaluates the model the same: tested). Not matched:
+// CatBoost's permutations and noise draws (ours: the simple CTRs' seeded permutation and our noise
+// stream), ctr_leaf_count_limit, the model_size_reg penalty; the order of float and one-hot splits
+// inside a projection is ours (ascending).
+//
+// Not (yet) done: the GPU path (the trainer refuses an explicit max_ctr_complexity > 1 on a GPU and
+// uses 1 where the parameter is not set).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "cbg/ctr/features.hpp"
+#include "cbg/train/search_extension.hpp"
+
+namespace cbg::train {
+struct train_params;
+}
+
+namespace cbg::ctr {
+
+// The effective max_ctr_complexity: the parameter when given, else CatBoost's default (4, or 1
+// below 200 iterations).
+int max_ctr_complexity_of(const options& o, int iterations);
+
+// The number of features a projection combines (categorical features, float splits, one-hot
+// splits: CatBoost's GetFullProjectionLength).
+std::size_t projection_length(const model::projection& p);
+
+// The candidate projections of one level: each non-empty base projection plus one feature of
+// `ctr_cats` not in it, of at most `max_complexity` features, without duplicates, in ascending
+// order (categorical features sorted ascending in each).
+std::vector<model::projection> combination_candidates(const std::vector<model::projection>& bases,
+                                                      const std::vector<std::int32_t>& ctr_cats, int max_complexity);
+
+// The projection key of one object's categorical hashes `cats` (in the projection's order); the
+// bits of its float and one-hot splits follow through model::projection_add_bit.
+std::uint64_t combination_key(const std::uint32_t* cats, std::size_t n);
+
+// The extension for the host tree search. `prepared` (from prepare_categorical_host on the same
+// pools) must outlive it; committed combinations are appended to it. `targets` as for
+// prepare_categorical_host (copied); `seed` must be the one the simple CTRs used.
+std::unique_ptr<train::search_extension> make_combinations_host(const pool& learn, const pool* eval,
+                                                                const options& o, const ctr_targets& targets,
+                                                                std::uint64_t seed, int max_complexity,
+                                                                prepared_data& prepared);
+
+// The trainer's entry: the extension for training with parameters `p` (targets read from the
+// learn labels as prepare_for_training reads them), or null when max_ctr_complexity is 1 or no
+// categorical feature has CTRs.
+std::unique_ptr<train::search_extension> combinations_for_training(const pool& learn, const pool* eval,
+                                                                   const train::train_params& p,
+                                                                   prepared_data& prepared);
+
+}  // namespace cbg::ctr

@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: Apache-2.0
+// Feature combinations on the host path (combinations.hpp).
+#include "cbg/ctr/combinations.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "cbg/core/error.hpp"
+#include "cbg/ctr/ctr_math.hpp"
+#include "cbg/train/boosting.hpp"
+#include "src/ctr/pool_views.hpp"
+#include "src/ctr/host_helpers.hpp"
+
+namespace cbg::ctr {
+
+int max_ctr_complexity_of(const options& o, int iterations) {
+  if (o.max_ctr_complexity) return *o.max_ctr_complexity;
+  return iterations < 200 ? 1 : 4;
+}
+
+std::size_t projection_length(const model::projection& p) {
+  return p.cat_features.size() + p.float_splits.size() + p.one_hot_splits.size();
+}
+
+std::vector<model::projection> combination_candidates(const std::vector<model::projection>& bases,
+                                                      const std::vector<std::int32_t>& ctr_cats, int max_complexity) {
+  std::set<model::projection> out;
+  for (const model::projection& base : bases) {
+    if (projection_length(base) == 0 || static_cast<int>(projection_length(base)) + 1 > max_complexity) continue;
+    for (std::int32_t c : ctr_cats) {
+      if (std::find(base.cat_features.begin(), base.cat_features.end(), c) != base.cat_features.end()) continue;
+      model::projection p = base;
+      p.cat_features.push_back(c);
+      std::sort(p.cat_features.begin(), p.cat_features.end());
+      out.insert(std::move(p));
+    }
+  }
+  return {out.begin(), out.end()};
+}
+
+std::uint64_t combination_key(const std::uint32_t* cats, std::size_t n) {
+  std::uint64_t h = 0;
+  for (std::size_t i = 0; i < n; ++i) h = model::projection_add_cat(h, cats[i]);
+  return h;
+}
+
+namespace {
+
+bool is_counter(model::ctr_type t) {
+  return t == model::ctr_type::counter || t == model::ctr_type::feature_freq;
+}
+
+// One candidate column: a CTR feature of a projection, its borders and every learn row's bin.
+struct column_data {
+  model::ctr_description desc;
+  std::vector<float> borders;
+  std::vector<std::uint8_t> bins;
+};
+
+// A projection's learn keys (dense ids in order of first appearance) and its candidate columns.
+struct projection_data {
+  model::projection proj;
+  std::vector<std::uint32_t> ids;   // per learn row
+  std::vector<std::uint64_t> keys;  // per id
+  std::vector<column_data> columns;
+};
+
+// A combination that won a split: what the trainer and the backend ask for later.
+struct committed_column {
+  std::vector<float> borders;
+  std::vector<float> eval;  // the model's values on the eval rows
+};
+
+// Projections whose columns stay cached between levels beyond those of the current level (CatBoost's
+// CPU trainer keeps 50 online CTR projections).
+constexpr std::size_t max_cached_projections = 64;
+
+class host_combinations final : public train::search_extension {
+ public:
+  host_combinations(const pool& learn, const pool* eval, const options& o, const ctr_targets& targets,
+                    std::uint64_t seed, int max_complexity, prepared_data& prepared)
+      : learn_(learn), eval_(eval), o_(o), seed_(seed), max_complexity_(max_complexity), prepared_(prepared) {
+    n_ = learn.num_rows();
+    ne_ = eval != nullptr ? eval->num_rows() : 0;
+    binarize_ = targets.binarize;
+    multiclass_ = targets.multiclass;
+    classes_ = targets.multiclass ? std::max(2, targets.classes) : 2;
+    CBG_EXPECTS(targets.learn != nullptr && static_cast<std::int64_t>(targets.learn->size()) == n_,
+                status::internal, "CTR targets are missing");
+    targets_ = *targets.learn;
+    specs_ = o.combinations_ctr ? *o.combinations_ctr : default_ctrs(true);
+    first_id_ = static_cast<std::int32_t>(prepared.float_count + static_cast<std::int64_t>(prepared.derived.size()));
+    std::set<std::int32_t> cats;
+    for (const derived_feature& d : prepared.derived) {
+      if (d.kind == derived_kind::ctr && d.ctr.base.proj.cat_features.size() == 1) cats.insert(d.cat_index);
+    }
+    ctr_cats_.assign(cats.begin(), cats.end());
+  }
+
+  std::vector<column> candidates(int /*depth*/, const std::vector<train::split>& chosen,
+                                 const quantize::host_quantized& q) override {
+    // Base projections: those of the CTR splits already in the tree, and one of its float and
+    // one-hot splits (CatBoost's CPU rule).
+    if (nan_is_one_.empty()) {
+      for (std::int64_t f = 0; f < prepared_.float_count; ++f) {
+        nan_is_one_.push_back(q.mode[static_cast<std::size_t>(f)] == static_cast<std::uint8_t>(quantize::nan_mode::max));
+      }
+    }
+    std::vector<model::projection> bases(1);
+    for (const train::split& s : chosen) {
+      const std::int64_t k = s.feature - prepared_.float_count;
+      if (k < 0) {
+        const float border = q.borders[static_cast<std::size_t>(s.feature) * quantize::border_stride +
+                                       static_cast<std::size_t>(s.bin)];
+        bases[0].float_splits.push_back({s.feature, border});
+        continue;
+      }
+      const derived_feature& d = prepared_.derived[static_cast<std::size_t>(k)];
+      if (d.kind == derived_kind::ctr) bases.push_back(d.ctr.base.proj);
+      else bases[0].one_hot_splits.push_back({d.cat_index, d.value});
+    }
+    std::sort(bases[0].float_splits.begin(), bases[0].float_splits.end());
+    std::sort(bases[0].one_hot_splits.begin(), bases[0].one_hot_splits.end());
+    last_.clear();
+    const std::vector<model::projection> wanted = combination_candidates(bases, ctr_cats_, max_complexity_);
+    if (cache_.size() > max_cached_projections) {  // drop the columns no candidate of this level uses
+      for (auto it = cache_.begin(); it != cache_.end();) {
+        it = std::binary_search(wanted.begin(), wanted.end(), it->first) ? std::next(it) : cache_.erase(it);
+      }
+    }
+    std::vector<column> out;
+    for (const model::projection& proj : wanted) {
+      const projection_data& p = projection(proj);
+      for (const column_data& c : p.columns) {
+        if (c.borders.empty()) continue;
+        out.push_back({c.bins.data(), static_cast<std::int32_t>(c.borders.size())});
+        last_.push_back(&c);
+      }
+    }
+    return out;
+  }
+
+  std::int32_t commit(std::size_t k) override {
+    CBG_EXPECTS(k < last_.size(), status::internal, "feature combinations: no such candidate column");
+    const column_data& c = *last_[k];
+    const auto found = id_of_.find(c.desc);
+    if (found != id_of_.end()) return found->second;
+    const projection_data& p = projection(c.desc.base.proj);
+    const model::ctr_table& table = table_of(p, c.desc.base);
+    committed_column cc;
+    cc.borders = c.borders;
+    if (eval_ != nullptr) {
+      const std::vector<std::uint64_t> keys = row_keys(p.proj, true);
+      const model::ctr_table_view tv = table_view_of(table);
+      const model::ctr_calc calc = ctr_calc_of(c.desc);
+      cc.eval.resize(static_cast<std::size_t>(ne_));
+      for (std::int64_t r = 0; r < ne_; ++r) {
+        cc.eval[static_cast<std::size_t>(r)] = model::ctr_value_of(tv, calc, keys[static_cast<std::size_t>(r)]);
+      }
+    }
+    derived_feature d;
+    d.kind = derived_kind::ctr;
+    d.cat_index = c.desc.base.proj.cat_features.front();
+    d.ctr = c.desc;
+    prepared_.derived.push_back(d);
+    const auto id = static_cast<std::int32_t>(prepared_.float_count + static_cast<std::int64_t>(prepared_.derived.size()) - 1);
+    committed_.push_back(std::move(cc));
+    id_of_[c.desc] = id;
+    return id;
+  }
+
+  [[nodiscard]] float border(std::int32_t feature, std::int32_t bin) const override {
+    const committed_column& c = at(feature);
+    CBG_EXPECTS(bin >= 0 && static_cast<std::size_t>(bin) < c.borders.size(), status::internal,
+                "feature combinations: no such border");
+    return c.borders[static_cast<std::size_t>(bin)];
+  }
+
+  [[nodiscard]] const float* eval_values(std::int32_t feature) const override {
+    const committed_column& c = at(feature);
+    return c.eval.empty() ? nullptr : c.eval.data();
+  }
+
+ private:
+  [[nodiscard]] const committed_column& at(std::int32_t feature) const {
+    const std::int64_t k = static_cast<std::int64_t>(feature) - first_id_;
+    CBG_EXPECTS(k >= 0 && k < static_cast<std::int64_t>(committed_.size()), status::internal,
+                fmt::format("feature combinations: feature {} was not committed", feature));
+    return committed_[static_cast<std::size_t>(k)];
+  }
+
+  const std::vector<std::uint32_t>& hashes(std::int32_t cat, bool eval) {
+    auto& cache = eval ? eval_hashes_ : hashes_;
+    auto it = cache.find(cat);
+    if (it == cache.end()) {
+      const std::int32_t flat = prepared_.cat_flat[static_cast<std::size_t>(cat)];
+      it = cache.emplace(cat, column_hashes_host(eval ? *eval_ : learn_, flat)).first;
+    }
+    return it->second;
+  }
+
+  // Every row's projection key (learn, or eval), as the model computes it: the float splits on
+  // the rows' values (NaN on the side its quantization put it, as the model's NaN treatment does).
+  std::vector<std::uint64_t> row_keys(const model::projection& proj, bool eval) {
+    const std::int64_t rows = eval ? ne_ : n_;
+    const pool& src = eval ? *prepared_.eval : *prepared_.learn;
+    std::vector<const std::vector<std::uint32_t>*> h;
+    for (std::int32_t c : proj.cat_features) h.push_back(&hashes(c, eval));
+    std::vector<const std::vector<std::uint32_t>*> oh;
+    for (const model::one_hot_split& s : proj.one_hot_splits) oh.push_back(&hashes(s.cat_index, eval));
+    std::vector<std::uint64_t> keys(static_cast<std::size_t>(rows));
+    std::vector<std::uint32_t> v(h.size());
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      for (std::size_t k = 0; k < h.size(); ++k) v[k] = (*h[k])[i];
+      std::uint64_t key = combination_key(v.data(), v.size());
+      for (const model::float_split& s : proj.float_splits) {
+        const train::value_split vs{s.float_index, s.border, nan_is_one_[static_cast<std::size_t>(s.float_index)]};
+        const column_view& c = src.features()[static_cast<std::size_t>(s.float_index)];
+        key = model::projection_add_bit(key, train::split_is_one(vs, quantize::to_feature_float(c.value(r))));
+      }
+      for (std::size_t k = 0; k < oh.size(); ++k) {
+        key = model::projection_add_bit(key, model::one_hot_split_true((*oh[k])[i], proj.one_hot_splits[k].value));
+      }
+      keys[i] = key;
+    }
+    return keys;
+  }
+
+  // The permutation and the target classes of the ordered statistics (as prepare_categorical_host).
+  void ensure_targets(const ctr_spec& s) {
+    if (!order_.empty()) return;
+    cls_.resize(static_cast<std::size_t>(n_));
+    if (multiclass_) {
+      for (std::int64_t r = 0; r < n_; ++r) {
+        cls_[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(targets_[static_cast<std::size_t>(r)]);
+      }
+    } else {
+      const float border = binarize_ ? target_border_host(learn_.ctx(), targets_, s.target_border_type) : 0.5f;
+      for (std::int64_t r = 0; r < n_; ++r) {
+        cls_[static_cast<std::size_t>(r)] = target_class(targets_[static_cast<std::size_t>(r)], border);
+      }
+    }
+    float max_abs = 0.f;
+    for (float t : targets_) max_abs = std::max(max_abs, std::fabs(t));
+    fixed_scale_ = fixed_scale_for(max_abs, n_);
+    order_ = permutation_order(seed_, n_);
+  }
+
+  // The table of `base` over all learn rows (built once, kept in prepared_.tables).
+  const model::ctr_table& table_of(const projection_data& p, const model::ctr_base& base) {
+    for (const model::ctr_table& t : prepared_.tables) {
+      if (t.base == base) return t;
+    }
+    const std::size_t unique = p.keys.size();
+    const auto C = static_cast<std::size_t>(classes_);
+    model::ctr_table t;
+    t.base = base;
+    build_ctr_buckets(p.keys, t);
+    switch (base.type) {
+      case model::ctr_type::borders:
+      case model::ctr_type::buckets:
+        t.target_classes_count = classes_;
+        t.counts.assign(unique * C, 0);
+        for (std::int64_t r = 0; r < n_; ++r) ++t.counts[p.ids[static_cast<std::size_t>(r)] * C + cls_[static_cast<std::size_t>(r)]];
+        break;
+      case model::ctr_type::binarized_target_mean_value:
+      case model::ctr_type::float_target_mean_value: {
+        const bool fl = base.type == model::ctr_type::float_target_mean_value;
+        std::vector<std::int64_t> sums(unique, 0);
+        t.means.assign(unique, {});
+        for (std::int64_t r = 0; r < n_; ++r) {
+          const auto i = static_cast<std::size_t>(r);
+          sums[p.ids[i]] += fl ? to_fixed(targets_[i], fixed_scale_) : cls_[i];
+          ++t.means[p.ids[i]].count;
+        }
+        for (std::size_t id = 0; id < unique; ++id) {
+          t.means[id].sum = fl ? from_fixed(sums[id], fixed_scale_)
+                               : mean_sum(static_cast<std::uint32_t>(sums[id]), classes_);
+        }
+        break;
+      }
+      default: {  // counter types: not ordered
+        t.counts.assign(unique, 0);
+        for (std::uint32_t id : p.ids) ++t.counts[id];
+        std::int64_t counted = n_;
+        if (base.type == model::ctr_type::counter && o_.counter_calc_method == counter_calc::full && eval_ != nullptr) {
+          std::unordered_map<std::uint64_t, std::uint32_t> id_of;
+          for (std::size_t id = 0; id < unique; ++id) id_of.emplace(p.keys[id], static_cast<std::uint32_t>(id));
+          for (std::uint64_t k : row_keys(p.proj, true)) {
+            const auto it = id_of.find(k);
+            if (it != id_of.end()) ++t.counts[it->second];
+          }
+          counted += ne_;
+        }
+        t.counter_denominator = base.type == model::ctr_type::counter
+                                    ? (unique > 0 ? *std::max_element(t.counts.begin(), t.counts.end()) : 0)
+                                    : static_cast<std::int32_t>(counted);
+        break;
+      }
+    }
+    prepared_.tables.push_back(std::move(t));
+    return prepared_.tables.back();
+  }
+
+  // The learn values of one CTR feature of projection p: ordered for the target types, from the
+  // full table for the counter types.
+  std::vector<float> learn_values(const projection_data& p, const model::ctr_description& d) {
+    std::vector<float> v(static_cast<std::size_t>(n_));
+    const model::ctr_type t = d.base.type;
+    const std::size_t unique = p.keys.size();
+    if (is_counter(t)) {
+      const model::ctr_table& table = table_of(p, d.base);
+      for (std::int64_t r = 0; r < n_; ++r) {
+        const std::uint32_t id = p.ids[static_cast<std::size_t>(r)];
+        v[static_cast<std::size_t>(r)] = counter_value(static_cast<std::uint32_t>(table.counts[id]),
+                                                       static_cast<std::uint32_t>(table.counter_denominator),
+                                                       d.prior_num, d.prior_denom);
+      }
+      return v;
+    }
+    std::vector<std::uint32_t> total(unique, 0);
+    if (t == model::ctr_type::float_target_mean_value) {
+      std::vector<std::int64_t> sums(unique, 0);
+      for (std::uint32_t r : order_) {
+        const std::uint32_t id = p.ids[r];
+        v[r] = ordered_float_mean_value(sums[id], total[id], fixed_scale_, d.prior_num, d.prior_denom);
+        sums[id] += to_fixed(targets_[r], fixed_scale_);
+        ++total[id];
+      }
+      return v;
+    }
+    // Target types: per key the rows of each class seen so far; the feature's terms from them.
+    const auto C = static_cast<std::size_t>(classes_);
+    std::vector<std::uint32_t> seen(unique * C, 0);
+    for (std::uint32_t r : order_) {
+      const std::uint32_t id = p.ids[r];
+      std::uint32_t terms = 0;
+      for (std::size_t c = 0; c < C; ++c) {
+        terms += seen[id * C + c] * target_term(t, d.target_border_idx, static_cast<std::uint8_t>(c));
+      }
+      v[r] = ordered_target_value(t, classes_, terms, total[id], d.prior_num, d.prior_denom);
+      ++seen[id * C + cls_[r]];
+      ++total[id];
+    }
+    return v;
+  }
+
+  // Quantizes one column as the derived columns are (the CTR's border count and type, no NaNs).
+  void quantize_column(const std::vector<float>& values, const ctr_spec& s, column_data& out) {
+    view_set views;
+    pool_inputs in;
+    in.columns.push_back(views.host_floats(values.data(), n_));
+    const pool one = pool::build(learn_.ctx(), std::move(in));
+    quantize::options qo;
+    qo.border_count = s.ctr_border_count;
+    qo.type = s.ctr_border_type;
+    qo.mode = quantize::nan_mode::forbidden;
+    const quantize::host_quantized q = quantize::quantize_host(one, qo);
+    const auto count = static_cast<std::size_t>(q.border_count[0]);
+    out.borders.assign(q.borders.begin(), q.borders.begin() + static_cast<std::ptrdiff_t>(count));
+    out.bins.resize(static_cast<std::size_t>(n_));
+    for (std::int64_t r = 0; r < n_; ++r) out.bins[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(q.bin(r, 0));
+  }
+
+  // The keys and candidate columns of a projection (computed once).
+  const projection_data& projection(const model::projection& proj) {
+    auto it = cache_.find(proj);
+    if (it != cache_.end()) return *it->second;
+    auto p = std::make_unique<projection_data>();
+    p->proj = proj;
+    std::unordered_map<std::uint64_t, std::uint32_t> id_of;
+    p->ids.resize(static_cast<std::size_t>(n_));
+    const std::vector<std::uint64_t> keys = row_keys(proj, false);
+    for (std::int64_t r = 0; r < n_; ++r) {
+      const auto [at, added] = id_of.emplace(keys[static_cast<std::size_t>(r)], static_cast<std::uint32_t>(p->keys.size()));
+      if (added) p->keys.push_back(keys[static_cast<std::size_t>(r)]);
+      p->ids[static_cast<std::size_t>(r)] = at->second;
+    }
+    std::vector<model::ctr_description> done;
+    for (const ctr_spec& s : specs_) {
+      ensure_targets(s);
+      model::ctr_base base;
+      base.proj = proj;
+      base.type = s.type;
+      const int features = is_counter(s.type) ? 1 : target_features_of(s.type, classes_);
+      for (int j = 0; j < features; ++j) {
+        for (const prior& pr : s.priors) {
+          derived_feature d;
+          if (!next_ctr_feature(proj.cat_features.front(), base, j, pr, done, d)) continue;
+          column_data c;
+          c.desc = d.ctr;
+          quantize_column(learn_values(*p, c.desc), s, c);
+          p->columns.push_back(std::move(c));
+        }
+      }
+    }
+    return *cache_.emplace(proj, std::move(p)).first->second;
+  }
+
+  const pool& learn_;
+  const pool* eval_;
+  options o_;
+  std::uint64_t seed_;
+  int max_complexity_;
+  prepared_data& prepared_;
+  std::int64_t n_ = 0, ne_ = 0;
+  bool binarize_ = false, multiclass_ = false;
+  int classes_ = 2;
+  std::vector<float> targets_;
+  std::vector<ctr_spec> specs_;
+  std::int32_t first_id_ = 0;
+  std::vector<std::int32_t> ctr_cats_;
+  std::vector<std::uint8_t> nan_is_one_;  // per float feature: NaN goes to the "1" side
+  std::map<std::int32_t, std::vector<std::uint32_t>> hashes_, eval_hashes_;
+  std::vector<std::uint32_t> order_;
+  std::vector<std::uint8_t> cls_;
+  double fixed_scale_ = 1.0;
+  std::map<model::projection, std::unique_ptr<projection_data>> cache_;
+  std::vector<const column_data*> last_;
+  std::vector<committed_column> committed_;
+  std::map<model::ctr_description, std::int32_t> id_of_;
+};
+
+}  // namespace
+
+std::unique_ptr<train::search_extension> make_combinations_host(const pool& learn, const pool* eval,
+                                                                const options& o, const ctr_targets& targets,
+                                                                std::uint64_t seed, int max_complexity,
+                                                                prepared_data& prepared) {
+  auto c = std::make_unique<host_combinations>(learn, eval, o, targets, seed, max_complexity, prepared);
+  return c;
+}
+
+}  // namespace cbg::ctr
