@@ -882,6 +882,7 @@ class device_backend final : public boosting_backend {
     scratch_a_ = buffer<double>(static_cast<std::size_t>(tiles_of(rows()) * metric_terms));
     scratch_b_ = buffer<double>(static_cast<std::size_t>(tiles_of(tiles_of(rows())) * metric_terms));
     result_ = buffer<unsigned char>(result_leaf_at);
+    zero(result_.data(), result_.size());  // read back as whole records (see ensure)
   }
 
   [[nodiscard]] std::int64_t rows() const override { return q_.rows; }
