@@ -28,6 +28,7 @@
 #include "cbg/train/trainer.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
+#include "unit/ctr/cat_data.hpp"
 
 namespace tr = cbg::train;
 
@@ -203,6 +204,29 @@ TEST_CASE("sharded training on 2 and 4 GPUs gives the single-GPU model byte for 
       const cbg::model::model sharded =
           tr::train(*learn->pool, with_devices(c.params, n == 2 ? "0:1" : "0-3"), o);
       check_same_model(single, sharded);
+    }
+  }
+}
+
+// Categorical features: the one-hot and ordered CTR columns are computed once, on the pool's device,
+// over all learn rows (the statistics every shard sees are the single-GPU ones), then sharded like
+// float columns; the model's CTR tables come from all learn rows too.
+TEST_CASE("sharded training on categorical data gives the single-GPU model byte for byte", "[gpu][dist]") {
+  CBG_REQUIRE_GPUS(2);
+  auto ctx = context_on(0);
+  for (const bool binary : {true, false}) {
+    auto learn = cbg::test::make_cat_data(ctx, 40000, binary, 71, true);
+    auto eval = cbg::test::make_cat_data(ctx, 9000, binary, 72, true);
+    const std::string params = binary ? R"({"loss_function": "Logloss", "iterations": 15, "one_hot_max_size": 4})"
+                                      : R"({"loss_function": "RMSE", "iterations": 15})";
+    tr::train_options o;
+    o.eval = eval->pool.get();
+    const cbg::model::model single = tr::train(*learn->pool, with_devices(params, "0"), o);
+    REQUIRE(!single.ctr_features.empty());
+    for (const int n : {2, 4}) {
+      if (cbg::visible_device_count() < n) continue;
+      INFO(n << " devices, " << (binary ? "Logloss" : "RMSE"));
+      check_same_model(single, tr::train(*learn->pool, with_devices(params, n == 2 ? "0:1" : "0-3"), o));
     }
   }
 }
