@@ -119,7 +119,7 @@ class nccl_reducer final : public reducer {
     check(api().all_gather(send, recv, bytes, nccl_uint8, comm_, stream), "all-gather");
   }
   [[nodiscard]] counters enqueued() const noexcept override { return {calls_, host_ms_}; }
-  void abort() noexcept override {
+  void cancel() noexcept override {
     if (aborted_.exchange(true)) return;
     // A caller's communicator is theirs to abort; ours is aborted so that no rank waits forever.
     if (owned_) (void)api().comm_abort(comm_);

@@ -188,7 +188,7 @@ void rank_threads::loop(int rank) {
         } catch (...) {
           first_message_ = "unknown error";
         }
-        for (reducer* red : reducers_) red->abort();
+        for (reducer* red : reducers_) red->cancel();
       }
     }
     if (pending_.fetch_sub(1) == 1) {

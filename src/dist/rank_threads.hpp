@@ -39,7 +39,7 @@ class solo_reducer : public reducer {
   void max_u64(unsigned long long*, std::size_t, cudaStream_t) override {}
   void min_u64(unsigned long long*, std::size_t, cudaStream_t) override {}
   void all_gather(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) override;
-  void abort() noexcept override {}
+  void cancel() noexcept override {}
 };
 
 // Per-call totals of the hand-offs, appended as one JSON line to CBGPU_DIST_PROFILE's file when the
@@ -83,7 +83,7 @@ class dist_profile {
 
 class rank_threads {
  public:
-  // Thread r makes devices[r] current (none for a negative one); a failure aborts every reducer so that waiting ranks return.
+  // Thread r makes devices[r] current (none for a negative one); a failure cancels every reducer so that waiting ranks return.
   rank_threads(std::vector<int> devices, std::vector<reducer*> reducers, dist_profile* profile);
   ~rank_threads();
   rank_threads(const rank_threads&) = delete;
@@ -91,7 +91,7 @@ class rank_threads {
 
   [[nodiscard]] int size() const noexcept { return static_cast<int>(devices_.size()); }
 
-  // Runs f(rank) on every rank's thread; rethrows the first failure (after aborting the
+  // Runs f(rank) on every rank's thread; rethrows the first failure (after cancelling the
   // communicators, so that ranks waiting for the failed one return). `name` labels the profile.
   void run(const char* name, const std::function<void(int)>& f);
   // Whether a call failed on some rank (its communicators are aborted then: not to be used again).

@@ -69,7 +69,7 @@ class reducer {
   virtual void all_gather(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) = 0;
   // Makes every pending and later collective of this reducer fail (after another rank failed), so
   // that no rank waits forever. Idempotent.
-  virtual void abort() noexcept = 0;
+  virtual void cancel() noexcept = 0;
   // Collectives enqueued so far and the host time spent enqueuing them (the sharded backend's
   // profile, CBGPU_DIST_PROFILE).
   struct counters {

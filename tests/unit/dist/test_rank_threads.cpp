@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Multi-GPU (issue 9), host side: the rank threads of the sharded backend (src/dist/rank_threads.hpp):
-// every call runs once on every rank, the first failure aborts the reducers and breaks the group,
+// every call runs once on every rank, the first failure cancels the reducers and breaks the group,
 // and the profile (CBGPU_DIST_PROFILE) writes its JSON line. Threads with a negative device touch no GPU.
 #include <atomic>
 #include <cstdio>
@@ -24,7 +24,7 @@ namespace {
 
 class counting_reducer final : public cd::solo_reducer {
  public:
-  void abort() noexcept override { aborted.fetch_add(1); }
+  void cancel() noexcept override { aborted.fetch_add(1); }
   std::atomic<int> aborted{0};
 };
 
