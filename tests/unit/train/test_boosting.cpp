@@ -27,10 +27,10 @@
 #include "cbg/train/params.hpp"
 #include "cbg/train/reduce_math.hpp"
 #include "cbg/train/trainer.hpp"
+#include "unit/train/train_data.hpp"  // the generated data set
 #include "src/train/boosting_common.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
-#include "unit/train/train_data.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -603,6 +603,7 @@ TEST_CASE("host training: labels that do not fit the loss are refused", "[train]
 
 // ---- the GPU boosting loop -----------------------------------------------------------------------------
 using cbg::test::device_pool;
+using device_pool_fixture = cbg::test::device_train_pool;
 
 TEST_CASE("GPU training equals the host reference tree for tree, byte for byte", "[gpu][train]") {
   CBG_REQUIRE_GPU();
@@ -639,7 +640,7 @@ TEST_CASE("GPU training equals the host reference tree for tree, byte for byte",
     dataset d = make_data(20000, 7, c.kind, 21, /*weights=*/true);
     dataset e = make_data(3000, 7, c.kind, 22);
     pool_fixture hl = host_pool(hctx, d, true), he = host_pool(hctx, e);
-    auto gl = device_pool(gctx, d, true), ge = device_pool(gctx, e);
+    device_pool_fixture gl = device_pool(gctx, d, true), ge = device_pool(gctx, e);
     tr::train_options ho, go;
     ho.eval = he.pool.get();
     go.eval = ge.pool.get();
@@ -683,7 +684,7 @@ TEST_CASE("GPU training is deterministic: two runs give the same model file", "[
   CBG_REQUIRE_GPU();
   auto gctx = make_context(0);
   dataset d = make_data(300000, 12, "binary", 31);
-  auto g = device_pool(gctx, d);
+  device_pool_fixture g = device_pool(gctx, d);
   const std::string params = R"({"loss_function": "Logloss", "iterations": 30, "verbose": false})";
   const auto a = cbm_bytes(tr::train(*g.pool, params, {}));
   const auto b = cbm_bytes(tr::train(*g.pool, params, {}));
@@ -696,7 +697,7 @@ TEST_CASE("GPU training from device tensors copies no dataset-sized data to the 
   const std::int64_t rows = 1000000;
   dataset d = make_data(rows, 10, "regression", 41);
   dataset e = make_data(200000, 10, "regression", 42);
-  auto g = device_pool(sctx, d, true), ge = device_pool(sctx, e);
+  device_pool_fixture g = device_pool(sctx, d, true), ge = device_pool(sctx, e);
   sctx->copies().reset();
   tr::train_options o;
   o.eval = ge.pool.get();
