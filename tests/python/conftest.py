@@ -68,13 +68,19 @@ def _torch_or_why():
     return torch, None
 
 
+def _gpu_module_or_skip(find):
+    """The module `find` returns; skips without a GPU or where `find` says why it is not usable."""
+    _require_gpu()
+    module, why = find()
+    if module is None:
+        pytest.skip(why)
+    return module
+
+
 @pytest.fixture
 def cp():
     """The cupy module with device 0 current; skips without a GPU or a usable CuPy."""
-    _require_gpu()
-    cupy, why = _cupy_or_why()
-    if cupy is None:
-        pytest.skip(why)
+    cupy = _gpu_module_or_skip(_cupy_or_why)
     with cupy.cuda.Device(0):
         yield cupy
 
@@ -82,11 +88,7 @@ def cp():
 @pytest.fixture
 def torch():
     """The torch module with CUDA; skips without a GPU or a CUDA PyTorch."""
-    _require_gpu()
-    module, why = _torch_or_why()
-    if module is None:
-        pytest.skip(why)
-    return module
+    return _gpu_module_or_skip(_torch_or_why)
 
 
 @pytest.fixture
