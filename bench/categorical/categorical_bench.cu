@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
   cbg::device_buffer<std::int64_t> ints(static_cast<std::size_t>(rows), s, ctx->resource());
   cbg::device_buffer<std::int32_t> codes(static_cast<std::size_t>(rows), s, ctx->resource());
   const double r = static_cast<double>(rows);
-  double total_int = 0, total_str = 0, total_dict = 0, total_ph = 0, total_pt = 0;
+  double total_int = 0, total_str = 0, total_dict = 0, total_ph = 0;
   for (std::size_t k = 0; k < cards.size(); ++k) {
     const std::uint64_t card = cards[k];
     const std::uint64_t seed = 1000 + k;
@@ -237,13 +237,6 @@ int main(int argc, char** argv) {
       unique = ph.unique;
     });
     report("int64", card, "perfect_hash", ph_ms, 8.0 * r + 8.0 * static_cast<double>(unique), gbps, rows, prop.name);
-    const double pt_ms = t.median_ms(reps, [&] {
-      const auto ph = cbg::categorical::perfect_hash_device_table(*ctx, hashes.data(), rows);
-      if (ph.unique != unique) std::printf("  MISMATCH: table %lld distinct, sort %lld\n",
-                                           static_cast<long long>(ph.unique), static_cast<long long>(unique));
-    });
-    report("int64", card, "perfect_table", pt_ms, 8.0 * r + 8.0 * static_cast<double>(unique), gbps, rows, prop.name);
-    total_pt += pt_ms;
     if (unique > static_cast<std::int64_t>(card) || unique < static_cast<std::int64_t>(card) * 9 / 10) {
       std::printf("  (note: %lld distinct values drawn of %llu)\n", static_cast<long long>(unique),
                   static_cast<unsigned long long>(card));
@@ -252,7 +245,7 @@ int main(int argc, char** argv) {
     total_ph += ph_ms;
   }
   std::printf("8 columns x %lld rows: int64 hash %.2f ms, utf8 hash %.2f ms, dictionary %.2f ms, perfect hash "
-              "%.2f ms (sort) / %.2f ms (table)\n",
-              static_cast<long long>(rows), total_int, total_str, total_dict, total_ph, total_pt);
+              "%.2f ms\n",
+              static_cast<long long>(rows), total_int, total_str, total_dict, total_ph);
   return 0;
 }

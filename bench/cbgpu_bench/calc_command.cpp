@@ -83,14 +83,6 @@ void predict_on_host(const cbg_model_t* model, const loaded_dataset& data, std::
 
 // ---- GPU: a pool of the model's features in device memory, cbg_predict_to_device ---------------------
 
-template <class T>
-managed_tensor device_column(const std::vector<T>& values, int32_t device) {
-  std::shared_ptr<void> memory = device_copy(values.data(), values.size() * sizeof(T), device);
-  void* data = memory.get();
-  return managed_tensor::wrap(std::move(memory), data, dl::DLDevice{dl::kDLCUDA, device}, dtype_of<T>(),
-                              {static_cast<int64_t>(values.size())});
-}
-
 // The pool of the model's flat features in device memory: numeric columns as float32, categorical
 // ones as dictionary string columns (hashed on the device from the file's text, as CatBoost hashes it).
 pool_handle device_pool(cbg_context_t* ctx, const cbg_model_t* model, const loaded_dataset& data, int32_t device) {
@@ -101,7 +93,7 @@ pool_handle device_pool(cbg_context_t* ctx, const cbg_model_t* model, const load
     if (f.categorical) {
       features.add_categorical(f, device);
     } else {
-      features.add_numeric(device_column(f.values, device));
+      features.add_numeric(device_tensor(f.values, {static_cast<int64_t>(f.values.size())}, device));
     }
   }
   cbg_pool_desc_t desc;

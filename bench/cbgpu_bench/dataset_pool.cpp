@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "cuda_device.hpp"
 
 namespace cbgpu_bench {
 
@@ -20,10 +19,7 @@ std::vector<int64_t> rows_shape(int64_t rows, int64_t dims) {
 template <class T>
 managed_tensor tensor_of(std::vector<T> values, std::vector<int64_t> shape, int32_t device) {
   if (device < 0) return managed_tensor::host(std::move(values), std::move(shape));
-  std::shared_ptr<void> memory = device_copy(values.data(), values.size() * sizeof(T), device);
-  void* data = memory.get();
-  return managed_tensor::wrap(std::move(memory), data, dl::DLDevice{dl::kDLCUDA, device}, dtype_of<T>(),
-                              std::move(shape));
+  return device_tensor(values, std::move(shape), device);
 }
 
 }  // namespace

@@ -5,16 +5,28 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "cbgpu/cbgpu.h"
+#include "cuda_device.hpp"
 #include "dataset.hpp"
 #include "library.hpp"
 #include "managed_tensor.hpp"
 
 namespace cbgpu_bench {
+
+// A tensor the library consumes over a copy of `values` on GPU `device` (a device buffer that the
+// tensor's deleter frees). Throws std::runtime_error where the copy fails.
+template <class T>
+managed_tensor device_tensor(const std::vector<T>& values, std::vector<int64_t> shape, int32_t device) {
+  std::shared_ptr<void> memory = device_copy(values.data(), values.size() * sizeof(T), device);
+  void* data = memory.get();
+  return managed_tensor::wrap(std::move(memory), data, dl::DLDevice{dl::kDLCUDA, device}, dtype_of<T>(),
+                              std::move(shape));
+}
 
 // A categorical column as a dictionary string column (cbg_string_column_t): the int64 code of each
 // row, and the text of each code in Arrow's layout (int64 offsets, UTF-8 bytes). The library hashes

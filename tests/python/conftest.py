@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""pytest setup: import the in-tree binding (python/cbgpu) and provide a CPU context.
+"""pytest setup: import the in-tree binding (python/cbgpu); provide a CPU context and the GPU array
+modules (`cp`: CuPy, `torch`: CUDA PyTorch, `to_device`: either), which skip where not usable.
 
 The library comes from $CBGPU_LIBRARY (CTest sets it) or build/*/libcbgpu.so of this checkout.
 """
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 _HERE = Path(__file__).resolve().parent
@@ -35,32 +37,69 @@ def pytest_report_header(config):
             f"{cbgpu._capi.lib._name}; CUDA devices: {info['device_count']}")
 
 
-def _libcbgpu_gpu():
+# ---- GPU arrays: CuPy and PyTorch, for the tests that feed device memory -------------------------------
+# Each fixture skips the test (never fails it) without a CUDA device seen by libcbgpu, or without a
+# usable CuPy / CUDA PyTorch: CI has neither GPU nor CuPy nor torch.
+
+
+def _require_gpu():
     if cbgpu.device_count() == 0:
         pytest.skip("libcbgpu sees no CUDA device")
 
 
-@pytest.fixture
-def gpu_cupy():
-    """The cupy module with device 0 current; skips without a GPU or a usable CuPy."""
-    _libcbgpu_gpu()
+def _cupy_or_why():
+    """(the cupy module, None), or (None, why it is not usable)."""
     try:
         import cupy
         cupy.cuda.runtime.getDeviceCount()
     except Exception as e:  # noqa: BLE001 - ImportError, or a CuPy without a usable CUDA
-        pytest.skip(f"CuPy is not usable: {e}")
+        return None, f"CuPy is not usable: {e}"
+    return cupy, None
+
+
+def _torch_or_why():
+    """(the torch module, None), or (None, why it is not usable): importable and sees CUDA."""
+    try:
+        import torch
+    except Exception as e:  # noqa: BLE001
+        return None, f"PyTorch is not importable: {e}"
+    if not torch.cuda.is_available():
+        return None, "PyTorch sees no CUDA device"
+    return torch, None
+
+
+def _gpu_module_or_skip(find):
+    """The module `find` returns; skips without a GPU or where `find` says why it is not usable."""
+    _require_gpu()
+    module, why = find()
+    if module is None:
+        pytest.skip(why)
+    return module
+
+
+@pytest.fixture
+def cp():
+    """The cupy module with device 0 current; skips without a GPU or a usable CuPy."""
+    cupy = _gpu_module_or_skip(_cupy_or_why)
     with cupy.cuda.Device(0):
         yield cupy
 
 
 @pytest.fixture
-def gpu_torch():
+def torch():
     """The torch module with CUDA; skips without a GPU or a CUDA PyTorch."""
-    _libcbgpu_gpu()
-    try:
-        import torch
-    except Exception as e:  # noqa: BLE001
-        pytest.skip(f"PyTorch is not importable: {e}")
-    if not torch.cuda.is_available():
-        pytest.skip("PyTorch sees no CUDA device")
-    return torch
+    return _gpu_module_or_skip(_torch_or_why)
+
+
+@pytest.fixture
+def to_device():
+    """A function copying a NumPy array into a CUDA array on device 0: CuPy's, else PyTorch's;
+    skips without a GPU or when neither is usable."""
+    _require_gpu()
+    cupy, why_cupy = _cupy_or_why()
+    if cupy is not None:
+        return cupy.asarray
+    torch_module, why_torch = _torch_or_why()
+    if torch_module is not None:
+        return lambda a: torch_module.from_numpy(np.ascontiguousarray(a)).to("cuda:0")
+    pytest.skip(f"neither CuPy nor a CUDA PyTorch is usable ({why_cupy}; {why_torch})")

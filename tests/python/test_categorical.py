@@ -283,18 +283,6 @@ def test_cuda_arrays_are_refused_by_a_cpu_context(ctx):
 # ---- GPU: device strings through CuPy ----------------------------------------------------------------------
 
 
-@pytest.fixture
-def cp():
-    if cbgpu.device_count() == 0:
-        pytest.skip("libcbgpu sees no CUDA device")
-    try:
-        import cupy
-        cupy.cuda.runtime.getDeviceCount()
-    except Exception as e:  # noqa: BLE001
-        pytest.skip(f"CuPy is not usable: {e}")
-    return cupy
-
-
 def test_gpu_device_arrow_strings_equal_host(cp):
     rng = np.random.default_rng(6)
     rows = [VALUES[i] for i in rng.integers(0, len(VALUES), 5000)]

@@ -31,30 +31,6 @@ def gpu():
         yield c
 
 
-@pytest.fixture
-def cp(gpu):
-    """The cupy module; skips without a GPU or without CuPy."""
-    try:
-        import cupy
-        cupy.cuda.runtime.getDeviceCount()
-    except Exception as e:  # noqa: BLE001 - ImportError, or a CuPy without a usable CUDA
-        pytest.skip(f"CuPy is not usable: {e}")
-    with cupy.cuda.Device(0):
-        yield cupy
-
-
-@pytest.fixture
-def torch(gpu):
-    """The torch module with CUDA; skips otherwise."""
-    try:
-        import torch
-    except Exception as e:  # noqa: BLE001
-        pytest.skip(f"PyTorch is not importable: {e}")
-    if not torch.cuda.is_available():
-        pytest.skip("PyTorch sees no CUDA device")
-    return torch
-
-
 def all_zero(stats):
     return set(stats.values()) == {0}
 

@@ -27,18 +27,6 @@ def test_cpu_context_reports_zeros_and_refuses_injection(ctx):
     ctx.reset_memory_peak()
 
 
-@pytest.fixture
-def cp():
-    if cbgpu.device_count() == 0:
-        pytest.skip("libcbgpu sees no CUDA device")
-    try:
-        import cupy
-        cupy.cuda.runtime.getDeviceCount()
-    except Exception as e:  # noqa: BLE001
-        pytest.skip(f"CuPy unusable: {e}")
-    return cupy
-
-
 def _data(cp):
     rng = cp.random.RandomState(3)
     X = rng.standard_normal((ROWS, FEATURES), dtype=cp.float32)

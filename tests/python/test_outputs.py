@@ -179,8 +179,7 @@ def test_torch_cpu_in_torch_out(data, own_multiclass):
 # ---- GPU ------------------------------------------------------------------------------------------------
 
 
-def test_cupy_in_cupy_out(gpu_cupy, data, own_multiclass):
-    cp = gpu_cupy
+def test_cupy_in_cupy_out(cp, data, own_multiclass):
     x, _ = data
     path = own_multiclass
     with cbgpu.Model.load(path) as model:
@@ -206,8 +205,7 @@ def test_cupy_in_cupy_out(gpu_cupy, data, own_multiclass):
             assert isinstance(g, cp.ndarray) and np.array_equal(cp.asnumpy(g), h)  # RawFormulaVal: bit for bit
 
 
-def test_gpu_outputs_stay_on_the_device_in_strict_mode(gpu_cupy, data, own_multiclass):
-    cp = gpu_cupy
+def test_gpu_outputs_stay_on_the_device_in_strict_mode(cp, data, own_multiclass):
     x, _ = data
     path = own_multiclass
     with cbgpu.Model.load(path) as model, cbgpu.Context(0, strict_no_d2h=True) as ctx, \
@@ -221,8 +219,7 @@ def test_gpu_outputs_stay_on_the_device_in_strict_mode(gpu_cupy, data, own_multi
         assert ctx.copy_stats()["d2h_bytes"] == before + ROWS * 3 * 8
 
 
-def test_torch_in_torch_out(gpu_torch, data, own_multiclass):
-    torch = gpu_torch
+def test_torch_in_torch_out(torch, data, own_multiclass):
     x, y = data
     path = own_multiclass
     with cbgpu.Model.load(path) as model:
@@ -251,8 +248,7 @@ def test_torch_in_torch_out(gpu_torch, data, own_multiclass):
     assert torch.equal(stages[-1], reg.predict(xt))
 
 
-def test_estimator_cupy_round_trip(gpu_cupy, data):
-    cp = gpu_cupy
+def test_estimator_cupy_round_trip(cp, data):
     x, y = data
     reg = cbgpu.CatBoostRegressor(iterations=6, depth=3).fit(cp.asarray(x), cp.asarray(y, dtype=cp.float32))
     pred = reg.predict(cp.asarray(x))

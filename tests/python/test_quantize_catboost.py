@@ -256,11 +256,8 @@ def test_gpu_host_input_equals_host():
                         assert gq.bins(f) == hq.bins(f)
 
 
-def test_gpu_quantize_equals_host():
-    """Through the C ABI: CuPy input on the GPU against the host reference (skips without GPU)."""
-    if cbgpu.device_count() == 0:
-        pytest.skip("libcbgpu sees no CUDA device")
-    cp = pytest.importorskip("cupy")
+def test_gpu_quantize_equals_host(cp):
+    """Through the C ABI: CuPy input on the GPU against the host reference (skips without GPU or CuPy)."""
     x = corpus(250000, seed=5)
     with Context(CBG_DEVICE_CPU) as hctx, Pool(hctx, np.asfortranarray(x)) as hp, \
             Quantized(hp, border_count=200) as hq:

@@ -16,7 +16,6 @@ import threading
 import time
 
 import numpy as np
-import pytest
 
 import cbgpu
 from cbgpu import Context, Pool
@@ -26,18 +25,6 @@ THREADS = int(os.environ.get("CBGPU_SOAK_THREADS", "16"))
 STREAMS = 4
 RUNS = int(os.environ.get("CBGPU_DETERMINISM_RUNS", "10"))
 PARAMS = {"iterations": 40, "depth": 6, "loss_function": "Logloss", "random_seed": 11}
-
-
-@pytest.fixture
-def cp():
-    if cbgpu.device_count() == 0:
-        pytest.skip("libcbgpu sees no CUDA device")
-    try:
-        import cupy
-        cupy.cuda.runtime.getDeviceCount()
-    except Exception as e:  # noqa: BLE001
-        pytest.skip(f"CuPy unusable: {e}")
-    return cupy
 
 
 def _rss_bytes() -> int:

@@ -11,26 +11,6 @@ import pytest
 import cbgpu
 
 
-@pytest.fixture
-def to_device():
-    """Copies a NumPy array into a CUDA array of CuPy, else PyTorch (device 0)."""
-    if cbgpu.device_count() == 0:
-        pytest.skip("libcbgpu sees no CUDA device")
-    try:
-        import cupy
-        cupy.cuda.runtime.getDeviceCount()
-        return cupy.asarray
-    except Exception:  # noqa: BLE001 - ImportError, or a CuPy without a usable CUDA
-        pass
-    try:
-        import torch
-        if torch.cuda.is_available():
-            return lambda a: torch.from_numpy(np.ascontiguousarray(a)).to("cuda:0")
-    except Exception:  # noqa: BLE001
-        pass
-    pytest.skip("neither CuPy nor a CUDA PyTorch is usable")
-
-
 def _data(seed, rows, features=6):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(rows, features)).astype(np.float32)

@@ -36,11 +36,6 @@ struct device_perfect_hash {
 // only the distinct count (4 bytes) comes back to the host, on which this blocks.
 device_perfect_hash perfect_hash_device(const context& ctx, const std::uint32_t* hashes, std::int64_t rows);
 
-// The same result through a GPU hash table (kernels/categorical/perfect_hash_table.cu): one pass of
-// atomics over the rows into an L2-sized table (rebuilt larger for many distinct values), then a
-// sort of the distinct values only. rows < 2^30. Blocks on 8 bytes per table size tried.
-device_perfect_hash perfect_hash_device_table(const context& ctx, const std::uint32_t* hashes, std::int64_t rows);
-
 // How training uses a categorical feature with `unique` distinct values: one-hot splits when
 // 2 <= unique <= one_hot_max_size, CTRs above; a single value is unused. CatBoost's GPU trainer
 // (binarizations_manager.cpp UseForOneHotEncoding) counts the values "OnAll": the learn rows first,

@@ -9,6 +9,9 @@
 // the counts of the whole learn set. Every value is the model's TModelCtr::Calc in float32 with
 // shift 0 and scale 1, so the borders chosen on learn values compare directly with what an
 // evaluator computes from the stored tables.
+// The sums are object counts: sample weights never enter them (catboost-training.md §2.4 writes
+// "w is the object weight", but CatBoost's GPU learner gives every learn object CTR weight 1 and its
+// model tables hold counts; tests/python/test_estimator_categorical.py checks the tables with weights).
 #pragma once
 
 #include <algorithm>

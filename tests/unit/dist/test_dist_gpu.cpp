@@ -29,6 +29,7 @@
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
 #include "unit/ctr/cat_data.hpp"
+#include "unit/train/train_data.hpp"
 
 namespace tr = cbg::train;
 
@@ -47,69 +48,12 @@ namespace {
     }                                                                                                \
   } while (0)
 
-struct data {
-  std::int64_t rows = 0;
-  int features = 0;
-  std::vector<float> x, label, weight;
-};
+// The generated data set shared with the training tests, with this file's constants (weights
+// always drawn, so that the data stays the same whether a case trains with them or not).
+using data = cbg::test::train_data;
 
 data make_data(std::int64_t rows, int features, const std::string& kind, std::uint32_t seed) {
-  data d;
-  d.rows = rows;
-  d.features = features;
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::uniform_real_distribution<float> uniform(0.2f, 2.0f);
-  d.x.resize(static_cast<std::size_t>(rows * features));
-  for (auto& v : d.x) v = normal(rng);
-  for (std::int64_t r = 0; r < rows; r += 11) d.x[static_cast<std::size_t>(2 * rows + r)] = NAN;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const auto at = [&](int f) { return d.x[static_cast<std::size_t>(f * rows + r)]; };
-    const float signal = at(0) + 0.5f * at(1) * at(1) - (at(3) > 0.3f ? 1.0f : 0.0f) + 0.3f * normal(rng);
-    if (kind == "binary") d.label.push_back(signal > 0.3f ? 1.0f : 0.0f);
-    else if (kind == "multiclass") d.label.push_back(signal < -0.5f ? 0.0f : signal < 0.8f ? 1.0f : 2.0f);
-    else d.label.push_back(signal);
-    d.weight.push_back(uniform(rng));
-  }
-  return d;
-}
-
-template <class T>
-cbg::device_buffer<T> upload(const std::vector<T>& host, const cbg::context& ctx) {
-  cbg::device_buffer<T> b(std::max<std::size_t>(host.size(), 1), ctx.stream(), ctx.resource());
-  CBG_CUDA_TRY(cudaMemcpyAsync(b.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, ctx.stream()));
-  ctx.sync();
-  return b;
-}
-
-// A pool over device copies (column-major features, label, weights).
-struct device_pool {
-  cbg::device_buffer<float> x, label, weight;
-  std::unique_ptr<cbg::test::fake_tensor> tx, tl, tw;
-  std::unique_ptr<cbg::pool> pool;
-};
-
-std::unique_ptr<device_pool> make_pool(const std::shared_ptr<cbg::context>& ctx, const data& d, bool weights) {
-  auto p = std::make_unique<device_pool>();
-  const DLDevice cuda{kDLCUDA, ctx->device()};
-  p->x = upload(d.x, *ctx);
-  p->label = upload(d.label, *ctx);
-  p->tx = std::make_unique<cbg::test::fake_tensor>(p->x.data(), cbg::test::dl_float(32),
-                                                   std::vector<std::int64_t>{d.rows, d.features},
-                                                   std::vector<std::int64_t>{1, d.rows}, cuda);
-  p->tl = std::make_unique<cbg::test::fake_tensor>(p->label.data(), cbg::test::dl_float(32),
-                                                   std::vector<std::int64_t>{d.rows}, std::vector<std::int64_t>{}, cuda);
-  cbg::pool_inputs in;
-  in.features = p->tx->as_borrowed();
-  in.label = p->tl->as_borrowed();
-  if (weights) {
-    p->weight = upload(d.weight, *ctx);
-    p->tw = std::make_unique<cbg::test::fake_tensor>(p->weight.data(), cbg::test::dl_float(32),
-                                                     std::vector<std::int64_t>{d.rows}, std::vector<std::int64_t>{}, cuda);
-    in.weight = p->tw->as_borrowed();
-  }
-  p->pool = std::make_unique<cbg::pool>(cbg::pool::build(ctx, std::move(in)));
-  return p;
+  return cbg::test::make_train_data(rows, features, kind, seed, {/*nan_every=*/11, /*noise=*/0.3f, /*weights=*/true});
 }
 
 std::shared_ptr<cbg::context> context_on(int device) {
@@ -190,11 +134,11 @@ TEST_CASE("sharded training on 2 and 4 GPUs gives the single-GPU model byte for 
   for (const train_case& c : cases) {
     const data d = make_data(50000, 6, c.kind, 5);
     const data e = make_data(13000, 6, c.kind, 6);
-    auto learn = make_pool(ctx, d, c.weights);
-    auto eval = make_pool(ctx, e, false);
+    auto learn = cbg::test::device_pool(ctx, d, c.weights);
+    auto eval = cbg::test::device_pool(ctx, e, false);
     tr::train_options o;
-    o.eval = eval->pool.get();
-    const cbg::model::model single = tr::train(*learn->pool, with_devices(c.params, "0"), o);
+    o.eval = eval.pool.get();
+    const cbg::model::model single = tr::train(*learn.pool, with_devices(c.params, "0"), o);
     for (const int n : {2, 4}) {
       if (cbg::visible_device_count() < n) {
         WARN("SKIPPED: " << n << " devices");
@@ -202,7 +146,7 @@ TEST_CASE("sharded training on 2 and 4 GPUs gives the single-GPU model byte for 
       }
       CAPTURE(c.params, n);
       const cbg::model::model sharded =
-          tr::train(*learn->pool, with_devices(c.params, n == 2 ? "0:1" : "0-3"), o);
+          tr::train(*learn.pool, with_devices(c.params, n == 2 ? "0:1" : "0-3"), o);
       check_same_model(single, sharded);
     }
   }
@@ -236,25 +180,25 @@ TEST_CASE("sharded training: a small eval set (ranks without eval rows), devices
   auto ctx = context_on(0);
   const data d = make_data(30000, 5, "binary", 8);
   const data e = make_data(3000, 5, "binary", 9);
-  auto learn = make_pool(ctx, d, false);
-  auto eval = make_pool(ctx, e, false);
+  auto learn = cbg::test::device_pool(ctx, d, false);
+  auto eval = cbg::test::device_pool(ctx, e, false);
   tr::train_options o;
-  o.eval = eval->pool.get();
+  o.eval = eval.pool.get();
   const std::string params = R"({"loss_function": "Logloss", "iterations": 12, "eval_metric": "AUC"})";
-  const cbg::model::model single = tr::train(*learn->pool, params, o);
-  check_same_model(single, tr::train(*learn->pool, with_devices(params, "1:0"), o));
-  if (cbg::visible_device_count() >= 4) check_same_model(single, tr::train(*learn->pool, with_devices(params, "0-3"), o));
+  const cbg::model::model single = tr::train(*learn.pool, params, o);
+  check_same_model(single, tr::train(*learn.pool, with_devices(params, "1:0"), o));
+  if (cbg::visible_device_count() >= 4) check_same_model(single, tr::train(*learn.pool, with_devices(params, "0-3"), o));
   // One device other than the pool's: the same path with one rank (no NCCL traffic).
-  check_same_model(single, tr::train(*learn->pool, with_devices(params, "1"), o));
+  check_same_model(single, tr::train(*learn.pool, with_devices(params, "1"), o));
 }
 
 TEST_CASE("sharded training refuses too few rows for the devices", "[gpu][dist]") {
   CBG_REQUIRE_GPUS(2);
   auto ctx = context_on(0);
   const data d = make_data(3000, 4, "regression", 3);
-  auto learn = make_pool(ctx, d, false);
+  auto learn = cbg::test::device_pool(ctx, d, false);
   try {
-    (void)tr::train(*learn->pool, R"({"iterations": 2, "devices": "0:1"})", {});
+    (void)tr::train(*learn.pool, R"({"iterations": 2, "devices": "0:1"})", {});
     FAIL("expected an error");
   } catch (const cbg::error& e) {
     CHECK(e.code() == cbg::status::invalid_argument);
@@ -267,9 +211,9 @@ TEST_CASE("sharded prediction gives the single-device predictions bit for bit", 
   auto ctx = context_on(0);
   const data d = make_data(20000, 6, "multiclass", 11);
   const data t = make_data(12345, 6, "multiclass", 12);
-  auto learn = make_pool(ctx, d, false);
-  auto test = make_pool(ctx, t, false);
-  const cbg::model::model m = tr::train(*learn->pool, R"({"loss_function": "MultiClass", "iterations": 30})", {});
+  auto learn = cbg::test::device_pool(ctx, d, false);
+  auto test = cbg::test::device_pool(ctx, t, false);
+  const cbg::model::model m = tr::train(*learn.pool, R"({"loss_function": "MultiClass", "iterations": 30})", {});
   cbg::apply::device_model_cache cache;
   cbg::apply::predict_options po;
   po.type = cbg::model::prediction_type::probability;
@@ -286,7 +230,7 @@ TEST_CASE("sharded prediction gives the single-device predictions bit for bit", 
     v.shape[1] = shape[1];
     v.strides[0] = shape[1];
     v.strides[1] = 1;
-    cbg::dist::predict_to_devices(devices, cache, m, *test->pool, po, v, ctx->stream());
+    cbg::dist::predict_to_devices(devices, cache, m, *test.pool, po, v, ctx->stream());
     std::vector<double> host(out.size());
     CBG_CUDA_TRY(cudaMemcpyAsync(host.data(), out.data(), out.size_bytes(), cudaMemcpyDeviceToHost, ctx->stream()));
     ctx->sync();
@@ -309,11 +253,11 @@ TEST_CASE("sharded training refuses Exact leaves with several devices", "[gpu][d
   CBG_REQUIRE_GPUS(2);
   auto ctx = context_on(0);
   const data d = make_data(20000, 4, "regression", 4);
-  auto learn = make_pool(ctx, d, false);
+  auto learn = cbg::test::device_pool(ctx, d, false);
   const auto refused = [&](const std::string& params, const char* fragment) {
     CAPTURE(params);
     try {
-      (void)tr::train(*learn->pool, params, {});
+      (void)tr::train(*learn.pool, params, {});
       FAIL("expected an error");
     } catch (const cbg::error& e) {
       CHECK(e.code() == cbg::status::unsupported);
@@ -324,7 +268,7 @@ TEST_CASE("sharded training refuses Exact leaves with several devices", "[gpu][d
   refused(R"({"iterations": 2, "loss_function": "MAE", "boosting_type": "Plain", "devices": "0:1"})",
           "leaf_estimation_method Exact");
   // One device: Exact leaves work as before.
-  CHECK_NOTHROW(tr::train(*learn->pool, R"({"iterations": 2, "loss_function": "MAE", "boosting_type": "Plain",
+  CHECK_NOTHROW(tr::train(*learn.pool, R"({"iterations": 2, "loss_function": "MAE", "boosting_type": "Plain",
                                             "devices": "0"})", {}));
 }
 

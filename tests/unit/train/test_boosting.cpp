@@ -27,6 +27,7 @@
 #include "cbg/train/params.hpp"
 #include "cbg/train/reduce_math.hpp"
 #include "cbg/train/trainer.hpp"
+#include "unit/train/train_data.hpp"  // the generated data set
 #include "src/train/boosting_common.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
@@ -45,35 +46,12 @@ std::shared_ptr<cbg::context> make_context(int device, bool strict = false) {
   return cbg::context::create(o);
 }
 
-// A generated dataset, column-major features.
-struct dataset {
-  std::int64_t rows = 0;
-  int features = 0;
-  std::vector<float> x, label, weight;
-};
+// The generated data set shared with the multi-GPU tests, with this file's constants.
+using dataset = cbg::test::train_data;
 
-// Regression / binary / multiclass targets from a few informative features, with NaNs in one.
 dataset make_data(std::int64_t rows, int features, const std::string& kind, std::uint32_t seed,
                   bool weights = false) {
-  dataset d;
-  d.rows = rows;
-  d.features = features;
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::uniform_real_distribution<float> uniform(0.2f, 2.0f);
-  d.x.resize(static_cast<std::size_t>(rows * features));
-  for (auto& v : d.x) v = normal(rng);
-  for (std::int64_t r = 0; r < rows; r += 7) d.x[static_cast<std::size_t>(2 * rows + r)] = NAN;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const auto at = [&](int f) { return d.x[static_cast<std::size_t>(f * rows + r)]; };
-    const float signal = at(0) + 0.5f * at(1) * at(1) - (at(3) > 0.3f ? 1.0f : 0.0f) + 0.2f * normal(rng);
-    if (kind == "binary") d.label.push_back(signal > 0.3f ? 1.0f : 0.0f);
-    else if (kind == "multiclass") d.label.push_back(signal < -0.5f ? 0.0f : signal < 0.8f ? 1.0f : 2.0f);
-    else if (kind == "count") d.label.push_back(std::floor(std::exp(0.5f * signal)));
-    else d.label.push_back(signal);
-    d.weight.push_back(weights ? uniform(rng) : 1.0f);
-  }
-  return d;
+  return cbg::test::make_train_data(rows, features, kind, seed, {/*nan_every=*/7, /*noise=*/0.2f, weights});
 }
 
 // The tensors a pool borrows, kept alive with it.
@@ -624,48 +602,8 @@ TEST_CASE("host training: labels that do not fit the loss are refused", "[train]
 }
 
 // ---- the GPU boosting loop -----------------------------------------------------------------------------
-namespace {
-
-template <class T>
-cbg::device_buffer<T> upload(const std::vector<T>& host, const cbg::context& ctx) {
-  cbg::device_buffer<T> d(std::max<std::size_t>(host.size(), 1), ctx.stream(), ctx.resource());
-  CBG_CUDA_TRY(cudaMemcpyAsync(d.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, ctx.stream()));
-  ctx.sync();
-  return d;
-}
-
-// A pool over device copies of the dataset (the buffers live in the fixture).
-struct device_pool_fixture {
-  cbg::device_buffer<float> x, label, weight;
-  pool_fixture f;
-};
-
-device_pool_fixture device_pool(const std::shared_ptr<cbg::context>& ctx, dataset& d, bool with_weight = false) {
-  device_pool_fixture out;
-  out.x = upload(d.x, *ctx);
-  out.label = upload(d.label, *ctx);
-  const DLDevice cuda{kDLCUDA, ctx->device()};
-  out.f.x = std::make_unique<cbg::test::fake_tensor>(out.x.data(), cbg::test::dl_float(32),
-                                                     std::vector<std::int64_t>{d.rows, d.features},
-                                                     std::vector<std::int64_t>{1, d.rows}, cuda);
-  out.f.label = std::make_unique<cbg::test::fake_tensor>(out.label.data(), cbg::test::dl_float(32),
-                                                         std::vector<std::int64_t>{d.rows},
-                                                         std::vector<std::int64_t>{}, cuda);
-  cbg::pool_inputs in;
-  in.features = out.f.x->as_borrowed();
-  in.label = out.f.label->as_borrowed();
-  if (with_weight) {
-    out.weight = upload(d.weight, *ctx);
-    out.f.weight = std::make_unique<cbg::test::fake_tensor>(out.weight.data(), cbg::test::dl_float(32),
-                                                            std::vector<std::int64_t>{d.rows},
-                                                            std::vector<std::int64_t>{}, cuda);
-    in.weight = out.f.weight->as_borrowed();
-  }
-  out.f.pool = std::make_unique<cbg::pool>(cbg::pool::build(ctx, std::move(in)));
-  return out;
-}
-
-}  // namespace
+using cbg::test::device_pool;
+using device_pool_fixture = cbg::test::device_train_pool;
 
 TEST_CASE("GPU training equals the host reference tree for tree, byte for byte", "[gpu][train]") {
   CBG_REQUIRE_GPU();
@@ -705,9 +643,9 @@ TEST_CASE("GPU training equals the host reference tree for tree, byte for byte",
     device_pool_fixture gl = device_pool(gctx, d, true), ge = device_pool(gctx, e);
     tr::train_options ho, go;
     ho.eval = he.pool.get();
-    go.eval = ge.f.pool.get();
+    go.eval = ge.pool.get();
     const cbg::model::model hm = tr::train(*hl.pool, c.params, ho);
-    const cbg::model::model gm = tr::train(*gl.f.pool, c.params, go);
+    const cbg::model::model gm = tr::train(*gl.pool, c.params, go);
     REQUIRE(gm.tree_count() == hm.tree_count());
     // The first tree that differs, if any, with what differs in it (not whole vectors).
     std::size_t first_diff = hm.tree_count();
@@ -748,8 +686,8 @@ TEST_CASE("GPU training is deterministic: two runs give the same model file", "[
   dataset d = make_data(300000, 12, "binary", 31);
   device_pool_fixture g = device_pool(gctx, d);
   const std::string params = R"({"loss_function": "Logloss", "iterations": 30, "verbose": false})";
-  const auto a = cbm_bytes(tr::train(*g.f.pool, params, {}));
-  const auto b = cbm_bytes(tr::train(*g.f.pool, params, {}));
+  const auto a = cbm_bytes(tr::train(*g.pool, params, {}));
+  const auto b = cbm_bytes(tr::train(*g.pool, params, {}));
   CHECK(a == b);
 }
 
@@ -762,10 +700,10 @@ TEST_CASE("GPU training from device tensors copies no dataset-sized data to the 
   device_pool_fixture g = device_pool(sctx, d, true), ge = device_pool(sctx, e);
   sctx->copies().reset();
   tr::train_options o;
-  o.eval = ge.f.pool.get();
+  o.eval = ge.pool.get();
   const int iterations = 20;
   const cbg::model::model m = tr::train(
-      *g.f.pool,
+      *g.pool,
       fmt::format(R"({{"loss_function": "RMSE", "iterations": {}, "custom_metric": "R2", "use_best_model": false}})",
                   iterations),
       o);
