@@ -27,6 +27,7 @@
 #include "kernels/quantize/staging.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
+#include "support/shrink.hpp"
 
 namespace q = cbg::quantize;
 using cbg::copy_direction;
@@ -761,7 +762,12 @@ TEST_CASE("GPU quantizer: every border type and the first_rows rule equal the ho
       {260000, 70, true, 128, q::nan_mode::min, q::default_max_subset_size, q::subset_rule::sampled,
        false},  // segmented sort by default, greedy/median/uniform only
   };
-  for (const shape& s : shapes) {
+  for (shape s : shapes) {
+    if (cbg::test::test_shrink()) {  // sampled subsets stay smaller than the rows; still > 1 chunk of 8
+      s.rows = std::min<std::int64_t>(s.rows, 60000);
+      s.features = std::min(s.features, 20);
+      s.max_subset = std::min<std::uint32_t>(s.max_subset, 20000);
+    }
     const std::vector<float> x =
         layout(corpus(s.rows, s.features, static_cast<std::uint32_t>(s.rows) + 1), s.rows, s.features, s.row_major);
     auto gctx = make_context(0, 3);
@@ -796,7 +802,7 @@ TEST_CASE("GPU quantizer: every border type and the first_rows rule equal the ho
 TEST_CASE("GPU quantizer: pageable host input staged through pinned memory equals the host",
           "[gpu][quantize]") {
   CBG_REQUIRE_GPU();
-  const std::int64_t rows = 70001;
+  const std::int64_t rows = cbg::test::shrunk<std::int64_t>(70001, 20001);  // > one 64 KiB piece per column
   const int features = 21;  // 5 full groups and one of one feature
   const std::vector<float> col = corpus(rows, features, 31);
   for (const bool row_major : {false, true}) {
