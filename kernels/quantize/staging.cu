@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -23,7 +23,6 @@ constexpr std::size_t chunk_target_bytes = std::size_t{128} << 20;  // staged fl
 constexpr std::int64_t strided_min_features = 16;  // 64 bytes of a row-major row per chunk
 constexpr std::size_t parallel_min_bytes = std::size_t{4} << 20;  // pieces packed by threads
 constexpr unsigned max_pack_threads = 8;
-constexpr std::size_t pinned_kept = 4;
 // Floats taken off each packed column of a piece: columns a power of two apart (2 MB for 16
 // columns of a 32 MB piece) would share cache sets and evict each other (packing 3x slower on the
 // host, measured here on an EPYC).
@@ -31,53 +30,27 @@ constexpr std::size_t piece_padding = 16;
 
 bool is_pageable(const column_view& c) noexcept { return c.memory == memory_kind::host; }
 
-// Page-locked buffers kept for the process: allocating them costs milliseconds and may stall the
-// device. Never destroyed (the CUDA runtime may be gone at static destruction).
-class pinned_pool {
- public:
-  static pinned_pool& instance() {
-    static auto* pool = new pinned_pool();
-    return *pool;
-  }
-  void* acquire(std::size_t bytes) {
-    {
-      const std::scoped_lock lock(mutex_);
-      for (auto it = free_.begin(); it != free_.end(); ++it) {
-        if (it->second >= bytes) {
-          void* p = it->first;
-          free_.erase(it);
-          return p;
-        }
-      }
-    }
-    void* p = nullptr;
-    CBG_CUDA_TRY(cudaHostAlloc(&p, bytes, cudaHostAllocPortable));
-    const std::scoped_lock lock(mutex_);
-    sizes_.emplace_back(p, bytes);
-    return p;
-  }
-  void release(void* p) noexcept {
-    const std::scoped_lock lock(mutex_);
-    std::size_t bytes = 0;
-    for (const auto& s : sizes_) {
-      if (s.first == p) bytes = s.second;
-    }
-    if (free_.size() < pinned_kept) {
-      free_.emplace_back(p, bytes);
-      return;
-    }
-    sizes_.erase(std::remove_if(sizes_.begin(), sizes_.end(),
-                                [p](const auto& s) { return s.first == p; }),
-                 sizes_.end());
-    (void)cudaFreeHost(p);
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::pair<void*, std::size_t>> free_;
-  std::vector<std::pair<void*, std::size_t>> sizes_;  // every block handed out and its size
+// A page-locked buffer. Allocating one costs milliseconds and may stall the device, so a stager's
+// buffers are kept on its context between quantizations (context::keep, under pinned_key) and
+// freed with the context: no process-wide cache, nothing left allocated at exit.
+struct pinned_block {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+  explicit pinned_block(std::size_t n) : bytes(n) { CBG_CUDA_TRY(cudaHostAlloc(&data, n, cudaHostAllocPortable)); }
+  ~pinned_block() { (void)cudaFreeHost(data); }
+  pinned_block(const pinned_block&) = delete;
+  pinned_block& operator=(const pinned_block&) = delete;
 };
 
+constexpr const char* pinned_key = "quantize.pinned";
+
+// A kept buffer of at least `bytes` (a smaller one is freed), or a new one.
+std::shared_ptr<pinned_block> acquire_pinned(const context& ctx, std::size_t bytes) {
+  if (auto kept = std::static_pointer_cast<pinned_block>(ctx.take(pinned_key)); kept && kept->bytes >= bytes) {
+    return kept;
+  }
+  return std::make_shared<pinned_block>(bytes);
+}
 
 // Runs fn(a, b) over [first, last) split among threads when the work is large.
 template <class Fn>
@@ -197,7 +170,7 @@ struct stager::impl {
   staging_plan plan;
   std::int64_t rows;
   cudaStream_t copy = nullptr;
-  void* pinned[2] = {nullptr, nullptr};
+  std::shared_ptr<pinned_block> pinned[2];
   event piece_done[2];
   bool pending[2] = {false, false};
   event chunk_done;
@@ -206,13 +179,14 @@ struct stager::impl {
 
   impl(const context& c, const staging_plan& p, std::int64_t r) : ctx(c), plan(p), rows(r) {}
   ~impl() {
-    // Nothing may still read the pinned buffers when they go back to the pool.
+    // Nothing may still read the pinned buffers when they go back to the context.
     if (copy != nullptr) {
       (void)cudaStreamSynchronize(copy);
       (void)cudaStreamDestroy(copy);
     }
-    for (void* p : pinned) {
-      if (p != nullptr) pinned_pool::instance().release(p);
+    try {
+      for (auto& p : pinned) ctx.keep(pinned_key, std::move(p));
+    } catch (...) {  // not kept (no memory for the entry): freed here instead
     }
   }
 };
@@ -222,7 +196,7 @@ stager::stager(const context& ctx, const staging_plan& plan, std::int64_t rows)
   CBG_CUDA_TRY(cudaStreamCreateWithFlags(&impl_->copy, cudaStreamNonBlocking));
   // The device buffers were allocated on the main stream: copies into them come after that.
   stream_wait_for(impl_->copy, ctx.stream());
-  for (void*& p : impl_->pinned) p = pinned_pool::instance().acquire(plan.piece_bytes);
+  for (auto& p : impl_->pinned) p = acquire_pinned(ctx, plan.piece_bytes);
   impl_->threads = std::clamp(std::thread::hardware_concurrency(), 1u, max_pack_threads);
 }
 
@@ -245,7 +219,7 @@ void stager::stage(const column_view* columns, std::int64_t count, unsigned char
     const int b = s.next;
     s.next ^= 1;
     if (s.pending[b]) CBG_CUDA_TRY(cudaEventSynchronize(s.piece_done[b].get()));
-    auto* piece = static_cast<float*>(s.pinned[b]);
+    auto* piece = static_cast<float*>(s.pinned[b]->data);
     pack_rows(columns, staged.data(), staged.size(), r0, r1, piece, stride, s.threads);
     s.ctx.copies().add(copy_direction::h2h,  // pageable columns packed into pinned memory
                        static_cast<std::size_t>(r1 - r0) * staged.size() * sizeof(float));

@@ -33,6 +33,7 @@
 #include "cbg/train/trainer.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
+#include "support/shrink.hpp"
 #include "unit/ctr/cat_data.hpp"
 #include "unit/ctr/predict_util.hpp"
 
@@ -416,8 +417,9 @@ TEST_CASE("GPU training on categorical data works in strict mode (no dataset-siz
   auto strict = cbg::context::create(so);
   auto cpu = make_context(CBG_DEVICE_CPU);
   // 200 000 rows: the 40-value column's CTR tables are small, every column is 800 KB.
-  auto d = make_cat_data(strict, 200000, true, 41, true);
-  auto h = make_cat_data(cpu, 200000, true, 41);
+  const std::int64_t rows = cbg::test::shrunk<std::int64_t>(200000, 20000);
+  auto d = make_cat_data(strict, rows, true, 41, true);
+  auto h = make_cat_data(cpu, rows, true, 41);
   const std::string params = R"({"iterations": 10, "depth": 6, "verbose": false, "loss_function": "Logloss"})";
   const cbg::model::model m = cbg::train::train(*d->pool, params, {});
   CHECK(cbg::model::write_cbm(m) == cbg::model::write_cbm(cbg::train::train(*h->pool, params, {})));

@@ -27,6 +27,7 @@
 #include "kernels/quantize/staging.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
+#include "support/shrink.hpp"
 
 namespace q = cbg::quantize;
 using cbg::copy_direction;
@@ -761,7 +762,15 @@ TEST_CASE("GPU quantizer: every border type and the first_rows rule equal the ho
       {260000, 70, true, 128, q::nan_mode::min, q::default_max_subset_size, q::subset_rule::sampled,
        false},  // segmented sort by default, greedy/median/uniform only
   };
-  for (const shape& s : shapes) {
+  for (shape s : shapes) {
+    // Under CBGPU_TEST_SHRINK: sampled subsets stay smaller than the rows, still more than one chunk
+    // of 8 features, and the exact types (whose kernels the tools slow the most) on the small shapes only.
+    if (cbg::test::test_shrink()) {
+      s.rows = std::min<std::int64_t>(s.rows, 60000);
+      s.features = std::min(s.features, 20);
+      s.max_subset = std::min<std::uint32_t>(s.max_subset, 20000);
+      s.exact = s.exact && s.rows <= 5000;
+    }
     const std::vector<float> x =
         layout(corpus(s.rows, s.features, static_cast<std::uint32_t>(s.rows) + 1), s.rows, s.features, s.row_major);
     auto gctx = make_context(0, 3);
@@ -796,7 +805,7 @@ TEST_CASE("GPU quantizer: every border type and the first_rows rule equal the ho
 TEST_CASE("GPU quantizer: pageable host input staged through pinned memory equals the host",
           "[gpu][quantize]") {
   CBG_REQUIRE_GPU();
-  const std::int64_t rows = 70001;
+  const std::int64_t rows = cbg::test::shrunk<std::int64_t>(70001, 20001);  // > one 64 KiB piece per column
   const int features = 21;  // 5 full groups and one of one feature
   const std::vector<float> col = corpus(rows, features, 31);
   for (const bool row_major : {false, true}) {
@@ -805,6 +814,8 @@ TEST_CASE("GPU quantizer: pageable host input staged through pinned memory equal
     auto hctx = make_context(cbg::cpu_device, 1);
     const test_pool hp = make_pool(hctx, x.data(), rows, features, row_major, false);
     const test_pool gp = make_pool(gctx, x.data(), rows, features, row_major, false);  // pageable, GPU context
+    // The exact type's kernels are slow under compute-sanitizer (CBGPU_TEST_SHRINK); staging is the same.
+    const q::border_type exact_or_median = cbg::test::test_shrink() ? q::border_type::median : q::border_type::max_log_sum;
     struct knobs {
       std::int64_t chunk;
       std::size_t piece;
@@ -813,7 +824,7 @@ TEST_CASE("GPU quantizer: pageable host input staged through pinned memory equal
     for (const knobs& k : {knobs{0, 0, q::border_type::greedy_log_sum},        // automatic: one chunk
                            knobs{8, 64 * 1024, q::border_type::greedy_log_sum},  // 3 chunks, many pieces
                            knobs{4, 100000, q::border_type::median},
-                           knobs{12, 1 << 20, q::border_type::max_log_sum}}) {
+                           knobs{12, 1 << 20, exact_or_median}}) {
       CAPTURE(row_major, k.chunk, k.piece, static_cast<int>(k.type));
       q::options o;
       o.border_count = 32;

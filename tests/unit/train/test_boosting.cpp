@@ -31,6 +31,7 @@
 #include "src/train/boosting_common.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
+#include "support/shrink.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -637,8 +638,8 @@ TEST_CASE("GPU training equals the host reference tree for tree, byte for byte",
   };
   for (const gpu_case& c : cases) {
     CAPTURE(c.params);
-    dataset d = make_data(20000, 7, c.kind, 21, /*weights=*/true);
-    dataset e = make_data(3000, 7, c.kind, 22);
+    dataset d = make_data(cbg::test::shrunk<std::int64_t>(20000, 4000), 7, c.kind, 21, /*weights=*/true);
+    dataset e = make_data(cbg::test::shrunk<std::int64_t>(3000, 1000), 7, c.kind, 22);
     pool_fixture hl = host_pool(hctx, d, true), he = host_pool(hctx, e);
     device_pool_fixture gl = device_pool(gctx, d, true), ge = device_pool(gctx, e);
     tr::train_options ho, go;
@@ -683,7 +684,7 @@ TEST_CASE("GPU training equals the host reference tree for tree, byte for byte",
 TEST_CASE("GPU training is deterministic: two runs give the same model file", "[gpu][train]") {
   CBG_REQUIRE_GPU();
   auto gctx = make_context(0);
-  dataset d = make_data(300000, 12, "binary", 31);
+  dataset d = make_data(cbg::test::shrunk<std::int64_t>(300000, 30000), 12, "binary", 31);
   device_pool_fixture g = device_pool(gctx, d);
   const std::string params = R"({"loss_function": "Logloss", "iterations": 30, "verbose": false})";
   const auto a = cbm_bytes(tr::train(*g.pool, params, {}));
@@ -694,9 +695,9 @@ TEST_CASE("GPU training is deterministic: two runs give the same model file", "[
 TEST_CASE("GPU training from device tensors copies no dataset-sized data to the host", "[gpu][train]") {
   CBG_REQUIRE_GPU();
   auto sctx = make_context(0, /*strict=*/true);
-  const std::int64_t rows = 1000000;
+  const std::int64_t rows = cbg::test::shrunk<std::int64_t>(1000000, 100000);
   dataset d = make_data(rows, 10, "regression", 41);
-  dataset e = make_data(200000, 10, "regression", 42);
+  dataset e = make_data(cbg::test::shrunk<std::int64_t>(200000, 20000), 10, "regression", 42);
   device_pool_fixture g = device_pool(sctx, d, true), ge = device_pool(sctx, e);
   sctx->copies().reset();
   tr::train_options o;
@@ -712,7 +713,7 @@ TEST_CASE("GPU training from device tensors copies no dataset-sized data to the 
   const std::uint64_t d2h = t.bytes_in(cbg::copy_direction::d2h);
   INFO("device-to-host: " << d2h << " bytes in " << t.calls_in(cbg::copy_direction::d2h) << " calls");
   // Per iteration: a tree structure, its borders, leaf sums (64 leaves x 3 channels), a few
-  // scalars: a few KiB. One float per row would be 4 MB.
+  // scalars: a few KiB. One float per row would be 4 MB (400 KB under CBGPU_TEST_SHRINK).
   CHECK(d2h < 16 * 1024 * static_cast<std::uint64_t>(iterations));
-  CHECK(d2h < static_cast<std::uint64_t>(rows) / 10);
+  CHECK(d2h < static_cast<std::uint64_t>(rows) * sizeof(float) / 10);
 }

@@ -22,6 +22,7 @@
 #include "cbg/train/tree_search.hpp"
 #include "kernels/train/search_tuning.hpp"
 #include "support/catch.hpp"
+#include "support/shrink.hpp"
 
 namespace tr = cbg::train;
 namespace q = cbg::quantize;
@@ -436,7 +437,8 @@ TEST_CASE("GPU search equals the host reference split for split and row for row"
   std::uint32_t seed = 100;
   for (const shape& s : shapes) {
     CAPTURE(s.rows, s.features, s.depth, s.dims, static_cast<int>(s.fn), s.noise);
-    const search_case c = random_case(s.rows, s.features, s.borders, s.dims, s.zero_share, ++seed);
+    const search_case c =
+        random_case(cbg::test::shrunk<std::int64_t>(s.rows, 8000), s.features, s.borders, s.dims, s.zero_share, ++seed);
     tr::tree_search_params p;
     p.depth = s.depth;
     p.score = s.fn;
@@ -464,7 +466,7 @@ TEST_CASE("GPU search equals the host reference split for split and row for row"
 TEST_CASE("GPU search: repeated runs and other launch geometries give the same tree", "[gpu][train][tree]") {
   CBG_REQUIRE_GPU();
   auto ctx = gpu_context();
-  const search_case c = random_case(200003, 40, {128, 255, 9}, 1, 0.1, 7);
+  const search_case c = random_case(cbg::test::shrunk<std::int64_t>(200003, 20003), 40, {128, 255, 9}, 1, 0.1, 7);
   tr::tree_search_params p;
   p.depth = 8;
   device_case d = upload_case(*ctx, c);
@@ -502,7 +504,7 @@ TEST_CASE("GPU search: repeated runs and other launch geometries give the same t
 TEST_CASE("GPU search: no dataset-sized copy to the host; bad data; workspace mismatch", "[gpu][train][tree]") {
   CBG_REQUIRE_GPU();
   auto ctx = gpu_context(/*strict=*/true);
-  search_case c = random_case(300000, 16, {128}, 1, 0.0, 9);
+  search_case c = random_case(cbg::test::shrunk<std::int64_t>(300000, 30000), 16, {128}, 1, 0.0, 9);
   tr::tree_search_params p;
   device_case d = upload_case(*ctx, c);
   auto ws = tr::make_device_search_workspace(*ctx, d.q, 1, p);
