@@ -21,6 +21,7 @@
 #include "cbg/memory/device_buffer.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
+#include "support/shrink.hpp"
 
 namespace cat = cbg::categorical;
 using cbg::status;
@@ -400,8 +401,8 @@ TEST_CASE("GPU perfect hash equals the host: ids, keys, counts", "[gpu][categori
   const auto ctx = make_context(0);
   std::mt19937_64 rng(5);
   // Up to 2.5M rows, 2.5M distinct values (2^32 values drawn).
-  // CBGPU_TEST_SHRINK (scripts/gpu-sanitize.sh: the tools slow the kernels 10-100x) drops 2.5M rows.
-  const bool shrink = std::getenv("CBGPU_TEST_SHRINK") != nullptr;
+  // CBGPU_TEST_SHRINK (support/shrink.hpp) drops 2.5M rows.
+  const bool shrink = cbg::test::test_shrink();
   for (const std::int64_t rows : {std::int64_t{1}, std::int64_t{1000}, std::int64_t{300000}, std::int64_t{2500000}}) {
     if (shrink && rows > 300000) continue;
     for (const std::uint64_t card : {std::uint64_t{1}, std::uint64_t{3}, std::uint64_t{1000}, std::uint64_t{1} << 32}) {
