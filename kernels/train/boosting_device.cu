@@ -551,6 +551,40 @@ __device__ inline void clear_for_next_pass(const leaf_search_config& c, const le
   for (int i = t; i < c.channels(); i += lanes) max_key[i] = 0;
 }
 
+// leaf_begin_direction on a block (block-uniform result): the one-iteration copy leaf-parallel; else
+// gdir's terms leaf-parallel into shared memory, added by thread 0 in leaf_gdir's order (the same
+// bits as one thread: each term is the same product, the additions the same sequence). The serial
+// loop of one thread over the leaves' sums in global memory cost ~15 us per pass.
+constexpr int gdir_chunk = 1024;
+__device__ inline bool begin_direction_block(const leaf_search_config& c, const leaf_search_view& v,
+                                             const std::int64_t* sums, const fixed_scale* scales) {
+  __shared__ double terms[gdir_chunk];
+  const int t = static_cast<int>(threadIdx.x);
+  const int values = c.values();
+  if (c.iterations <= 1) {
+    for (int i = t; i < values; i += lanes) v.point[i] = v.direction[i];
+    if (t == 0) v.status->mode = leaf_mode_done;
+    return false;
+  }
+  double total = 0;  // thread 0's
+  for (int at = 0; at < values; at += gdir_chunk) {
+    const int n = min(gdir_chunk, values - at);
+    for (int i = t; i < n; i += lanes) terms[i] = leaf_gdir_term(c, v, sums, scales, at + i);
+    __syncthreads();
+    if (t == 0) {
+      for (int i = 0; i < n; ++i) total += terms[i];
+    }
+    __syncthreads();
+  }
+  if (t == 0) {
+    leaf_search_status& st = *v.status;
+    st.gdir = total;
+    st.step = 1.0;
+    st.mode = leaf_mode_candidate;
+  }
+  return true;
+}
+
 // After the pass at the approx: point 0, leaf weights, the first direction, gdir, the candidate.
 __global__ void __launch_bounds__(lanes) leaf_start_kernel(leaf_search_config c, leaf_search_view v,
                                                            unsigned long long* sums, const fixed_scale* scales,
@@ -561,10 +595,9 @@ __global__ void __launch_bounds__(lanes) leaf_start_kernel(leaf_search_config c,
   leaf_zero_point(c, v, t, lanes);
   leaf_directions(c, v, s, scales, true, t, lanes);
   __syncthreads();
-  if (t == 0) {
-    leaf_start(v, value);
-    go = leaf_begin_direction(c, v, s, scales) ? 1 : 0;
-  }
+  if (t == 0) leaf_start(v, value);
+  const bool begin = begin_direction_block(c, v, s, scales);
+  if (t == 0) go = begin ? 1 : 0;
   __syncthreads();
   if (go != 0) leaf_candidate(c, v, v.status->step, t, lanes);
   __syncthreads();
@@ -599,11 +632,15 @@ __device__ inline void leaf_decide_block(const leaf_search_config& c, const leaf
     if (accept != 0) leaf_accept(c, v, t, lanes);
     if (directions != 0) leaf_directions(c, v, s, bound_scales, false, t, lanes);
     __syncthreads();
-    if (t == 0 && directions != 0) go = leaf_begin_direction(c, v, s, bound_scales) ? 1 : 0;
+    if (directions != 0) {  // block-uniform
+      const bool begin = begin_direction_block(c, v, s, bound_scales);
+      if (t == 0) go = begin ? 1 : 0;
+    }
   } else {
     leaf_directions(c, v, s, v.scales, false, t, lanes);
     __syncthreads();
-    if (t == 0) go = leaf_begin_direction(c, v, s, v.scales) ? 1 : 0;
+    const bool begin = begin_direction_block(c, v, s, v.scales);
+    if (t == 0) go = begin ? 1 : 0;
   }
   __syncthreads();
   if (go != 0) leaf_candidate(c, v, v.status->step, t, lanes);
