@@ -5,7 +5,8 @@
 #   bench/dist/device_run.sh <bundle> <what>...
 # what: collectives (reducer latency on 4 and 2 GPUs), tests4 / tests2 ([gpu][dist] with 4 / 2 GPUs
 # visible), train1 ([gpu][train] on one GPU), scaling (cbgpu-multi-bench on 1, 2 and 4 GPUs with
-# CBGPU_DIST_PROFILE), oldhandoff (4 GPUs, threads sleeping after 200 us as before), leaf1 (1 and 4
+# CBGPU_DIST_PROFILE), oldpass (scaling with CBGPU_DIST_FUSED_PASS=0), stages (CBGPU_BOOSTING_PROFILE:
+# per-call and leaf-pass stage device times), oldhandoff (4 GPUs, threads sleeping after 200 us as before), leaf1 (1 and 4
 # GPUs with one leaf iteration), multihost (the 2-process example; the bundle's tests/ must hold
 # cbgpu-multi-host-example). Results go to $OUT (or /tmp/cbgpu-multi).
 set -u
@@ -46,6 +47,15 @@ for what in "$@"; do
       say "scaling: 1, 2, 4 GPUs (t(100) and t(200) twice each), with the sharded backend's profile"
       rm -f "$out/profile.jsonl"
       CBGPU_DIST_PROFILE="$out/profile.jsonl" "$bench" --repeat 2 --json "$out/scaling.json" 2>&1 | tee -a "$log"
+      ;;
+    oldpass)
+      say "scaling with the older sharded leaf pass (CBGPU_DIST_FUSED_PASS=0)"
+      CBGPU_DIST_FUSED_PASS=0 "$bench" --repeat 2 2>&1 | tee -a "$log"
+      ;;
+    stages)
+      say "per-call and leaf-pass stage device times (CBGPU_BOOSTING_PROFILE), 1, 2 and 4 GPUs, 50 and 100 iterations"
+      rm -f "$out/stages.jsonl"
+      CBGPU_BOOSTING_PROFILE="$out/stages.jsonl" "$bench" --devices "0;0:1;0-3" --iterations 50 2>&1 | tee -a "$log"
       ;;
     oldhandoff)
       say "4 GPUs with the hand-off of the earlier code (threads sleep after 200 us)"

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "kernels/common/cccl.cuh"
@@ -550,6 +551,40 @@ __device__ inline void clear_for_next_pass(const leaf_search_config& c, const le
   for (int i = t; i < c.channels(); i += lanes) max_key[i] = 0;
 }
 
+// leaf_begin_direction on a block (block-uniform result): the one-iteration copy leaf-parallel; else
+// gdir's terms leaf-parallel into shared memory, added by thread 0 in leaf_gdir's order (the same
+// bits as one thread: each term is the same product, the additions the same sequence). The serial
+// loop of one thread over the leaves' sums in global memory cost ~15 us per pass.
+constexpr int gdir_chunk = 1024;
+__device__ inline bool begin_direction_block(const leaf_search_config& c, const leaf_search_view& v,
+                                             const std::int64_t* sums, const fixed_scale* scales) {
+  __shared__ double terms[gdir_chunk];
+  const int t = static_cast<int>(threadIdx.x);
+  const int values = c.values();
+  if (c.iterations <= 1) {
+    for (int i = t; i < values; i += lanes) v.point[i] = v.direction[i];
+    if (t == 0) v.status->mode = leaf_mode_done;
+    return false;
+  }
+  double total = 0;  // thread 0's
+  for (int at = 0; at < values; at += gdir_chunk) {
+    const int n = min(gdir_chunk, values - at);
+    for (int i = t; i < n; i += lanes) terms[i] = leaf_gdir_term(c, v, sums, scales, at + i);
+    __syncthreads();
+    if (t == 0) {
+      for (int i = 0; i < n; ++i) total += terms[i];
+    }
+    __syncthreads();
+  }
+  if (t == 0) {
+    leaf_search_status& st = *v.status;
+    st.gdir = total;
+    st.step = 1.0;
+    st.mode = leaf_mode_candidate;
+  }
+  return true;
+}
+
 // After the pass at the approx: point 0, leaf weights, the first direction, gdir, the candidate.
 __global__ void __launch_bounds__(lanes) leaf_start_kernel(leaf_search_config c, leaf_search_view v,
                                                            unsigned long long* sums, const fixed_scale* scales,
@@ -560,20 +595,22 @@ __global__ void __launch_bounds__(lanes) leaf_start_kernel(leaf_search_config c,
   leaf_zero_point(c, v, t, lanes);
   leaf_directions(c, v, s, scales, true, t, lanes);
   __syncthreads();
-  if (t == 0) {
-    leaf_start(v, value);
-    go = leaf_begin_direction(c, v, s, scales) ? 1 : 0;
-  }
+  if (t == 0) leaf_start(v, value);
+  const bool begin = begin_direction_block(c, v, s, scales);
+  if (t == 0) go = begin ? 1 : 0;
   __syncthreads();
   if (go != 0) leaf_candidate(c, v, v.status->step, t, lanes);
   __syncthreads();
   clear_for_next_pass(c, v, sums, max_key);
 }
 
-// After a pass of the search: the decision, the next direction and candidate (one block).
-__global__ void __launch_bounds__(lanes) leaf_decide_kernel(leaf_search_config c, leaf_search_view v,
-                                                            unsigned long long* sums, const double* value,
-                                                            const fixed_scale* bound_scales, unsigned* max_key) {
+// After a pass of the search: the decision, the next direction and candidate (one block). The next
+// pass adds into next_sums / next_keys (zeroed here): the result buffer's sums and maxima on one GPU,
+// the all-gather's send block in a fused sharded pass.
+__device__ inline void leaf_decide_block(const leaf_search_config& c, const leaf_search_view& v,
+                                         const unsigned long long* sums, const double* value,
+                                         const fixed_scale* bound_scales, const unsigned* max_key,
+                                         unsigned long long* next_sums, unsigned* next_keys) {
   __shared__ int prev;
   __shared__ int go;
   __shared__ int accept;
@@ -595,16 +632,26 @@ __global__ void __launch_bounds__(lanes) leaf_decide_kernel(leaf_search_config c
     if (accept != 0) leaf_accept(c, v, t, lanes);
     if (directions != 0) leaf_directions(c, v, s, bound_scales, false, t, lanes);
     __syncthreads();
-    if (t == 0 && directions != 0) go = leaf_begin_direction(c, v, s, bound_scales) ? 1 : 0;
+    if (directions != 0) {  // block-uniform
+      const bool begin = begin_direction_block(c, v, s, bound_scales);
+      if (t == 0) go = begin ? 1 : 0;
+    }
   } else {
     leaf_directions(c, v, s, v.scales, false, t, lanes);
     __syncthreads();
-    if (t == 0) go = leaf_begin_direction(c, v, s, v.scales) ? 1 : 0;
+    const bool begin = begin_direction_block(c, v, s, v.scales);
+    if (t == 0) go = begin ? 1 : 0;
   }
   __syncthreads();
   if (go != 0) leaf_candidate(c, v, v.status->step, t, lanes);
   __syncthreads();
-  clear_for_next_pass(c, v, sums, max_key);
+  clear_for_next_pass(c, v, next_sums, next_keys);
+}
+
+__global__ void __launch_bounds__(lanes) leaf_decide_kernel(leaf_search_config c, leaf_search_view v,
+                                                            unsigned long long* sums, const double* value,
+                                                            const fixed_scale* bound_scales, unsigned* max_key) {
+  leaf_decide_block(c, v, sums, value, bound_scales, max_key, sums, max_key);
 }
 
 __global__ void apply_learn_kernel(double* approx, std::int64_t n, int dims, const std::uint32_t* leaf,
@@ -789,6 +836,47 @@ __global__ void pass_fold_kernel(pass_fold f, const unsigned char* recv, unsigne
   }
 }
 
+// A fused sharded leaf pass (one block; every rank's value tiles fit one tile of tiles, so the ordered
+// sum is one reduce_tiles_kernel<1> block): the fold of pass_fold_kernel read straight from the
+// all-gather's receive block, the value's ordered sum in the order of reduce_tiles_kernel<1> (the
+// single-GPU bits), then the decision of leaf_decide_kernel; the next pass adds into the send block
+// (next_sums / next_keys), which the decision zeroes. Nothing runs once the search is done.
+__global__ void __launch_bounds__(lanes) pass_fold_decide_kernel(pass_fold f, const unsigned char* recv,
+                                                                 bool want_value, leaf_search_config c,
+                                                                 leaf_search_view v, unsigned long long* sums,
+                                                                 unsigned* keys, double* value,
+                                                                 const fixed_scale* bound_scales,
+                                                                 unsigned long long* next_sums, unsigned* next_keys) {
+  __shared__ double shared[lanes];
+  __shared__ int mode;
+  const int t = static_cast<int>(threadIdx.x);
+  if (t == 0) mode = v.status->mode;
+  __syncthreads();
+  if (mode == leaf_mode_done) return;
+  for (std::int64_t j = t; j < static_cast<std::int64_t>(f.p.slots); j += lanes) {
+    unsigned long long s = 0;  // two's complement: the same bits as NCCL's int64 sum
+    for (int r = 0; r < f.ranks; ++r) s += reinterpret_cast<const unsigned long long*>(recv + r * f.p.block)[j];
+    sums[j] = s;
+  }
+  for (int j = t; j < f.p.channels; j += lanes) {
+    unsigned m = 0;
+    for (int r = 0; r < f.ranks; ++r) m = max(m, reinterpret_cast<const unsigned*>(recv + r * f.p.block + f.p.keys_at)[j]);
+    keys[j] = m;
+  }
+  if (want_value) {
+    const std::int64_t all = f.first_tile[f.ranks];
+    double acc[1] = {0.0};
+    CBG_FOR_TILE_ROWS(i, all) {
+      int r = 0;
+      while (r + 1 < f.ranks && f.first_tile[r + 1] <= i) ++r;
+      acc[0] += reinterpret_cast<const double*>(recv + r * f.p.block + f.p.tiles_at)[i - f.first_tile[r]];
+    }
+    fold_block<1>(acc, shared, value);
+  }
+  __syncthreads();
+  leaf_decide_block(c, v, sums, value, bound_scales, keys, next_sums, next_keys);
+}
+
 // Benchmark aid: with CBGPU_BOOSTING_PROFILE=<file>, every backend call waits for its work and adds
 // its wall time to a per-call total; the totals are appended to <file> as one JSON line when the
 // backend goes away (training is then slower by the waits; off by default).
@@ -843,6 +931,47 @@ class call_timer {
   cudaStream_t s_;
   const char* name_;
   std::chrono::steady_clock::time_point start_;
+};
+
+// With CBGPU_BOOSTING_PROFILE: the device time of each leaf pass's stages (point kernel; the exchange:
+// collectives, folds and the value's tile sums; the decision), from events recorded between them.
+class pass_clock {
+ public:
+  explicit pass_clock(bool on) : on_(on) {}
+  ~pass_clock() {
+    for (cudaEvent_t e : events_) CBG_ASSERT_CUDA_SUCCESS(cudaEventDestroy(e));
+  }
+  pass_clock(const pass_clock&) = delete;
+  pass_clock& operator=(const pass_clock&) = delete;
+  // Mark i of a batch of passes: 0 before the first, 3k + 1, 3k + 2, 3k + 3 after pass k's stages.
+  void mark(std::size_t i, cudaStream_t s) {
+    if (!on_) return;
+    while (events_.size() <= i) {
+      cudaEvent_t e = nullptr;
+      CBG_CUDA_TRY(cudaEventCreate(&e));
+      events_.push_back(e);
+    }
+    CBG_CUDA_TRY(cudaEventRecord(events_[i], s));
+  }
+  // The stages of a batch of `passes` passes (after its marks) into the profile.
+  void add(call_profile& p, int passes) const {
+    if (!on_ || passes <= 0) return;
+    static const char* const names[3] = {"leaf pass (device): point kernel", "leaf pass (device): exchange",
+                                          "leaf pass (device): decide"};
+    CBG_CUDA_TRY(cudaEventSynchronize(events_[static_cast<std::size_t>(3 * passes)]));
+    for (int k = 0; k < passes; ++k) {
+      for (int st = 0; st < 3; ++st) {
+        float ms = 0.0f;
+        const auto at = static_cast<std::size_t>(3 * k + st);
+        CBG_CUDA_TRY(cudaEventElapsedTime(&ms, events_[at], events_[at + 1]));
+        p.add(names[st], static_cast<double>(ms));
+      }
+    }
+  }
+
+ private:
+  bool on_;
+  std::vector<cudaEvent_t> events_;
 };
 
 // ---- the backend -------------------------------------------------------------------------------------
@@ -1154,15 +1283,38 @@ class device_backend final : public boosting_backend {
     int total = 0;
     std::vector<double> back(head + values + leaves);
     leaf_search_status st;
+    pass_fold fused;
+    const bool fuse = fused_layout(channels, slots, c.backtracking != 0, fused);
+    if (fuse) {  // sharded: the passes add into the send block, zeroed once here, then by each decision
+      zero(pass_send_.data(), fused.p.tiles_at);
+      ra.sums = reinterpret_cast<unsigned long long*>(pass_send_.data());
+      ra.max_key = reinterpret_cast<unsigned*>(pass_send_.data() + fused.p.keys_at);
+      ra.partial = reinterpret_cast<double*>(pass_send_.data() + fused.p.tiles_at);
+    }
     while (true) {
+      pass_clock_.mark(0, stream());
       for (int i = 0; i < rounds; ++i) {
+        const auto m = static_cast<std::size_t>(3 * i);
         launch_point(ra);
+        pass_clock_.mark(m + 1, stream());
+        if (fuse) {
+          link_->red().all_gather(pass_send_.data(), pass_recv_.data(), fused.p.block, stream());
+          pass_clock_.mark(m + 2, stream());
+          pass_fold_decide_kernel<<<1, lanes, 0, stream()>>>(
+              fused, pass_recv_.data(), c.backtracking != 0, c, v, leaf_sums(), max_keys(),
+              reinterpret_cast<double*>(result_.data() + result_sums_at), bound_scales, ra.sums, ra.max_key);
+          CBG_CHECK_CUDA(stream());
+          pass_clock_.mark(m + 3, stream());
+          continue;
+        }
         if (!merged_pass(channels, slots, c.backtracking != 0)) {
           reduce_pass(channels, slots);
           if (c.backtracking != 0) finish_sums<1>(tiles_of(rows()));
         }
+        pass_clock_.mark(m + 2, stream());
         leaf_decide_kernel<<<1, lanes, 0, stream()>>>(c, v, leaf_sums(), value, bound_scales, max_keys());
         CBG_CHECK_CUDA(stream());
+        pass_clock_.mark(m + 3, stream());
       }
       total += rounds;
       const std::size_t bytes = back.size() * sizeof(double);
@@ -1171,6 +1323,7 @@ class device_backend final : public boosting_backend {
       for (std::size_t at = 0; at < bytes; at += strict_d2h_metadata_limit) {
         d2h(dst + at, src + at, std::min(strict_d2h_metadata_limit, bytes - at), "leaf values");
       }
+      pass_clock_.add(profile_, rounds);
       std::memcpy(static_cast<void*>(&st), back.data(), sizeof(st));
       CBG_EXPECTS(st.error == 0, status::bad_data, non_finite_derivative_message);
       if (st.mode == leaf_mode_done) break;
@@ -1477,12 +1630,13 @@ class device_backend final : public boosting_backend {
   // `value`, the value's tile partials of every rank, folded into the result buffer (and the value's
   // ordered sum) as reduce_pass and finish_sums<1> give them. False (nothing done) on one GPU or past
   // max_fold_ranks ranks: the caller takes the separate collectives.
-  bool merged_pass(int channels, std::size_t slots, bool value) {
+  // The layout of a sharded pass's all-gather block (pass_send_ and pass_recv_ sized for it); false
+  // on one GPU or past max_fold_ranks ranks.
+  bool pass_layout(int channels, std::size_t slots, bool value, pass_fold& f) {
     if (link_ == nullptr) return false;
     const dist::row_split& split = link_->split(false);
     const int ranks = split.ranks();
     if (ranks > max_fold_ranks) return false;
-    pass_fold f;
     f.ranks = ranks;
     std::int64_t most = 0;
     for (int r = 0; r < ranks; ++r) {
@@ -1497,8 +1651,29 @@ class device_backend final : public boosting_backend {
     p.keys_at = slots * sizeof(unsigned long long);
     p.tiles_at = (p.keys_at + static_cast<std::size_t>(channels) * sizeof(unsigned) + 7) / 8 * 8;
     p.block = std::max<std::size_t>(8, p.tiles_at + static_cast<std::size_t>(most) * sizeof(double));
-    ensure(pass_send_, p.block);
+    ensure(pass_send_, p.tiles_at + static_cast<std::size_t>(std::max<std::int64_t>(most, tiles_of(rows()))) *
+                                        sizeof(double));  // a fused pass's kernel writes tiles_of(rows()) partials
     ensure(pass_recv_, p.block * static_cast<std::size_t>(ranks));
+    return true;
+  }
+
+  // Fused sharded leaf passes (pass_fold_decide_kernel): the point kernel adds straight into the
+  // all-gather's send block, one kernel folds and decides. False where the value's tiles of all ranks
+  // exceed one tile of tiles, or with CBGPU_DIST_FUSED_PASS=0 (the A/B switch of the benchmark).
+  bool fused_layout(int channels, std::size_t slots, bool value, pass_fold& f) {
+    static const bool enabled = [] {
+      const char* e = std::getenv("CBGPU_DIST_FUSED_PASS");
+      return e == nullptr || std::string_view(e) != "0";
+    }();
+    if (!enabled || !pass_layout(channels, slots, value, f)) return false;
+    return f.first_tile[f.ranks] <= sum_tile;
+  }
+
+  bool merged_pass(int channels, std::size_t slots, bool value) {
+    pass_fold f;
+    if (!pass_layout(channels, slots, value, f)) return false;
+    const pass_pack& p = f.p;
+    const int ranks = f.ranks;
     const std::int64_t all = f.first_tile[ranks];
     if (value) ensure(all_tiles_, static_cast<std::size_t>(std::max<std::int64_t>(all, 1)));
     const auto packed = static_cast<std::int64_t>(slots) + channels + p.tiles;
@@ -1635,6 +1810,7 @@ class device_backend final : public boosting_backend {
   device_buffer<fixed_scale> scales_;
   device_search_workspace_ptr workspace_;
   call_profile profile_;
+  pass_clock pass_clock_{profile_.on()};
   std::unique_ptr<dist::rank_link> link_;  // sharded training (issue 9); null on one GPU
   device_buffer<double> all_tiles_;
   device_buffer<unsigned char> pass_send_, pass_recv_;  // merged_pass's blocks

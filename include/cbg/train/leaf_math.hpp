@@ -163,16 +163,21 @@ CBG_HOST_DEVICE inline void leaf_directions(const leaf_search_config& c, const l
   }
 }
 
+// Term i = leaf * dims + k of leaf_gdir: g[k] of the leaf times its direction (terms are independent:
+// a block may compute them in parallel and one thread add them in leaf_gdir's order).
+CBG_HOST_DEVICE inline double leaf_gdir_term(const leaf_search_config& c, const leaf_search_view& v,
+                                             const std::int64_t* sums, const fixed_scale* scales, int i) noexcept {
+  const int d = c.loss.dims;
+  const int leaf = i / d;
+  const int k = i - leaf * d;
+  return from_fixed64(sums[static_cast<std::int64_t>(leaf) * c.channels() + k], scales[k]) * v.direction[i];
+}
+
 // sum over leaves and dims (leaf-major) of g * direction, in that order (one thread).
 CBG_HOST_DEVICE inline double leaf_gdir(const leaf_search_config& c, const leaf_search_view& v,
                                         const std::int64_t* sums, const fixed_scale* scales) noexcept {
-  const int d = c.loss.dims;
   double total = 0;
-  for (int leaf = 0; leaf < c.leaves; ++leaf) {
-    double g[max_dims], h[max_dims * (max_dims + 1) / 2], w = 0;
-    leaf_sums_of(c, sums, scales, leaf, g, h, &w);
-    for (int k = 0; k < d; ++k) total += g[k] * v.direction[static_cast<std::int64_t>(leaf) * d + k];
-  }
+  for (int i = 0; i < c.values(); ++i) total += leaf_gdir_term(c, v, sums, scales, i);
   return total;
 }
 

@@ -159,7 +159,7 @@ TEST_CASE("sharded training on categorical data gives the single-GPU model byte 
   CBG_REQUIRE_GPUS(2);
   auto ctx = context_on(0);
   for (const bool binary : {true, false}) {
-    auto learn = cbg::test::make_cat_data(ctx, 40000, binary, 71, true);
+    auto learn = cbg::test::make_cat_data(ctx, 60000, binary, 71, true);  // 4 shards: 3 x 16384 + 10848
     auto eval = cbg::test::make_cat_data(ctx, 9000, binary, 72, true);
     const std::string params = binary ? R"({"loss_function": "Logloss", "iterations": 15, "one_hot_max_size": 4})"
                                       : R"({"loss_function": "RMSE", "iterations": 15})";
