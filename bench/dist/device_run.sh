@@ -8,7 +8,9 @@
 # CBGPU_DIST_PROFILE), oldpass (scaling with CBGPU_DIST_FUSED_PASS=0), stages (CBGPU_BOOSTING_PROFILE:
 # per-call and leaf-pass stage device times), oldhandoff (4 GPUs, threads sleeping after 200 us as before), leaf1 (1 and 4
 # GPUs with one leaf iteration), multihost (the 2-process example; the bundle's tests/ must hold
-# cbgpu-multi-host-example). Results go to $OUT (or /tmp/cbgpu-multi).
+# cbgpu-multi-host-example), oldscore (scaling with CBGPU_DIST_SLICED_SCORE=0: every rank all-reduces
+# and scores the whole histogram), oldscorestages (stages with CBGPU_DIST_SLICED_SCORE=0, 2 and 4
+# GPUs). Results go to $OUT (or /tmp/cbgpu-multi).
 set -u
 cd "$(dirname "$0")/../.."
 bundle="$1"
@@ -68,6 +70,16 @@ for what in "$@"; do
     multihost)
       say "2 processes through a caller's communicator (examples/multi_host/run.sh)"
       timeout 120 bash examples/multi_host/run.sh "$bundle/tests/cbgpu-multi-host-example" 2>&1 | tail -n 5 | tee -a "$log"
+      ;;
+    oldscore)
+      say "scaling with the all-reduce search (CBGPU_DIST_SLICED_SCORE=0)"
+      CBGPU_DIST_SLICED_SCORE=0 "$bench" --repeat 2 2>&1 | tee -a "$log"
+      ;;
+    oldscorestages)
+      say "stage device times with the all-reduce search (CBGPU_DIST_SLICED_SCORE=0), 2 and 4 GPUs"
+      rm -f "$out/stages-oldscore.jsonl"
+      CBGPU_DIST_SLICED_SCORE=0 CBGPU_BOOSTING_PROFILE="$out/stages-oldscore.jsonl" "$bench" --devices "0:1;0-3" \
+        --iterations 50 2>&1 | tee -a "$log"
       ;;
     *) say "unknown: $what" ;;
   esac

@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(score_threads, lane_bins <= 5 ? 2 : 1) score_k
   __shared__ double best_score[score_threads];
   __shared__ int best_bin[score_threads];
   const search_view& v = a.v;
-  const std::int64_t f = blockIdx.x;
+  const std::int64_t f = v.score_begin + blockIdx.x;
   const int nb = v.bins[f];
   if (v.state->stopped != 0) return;
   if (nb < 2) {
@@ -388,10 +388,11 @@ void prepare_split_kernels(const search_view& v) {
 
 void score_splits(const search_view& v, int level, bool last_level, score_function fn, double lambda,
                   cudaStream_t stream) {
-  if (v.features == 0) return;
+  const std::int64_t scored = (v.score_end < 0 ? v.features : v.score_end) - v.score_begin;
+  if (scored <= 0) return;
   const score_args a{v, level, last_level, fn, lambda};
   const std::size_t shared = score_shared_bytes(v);
-  const auto grid = static_cast<unsigned>(v.features);
+  const auto grid = static_cast<unsigned>(scored);
   if (v.bin_stride <= 64) {
     score_kernel<2><<<grid, score_threads, shared, stream>>>(a);
   } else if (v.bin_stride <= 128) {
