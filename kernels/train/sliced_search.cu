@@ -115,16 +115,15 @@ __global__ void __launch_bounds__(choose_threads)
   feature = s_feature[0];
   bin = s_bin[0];
   if (t == 0) *reinterpret_cast<candidate_head*>(out) = candidate_head{s_score[0], feature, bin};
+  // One leaf per thread (as choose_kernel); a warp's 32 consecutive leaves make one word.
   auto* bits = reinterpret_cast<std::uint32_t*>(out + sizeof(candidate_head));
   const std::uint32_t leaves = 1u << level;
-  const auto words = static_cast<std::uint32_t>(max(1u, (leaves + 31u) / 32u));
   const bool with_bits = feature >= 0 && !last_level;
   const int nb = with_bits ? v.bins[feature] : 0;
-  for (std::uint32_t w = t; w < words; w += choose_threads) {
-    std::uint32_t word = 0;
-    for (std::uint32_t j = 0; j < 32 && with_bits; ++j) {
-      const std::uint32_t p = w * 32 + j;
-      if (p >= leaves) break;
+  for (std::uint32_t base = 0; base < leaves; base += choose_threads) {
+    const std::uint32_t p = base + static_cast<std::uint32_t>(t);
+    bool bit = false;
+    if (with_bits && p < leaves) {
       const long long* h = v.hist + (static_cast<std::int64_t>(p) * v.channels + v.dims) * v.total_bins + v.offset[feature];
       long long left = 0;
       long long right = 0;
@@ -135,9 +134,10 @@ __global__ void __launch_bounds__(choose_threads)
           right += h[b];
         }
       }
-      if (right < left) word |= 1u << j;
+      bit = right < left;
     }
-    bits[w] = word;
+    const unsigned word = __ballot_sync(0xffffffffu, bit);
+    if ((t & 31) == 0 && p < leaves) bits[p / 32] = word;
   }
 }
 
@@ -183,12 +183,15 @@ __global__ void __launch_bounds__(choose_threads)
 
 }  // namespace
 
-bool sliced_scoring_enabled(int ranks) {
-  static const bool enabled = [] {
+bool sliced_scoring_enabled(int ranks, std::int64_t features, int multiprocessors) {
+  // -1: automatic, 0: off, 1: on.
+  static const int mode = [] {
     const char* e = std::getenv("CBGPU_DIST_SLICED_SCORE");
-    return e == nullptr || std::string_view(e) != "0";
+    if (e == nullptr || *e == 0) return -1;
+    return std::string_view(e) == "0" ? 0 : 1;
   }();
-  return enabled && ranks > 1;
+  if (ranks < 2 || mode == 0) return false;
+  return mode == 1 || features > sliced_features_per_multiprocessor * static_cast<std::int64_t>(multiprocessors);
 }
 
 void prepare_sliced_search(sliced_search& s, const context& ctx, const std::vector<std::int64_t>& offset,
@@ -203,7 +206,9 @@ void prepare_sliced_search(sliced_search& s, const context& ctx, const std::vect
   s.rank = red.rank();
   s.channels = channels;
   s.depth = depth;
-  s.enabled = sliced_scoring_enabled(s.ranks);
+  int multiprocessors = 0;
+  CBG_CUDA_TRY(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, ctx.device()));
+  s.enabled = sliced_scoring_enabled(s.ranks, static_cast<std::int64_t>(offset.size()), multiprocessors);
   if (!s.enabled) return;
   s.slices = dist::slice_features(offset, total_bins, s.ranks);
   const std::size_t slots = std::size_t{1} << (depth - 1);

@@ -17,7 +17,12 @@
 // Per level: a pack kernel (the computed slots' columns, rank-major, each rank's block padded to the
 // widest slice), the reduce-scatter, an unpack kernel (the rank's columns back into the slots), the
 // score kernel over the slice, a one-block choose of the slice's candidate, a small all-gather and a
-// one-block pick. CBGPU_DIST_SLICED_SCORE=0 keeps the all-reduce path (benchmark A/B switch).
+// one-block pick: one collective and three small kernels more per level than the all-reduce path,
+// against a reduce-scatter in place of the all-reduce and 1/ranks of the score kernel's blocks.
+// With few features (the score kernel's blocks fit one wave) that is a loss: Higgs shape on 4 H200s,
+// search 0.99 against 0.76 ms per tree (bench/RESULTS.md, session 7), so by default the sliced path
+// is taken only with more than sliced_features_per_multiprocessor features per SM.
+// CBGPU_DIST_SLICED_SCORE=0 / =1 forces it off / on (the benchmark's A/B switch).
 #pragma once
 
 #include <cstddef>
@@ -46,8 +51,12 @@ struct sliced_search {
   device_buffer<unsigned char> candidate_recv;  // [rank][candidate bytes]
 };
 
-// Whether the sharded search takes the sliced path: not with CBGPU_DIST_SLICED_SCORE=0 or one rank.
-bool sliced_scoring_enabled(int ranks);
+// The score kernel keeps two blocks (features) per SM resident: beyond one wave of them, slicing
+// the features shortens the kernel.
+inline constexpr std::int64_t sliced_features_per_multiprocessor = 2;
+// Whether the sharded search takes the sliced path (ranks > 1; the environment switch, else the
+// feature count against the device's multiprocessors).
+bool sliced_scoring_enabled(int ranks, std::int64_t features, int multiprocessors);
 
 // Once per workspace and reducer (the first sharded search): the slices and the buffers for
 // `depth` levels of `channels` channels over the histogram layout.
