@@ -10,7 +10,9 @@
 # GPUs with one leaf iteration), multihost (the 2-process example; the bundle's tests/ must hold
 # cbgpu-multi-host-example), oldscore (scaling with CBGPU_DIST_SLICED_SCORE=0: every rank all-reduces
 # and scores the whole histogram), oldscorestages (stages with CBGPU_DIST_SLICED_SCORE=0, 2 and 4
-# GPUs). Results go to $OUT (or /tmp/cbgpu-multi).
+# GPUs), slicedstages (stages with CBGPU_DIST_SLICED_SCORE=1, 4 GPUs), tests4sliced ([gpu][dist] on 4
+# GPUs with the sliced search forced on), wide (2M x 512 on 1 and 4 GPUs, sliced search automatic
+# and off, with CBGPU_BOOSTING_PROFILE). Results go to $OUT (or /tmp/cbgpu-multi).
 set -u
 cd "$(dirname "$0")/../.."
 bundle="$1"
@@ -80,6 +82,25 @@ for what in "$@"; do
       rm -f "$out/stages-oldscore.jsonl"
       CBGPU_DIST_SLICED_SCORE=0 CBGPU_BOOSTING_PROFILE="$out/stages-oldscore.jsonl" "$bench" --devices "0:1;0-3" \
         --iterations 50 2>&1 | tee -a "$log"
+      ;;
+    slicedstages)
+      say "stage device times with the sliced search forced on (CBGPU_DIST_SLICED_SCORE=1), 4 GPUs"
+      rm -f "$out/stages-sliced.jsonl"
+      CBGPU_DIST_SLICED_SCORE=1 CBGPU_BOOSTING_PROFILE="$out/stages-sliced.jsonl" "$bench" --devices "0-3" \
+        --iterations 50 2>&1 | tee -a "$log"
+      ;;
+    tests4sliced)
+      say "[gpu][dist], 4 GPUs visible, sliced search forced on (CBGPU_DIST_SLICED_SCORE=1)"
+      CBGPU_DIST_SLICED_SCORE=1 timeout 200 "$tests" "[gpu][dist]" 2>&1 | tail -n 20 | tee -a "$log"
+      say "rc ${PIPESTATUS[0]}"
+      ;;
+    wide)
+      say "wide: 2M x 512 on 1 and 4 GPUs, sliced search automatic (on) and off, with CBGPU_BOOSTING_PROFILE"
+      rm -f "$out/stages-wide.jsonl" "$out/stages-wide-old.jsonl"
+      CBGPU_BOOSTING_PROFILE="$out/stages-wide.jsonl" "$bench" --rows 2000000 --features 512 --devices "0;0-3" \
+        --iterations 50 2>&1 | tee -a "$log"
+      CBGPU_DIST_SLICED_SCORE=0 CBGPU_BOOSTING_PROFILE="$out/stages-wide-old.jsonl" "$bench" --rows 2000000 \
+        --features 512 --devices "0;0-3" --iterations 50 2>&1 | tee -a "$log"
       ;;
     *) say "unknown: $what" ;;
   esac
