@@ -3,6 +3,8 @@
 // kernels, the slice's candidate and the pick of the level's split.
 #include "kernels/train/sliced_search.hpp"
 
+#include "kernels/train/choose_best.cuh"
+
 #include <algorithm>
 #include <cstdlib>
 #include <string_view>
@@ -81,61 +83,19 @@ __global__ void unpack_kernel(long long* __restrict__ hist, const long long* __r
 __global__ void __launch_bounds__(choose_threads)
     slice_candidate_kernel(search_view v, int level, bool last_level, std::int64_t begin, std::int64_t end,
                            unsigned char* out) {
-  __shared__ double s_score[choose_threads];
-  __shared__ std::int32_t s_feature[choose_threads];
-  __shared__ std::int32_t s_bin[choose_threads];
   if (v.state->stopped != 0) return;
   const int t = threadIdx.x;
-  double score = 0.0;
-  std::int32_t feature = -1;
-  std::int32_t bin = -1;
-  for (std::int64_t f = begin + t; f < end; f += choose_threads) {
-    const feature_best b = v.best[f];
-    if (b.bin < 0) continue;
-    if (feature < 0 || better_candidate(b.score, static_cast<std::int32_t>(f), b.bin, score, feature, bin)) {
-      score = b.score;
-      feature = static_cast<std::int32_t>(f);
-      bin = b.bin;
-    }
-  }
-  s_score[t] = score;
-  s_feature[t] = feature;
-  s_bin[t] = bin;
-  __syncthreads();
-  for (int s = choose_threads / 2; s > 0; s >>= 1) {
-    if (t < s && s_feature[t + s] >= 0 &&
-        (s_feature[t] < 0 ||
-         better_candidate(s_score[t + s], s_feature[t + s], s_bin[t + s], s_score[t], s_feature[t], s_bin[t]))) {
-      s_score[t] = s_score[t + s];
-      s_feature[t] = s_feature[t + s];
-      s_bin[t] = s_bin[t + s];
-    }
-    __syncthreads();
-  }
-  feature = s_feature[0];
-  bin = s_bin[0];
-  if (t == 0) *reinterpret_cast<candidate_head*>(out) = candidate_head{s_score[0], feature, bin};
+  const block_best best = best_feature_of_block<choose_threads>(v, begin, end);
+  const std::int32_t feature = best.feature;
+  const std::int32_t bin = best.bin;
+  if (t == 0) *reinterpret_cast<candidate_head*>(out) = candidate_head{best.score, feature, bin};
   // One leaf per thread (as choose_kernel); a warp's 32 consecutive leaves make one word.
   auto* bits = reinterpret_cast<std::uint32_t*>(out + sizeof(candidate_head));
   const std::uint32_t leaves = 1u << level;
   const bool with_bits = feature >= 0 && !last_level;
-  const int nb = with_bits ? v.bins[feature] : 0;
   for (std::uint32_t base = 0; base < leaves; base += choose_threads) {
     const std::uint32_t p = base + static_cast<std::uint32_t>(t);
-    bool bit = false;
-    if (with_bits && p < leaves) {
-      const long long* h = v.hist + (static_cast<std::int64_t>(p) * v.channels + v.dims) * v.total_bins + v.offset[feature];
-      long long left = 0;
-      long long right = 0;
-      for (int b = 0; b < nb; ++b) {
-        if (b <= bin) {
-          left += h[b];
-        } else {
-          right += h[b];
-        }
-      }
-      bit = right < left;
-    }
+    const bool bit = with_bits && p < leaves && right_is_lighter(v, p, feature, bin);
     const unsigned word = __ballot_sync(0xffffffffu, bit);
     if ((t & 31) == 0 && p < leaves) bits[p / 32] = word;
   }
