@@ -8,7 +8,11 @@
 # CBGPU_DIST_PROFILE), oldpass (scaling with CBGPU_DIST_FUSED_PASS=0), stages (CBGPU_BOOSTING_PROFILE:
 # per-call and leaf-pass stage device times), oldhandoff (4 GPUs, threads sleeping after 200 us as before), leaf1 (1 and 4
 # GPUs with one leaf iteration), multihost (the 2-process example; the bundle's tests/ must hold
-# cbgpu-multi-host-example). Results go to $OUT (or /tmp/cbgpu-multi).
+# cbgpu-multi-host-example), oldscore (scaling with CBGPU_DIST_SLICED_SCORE=0: every rank all-reduces
+# and scores the whole histogram), oldscorestages (stages with CBGPU_DIST_SLICED_SCORE=0, 2 and 4
+# GPUs; every stages mode sets CBGPU_BOOSTING_PROFILE_SEARCH=1: the search's stages too), slicedstages (stages with CBGPU_DIST_SLICED_SCORE=1, 4 GPUs), tests4sliced ([gpu][dist] on 4
+# GPUs with the sliced search forced on), wide (2M x 512 on 1 and 4 GPUs, sliced search automatic
+# and off, with CBGPU_BOOSTING_PROFILE). Results go to $OUT (or /tmp/cbgpu-multi).
 set -u
 cd "$(dirname "$0")/../.."
 bundle="$1"
@@ -55,7 +59,7 @@ for what in "$@"; do
     stages)
       say "per-call and leaf-pass stage device times (CBGPU_BOOSTING_PROFILE), 1, 2 and 4 GPUs, 50 and 100 iterations"
       rm -f "$out/stages.jsonl"
-      CBGPU_BOOSTING_PROFILE="$out/stages.jsonl" "$bench" --devices "0;0:1;0-3" --iterations 50 2>&1 | tee -a "$log"
+      CBGPU_BOOSTING_PROFILE_SEARCH=1 CBGPU_BOOSTING_PROFILE="$out/stages.jsonl" "$bench" --devices "0;0:1;0-3" --iterations 50 2>&1 | tee -a "$log"
       ;;
     oldhandoff)
       say "4 GPUs with the hand-off of the earlier code (threads sleep after 200 us)"
@@ -68,6 +72,35 @@ for what in "$@"; do
     multihost)
       say "2 processes through a caller's communicator (examples/multi_host/run.sh)"
       timeout 120 bash examples/multi_host/run.sh "$bundle/tests/cbgpu-multi-host-example" 2>&1 | tail -n 5 | tee -a "$log"
+      ;;
+    oldscore)
+      say "scaling with the all-reduce search (CBGPU_DIST_SLICED_SCORE=0)"
+      CBGPU_DIST_SLICED_SCORE=0 "$bench" --repeat 2 2>&1 | tee -a "$log"
+      ;;
+    oldscorestages)
+      say "stage device times with the all-reduce search (CBGPU_DIST_SLICED_SCORE=0), 2 and 4 GPUs"
+      rm -f "$out/stages-oldscore.jsonl"
+      CBGPU_DIST_SLICED_SCORE=0 CBGPU_BOOSTING_PROFILE_SEARCH=1 CBGPU_BOOSTING_PROFILE="$out/stages-oldscore.jsonl" "$bench" --devices "0:1;0-3" \
+        --iterations 50 2>&1 | tee -a "$log"
+      ;;
+    slicedstages)
+      say "stage device times with the sliced search forced on (CBGPU_DIST_SLICED_SCORE=1), 4 GPUs"
+      rm -f "$out/stages-sliced.jsonl"
+      CBGPU_DIST_SLICED_SCORE=1 CBGPU_BOOSTING_PROFILE_SEARCH=1 CBGPU_BOOSTING_PROFILE="$out/stages-sliced.jsonl" "$bench" --devices "0-3" \
+        --iterations 50 2>&1 | tee -a "$log"
+      ;;
+    tests4sliced)
+      say "[gpu][dist], 4 GPUs visible, sliced search forced on (CBGPU_DIST_SLICED_SCORE=1)"
+      CBGPU_DIST_SLICED_SCORE=1 timeout 200 "$tests" "[gpu][dist]" 2>&1 | tail -n 20 | tee -a "$log"
+      say "rc ${PIPESTATUS[0]}"
+      ;;
+    wide)
+      say "wide: 2M x 512 on 1 and 4 GPUs, sliced search automatic (on) and off, with CBGPU_BOOSTING_PROFILE"
+      rm -f "$out/stages-wide.jsonl" "$out/stages-wide-old.jsonl"
+      CBGPU_BOOSTING_PROFILE_SEARCH=1 CBGPU_BOOSTING_PROFILE="$out/stages-wide.jsonl" "$bench" --rows 2000000 --features 512 --devices "0;0-3" \
+        --iterations 50 2>&1 | tee -a "$log"
+      CBGPU_DIST_SLICED_SCORE=0 CBGPU_BOOSTING_PROFILE_SEARCH=1 CBGPU_BOOSTING_PROFILE="$out/stages-wide-old.jsonl" "$bench" --rows 2000000 \
+        --features 512 --devices "0;0-3" --iterations 50 2>&1 | tee -a "$log"
       ;;
     *) say "unknown: $what" ;;
   esac

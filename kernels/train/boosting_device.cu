@@ -28,6 +28,7 @@
 #include <utility>
 
 #include "kernels/common/cccl.cuh"
+#include "kernels/train/search_tuning.hpp"
 
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/core/error.hpp"
@@ -1159,8 +1160,11 @@ class device_backend final : public boosting_backend {
     else if (loss_.dims == 1) weak_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
     else weak_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
     CBG_CHECK_CUDA(stream());
-    finish_sums<2>(tiles);
-    const std::vector<unsigned char> r = read_result(channels, 0);
+    // Sharded: the tile sums and the maxima in one all-gather (merged_pass), else a gather of the
+    // tiles and an all-reduce of the maxima.
+    const bool merged = fused_passes() && merged_pass<2>(channels, 0, true);
+    if (!merged) finish_sums<2>(tiles);
+    const std::vector<unsigned char> r = read_result(channels, 0, merged);
     weak_result out;
     std::memcpy(&out.sigma_sum, r.data() + result_sums_at, sizeof(double));
     std::memcpy(&out.value, r.data() + result_sums_at + sizeof(double), sizeof(double));
@@ -1171,7 +1175,15 @@ class device_backend final : public boosting_backend {
 
   tree_structure search(const tree_search_params& p, std::vector<double> noise) override {
     const call_timer timer(profile_, stream(), "search");
-    if (!workspace_) workspace_ = make_device_search_workspace(ctx_, q_, loss_.dims, p);
+    if (!workspace_) {
+      workspace_ = make_device_search_workspace(ctx_, q_, loss_.dims, p);
+      // CBGPU_BOOSTING_PROFILE_SEARCH=1: also the search's stages (events between its stages; they
+      // add ~0.1-0.15 ms to each search, so the per-call "search" time is then higher).
+      const char* stages = std::getenv("CBGPU_BOOSTING_PROFILE_SEARCH");
+      if (profile_.on() && stages != nullptr && std::string_view(stages) == "1") {
+        detail::set_search_profiling(*workspace_, true);
+      }
+    }
     device_search_input in;
     in.q = &q_;
     in.dims = loss_.dims;
@@ -1179,7 +1191,13 @@ class device_backend final : public boosting_backend {
     in.weight = search_weight_.data();
     in.noise = std::move(noise);
     in.reducer = link_ != nullptr ? &link_->red() : nullptr;
-    return search_tree_device(ctx_, in, p, *workspace_, leaf_.data());
+    tree_structure tree = search_tree_device(ctx_, in, p, *workspace_, leaf_.data());
+    if (profile_.on()) {  // the search's stages (device time between its events), when recorded
+      for (const auto& [name, ms] : detail::last_search_stats(*workspace_).stages) {
+        profile_.add(("search (device): " + name).c_str(), ms);
+      }
+    }
+    return tree;
   }
 
   point_result at_point(const point_request& req) override {
@@ -1632,7 +1650,8 @@ class device_backend final : public boosting_backend {
   // max_fold_ranks ranks: the caller takes the separate collectives.
   // The layout of a sharded pass's all-gather block (pass_send_ and pass_recv_ sized for it); false
   // on one GPU or past max_fold_ranks ranks.
-  bool pass_layout(int channels, std::size_t slots, bool value, pass_fold& f) {
+  // C: doubles per value tile (the weak pass's two ordered sums; gather_tiles' layout).
+  bool pass_layout(int channels, std::size_t slots, bool value, pass_fold& f, int C = 1) {
     if (link_ == nullptr) return false;
     const dist::row_split& split = link_->split(false);
     const int ranks = split.ranks();
@@ -1640,7 +1659,7 @@ class device_backend final : public boosting_backend {
     f.ranks = ranks;
     std::int64_t most = 0;
     for (int r = 0; r < ranks; ++r) {
-      const std::int64_t t = value ? sum_tiles_of(split.counts[static_cast<std::size_t>(r)]) : 0;
+      const std::int64_t t = value ? sum_tiles_of(split.counts[static_cast<std::size_t>(r)]) * C : 0;
       f.first_tile[r + 1] = f.first_tile[r] + t;
       most = std::max(most, t);
     }
@@ -1660,22 +1679,27 @@ class device_backend final : public boosting_backend {
   // Fused sharded leaf passes (pass_fold_decide_kernel): the point kernel adds straight into the
   // all-gather's send block, one kernel folds and decides. False where the value's tiles of all ranks
   // exceed one tile of tiles, or with CBGPU_DIST_FUSED_PASS=0 (the A/B switch of the benchmark).
-  bool fused_layout(int channels, std::size_t slots, bool value, pass_fold& f) {
+  // CBGPU_DIST_FUSED_PASS=0 also gives the weak pass its two collectives back.
+  static bool fused_passes() {
     static const bool enabled = [] {
       const char* e = std::getenv("CBGPU_DIST_FUSED_PASS");
       return e == nullptr || std::string_view(e) != "0";
     }();
-    if (!enabled || !pass_layout(channels, slots, value, f)) return false;
+    return enabled;
+  }
+  bool fused_layout(int channels, std::size_t slots, bool value, pass_fold& f) {
+    if (!fused_passes() || !pass_layout(channels, slots, value, f)) return false;
     return f.first_tile[f.ranks] <= sum_tile;
   }
 
+  template <int C = 1>
   bool merged_pass(int channels, std::size_t slots, bool value) {
     pass_fold f;
-    if (!pass_layout(channels, slots, value, f)) return false;
+    if (!pass_layout(channels, slots, value, f, C)) return false;
     const pass_pack& p = f.p;
     const int ranks = f.ranks;
     const std::int64_t all = f.first_tile[ranks];
-    if (value) ensure(all_tiles_, static_cast<std::size_t>(std::max<std::int64_t>(all, 1)));
+    if (value) ensure(all_tiles_, static_cast<std::size_t>(std::max<std::int64_t>(all, C)));
     const auto packed = static_cast<std::int64_t>(slots) + channels + p.tiles;
     pass_pack_kernel<<<grid_of(packed), 256, 0, stream()>>>(p, leaf_sums(), max_keys(), scratch_a_.data(),
                                                            pass_send_.data());
@@ -1687,10 +1711,10 @@ class device_backend final : public boosting_backend {
     CBG_CHECK_CUDA(stream());
     if (!value) return true;
     if (all == 0) {  // no rows anywhere: one zero tile, as gather_tiles gives it
-      zero(all_tiles_.data(), 1);
-      reduce_tile_levels<1>(all_tiles_.data(), 1);
+      zero(all_tiles_.data(), C);
+      reduce_tile_levels<C>(all_tiles_.data(), 1);
     } else {
-      reduce_tile_levels<1>(all_tiles_.data(), all);
+      reduce_tile_levels<C>(all_tiles_.data(), all / C);
     }
     return true;
   }
@@ -1705,8 +1729,9 @@ class device_backend final : public boosting_backend {
 
   // The result buffer up to `channels` maxima, or with `slots` leaf sums: one copy (pieces of at
   // most the strict-mode limit where the leaf sums are large).
-  std::vector<unsigned char> read_result(int channels, std::size_t slots) {
-    reduce_pass(channels, slots);  // sharded: maxima and fixed-point leaf sums over the ranks
+  // reduced: the caller already combined the ranks' maxima and sums (merged_pass).
+  std::vector<unsigned char> read_result(int channels, std::size_t slots, bool reduced = false) {
+    if (!reduced) reduce_pass(channels, slots);  // sharded: maxima and fixed-point leaf sums over the ranks
     const std::size_t bytes = slots > 0 ? result_leaf_at + slots * sizeof(unsigned long long)
                                         : result_max_at + static_cast<std::size_t>(channels) * sizeof(unsigned);
     std::vector<unsigned char> r(bytes);

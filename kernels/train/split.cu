@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "kernels/train/choose_best.cuh"
 #include "kernels/train/stages.hpp"
 
 #include "cbg/core/cuda_check.hpp"
@@ -168,7 +169,7 @@ __global__ void __launch_bounds__(score_threads, lane_bins <= 5 ? 2 : 1) score_k
   __shared__ double best_score[score_threads];
   __shared__ int best_bin[score_threads];
   const search_view& v = a.v;
-  const std::int64_t f = blockIdx.x;
+  const std::int64_t f = v.score_begin + blockIdx.x;
   const int nb = v.bins[f];
   if (v.state->stopped != 0) return;
   if (nb < 2) {
@@ -229,39 +230,11 @@ constexpr int choose_threads = 256;
 // Every block finds the best feature (the same answer); block 0 records it, and each block sets
 // compute_bit for its range of leaves: the next level computes the lighter child of each leaf.
 __global__ void __launch_bounds__(choose_threads) choose_kernel(search_view v, int level, bool last_level) {
-  __shared__ double s_score[choose_threads];
-  __shared__ std::int32_t s_feature[choose_threads];
-  __shared__ std::int32_t s_bin[choose_threads];
   if (v.state->stopped != 0) return;
   const int t = threadIdx.x;
-  double score = 0.0;
-  std::int32_t feature = -1;
-  std::int32_t bin = -1;
-  for (std::int64_t f = t; f < v.features; f += choose_threads) {
-    const feature_best b = v.best[f];
-    if (b.bin < 0) continue;
-    if (feature < 0 || better_candidate(b.score, static_cast<std::int32_t>(f), b.bin, score, feature, bin)) {
-      score = b.score;
-      feature = static_cast<std::int32_t>(f);
-      bin = b.bin;
-    }
-  }
-  s_score[t] = score;
-  s_feature[t] = feature;
-  s_bin[t] = bin;
-  __syncthreads();
-  for (int s = choose_threads / 2; s > 0; s >>= 1) {
-    if (t < s && s_feature[t + s] >= 0 &&
-        (s_feature[t] < 0 ||
-         better_candidate(s_score[t + s], s_feature[t + s], s_bin[t + s], s_score[t], s_feature[t], s_bin[t]))) {
-      s_score[t] = s_score[t + s];
-      s_feature[t] = s_feature[t + s];
-      s_bin[t] = s_bin[t + s];
-    }
-    __syncthreads();
-  }
-  feature = s_feature[0];
-  bin = s_bin[0];
+  const block_best best = best_feature_of_block<choose_threads>(v, 0, v.features);
+  const std::int32_t feature = best.feature;
+  const std::int32_t bin = best.bin;
   bool stop = feature < 0;
   for (int d = 0; d < level && !stop; ++d) {
     stop = v.state->splits[d].feature == feature && v.state->splits[d].bin == bin;
@@ -278,18 +251,7 @@ __global__ void __launch_bounds__(choose_threads) choose_kernel(search_view v, i
   const std::uint32_t leaves = 1u << level;
   const std::uint32_t p = blockIdx.x * choose_threads + t;
   if (p >= leaves) return;
-  const int nb = v.bins[feature];
-  const long long* w = v.hist + (static_cast<std::int64_t>(p) * v.channels + v.dims) * v.total_bins + v.offset[feature];
-  long long left = 0;
-  long long right = 0;
-  for (int b = 0; b < nb; ++b) {
-    if (b <= bin) {
-      left += w[b];
-    } else {
-      right += w[b];
-    }
-  }
-  v.compute_bit[p] = right < left ? 1 : 0;
+  v.compute_bit[p] = right_is_lighter(v, p, feature, bin) ? 1 : 0;
 }
 
 // ---- fixed-point der and weight (row lists) ----------------------------------------------------------------
@@ -388,10 +350,11 @@ void prepare_split_kernels(const search_view& v) {
 
 void score_splits(const search_view& v, int level, bool last_level, score_function fn, double lambda,
                   cudaStream_t stream) {
-  if (v.features == 0) return;
+  const std::int64_t scored = (v.score_end < 0 ? v.features : v.score_end) - v.score_begin;
+  if (scored <= 0) return;
   const score_args a{v, level, last_level, fn, lambda};
   const std::size_t shared = score_shared_bytes(v);
-  const auto grid = static_cast<unsigned>(v.features);
+  const auto grid = static_cast<unsigned>(scored);
   if (v.bin_stride <= 64) {
     score_kernel<2><<<grid, score_threads, shared, stream>>>(a);
   } else if (v.bin_stride <= 128) {

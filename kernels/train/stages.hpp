@@ -72,6 +72,10 @@ struct search_view {
   uint2* row_list = nullptr;
   unsigned* row_count = nullptr;  // [max_depth]: entries written for level d + 1 at [d + 1]
   int2* fixed = nullptr;          // [rows]: to_fixed(der), to_fixed(weight) at the tree's scales
+  // score_splits scores features [score_begin, score_end) (-1: to the last); the sharded search's
+  // feature-parallel scoring gives each rank its slice (sliced_search.hpp).
+  std::int64_t score_begin = 0;
+  std::int64_t score_end = -1;
 };
 
 // How one level's histogram kernel splits the work (chosen on the host; see plan_histogram).

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/train/search_tuning.hpp"
+#include "kernels/train/sliced_search.hpp"
 #include "kernels/train/stages.hpp"
 
 #include "cbg/core/cuda_check.hpp"
@@ -57,6 +58,8 @@ class device_search_workspace {
   std::vector<std::string> stage_names;
   std::vector<cudaEvent_t> stage_events;
   detail::search_stats stats;
+  // Sharded searches: feature-parallel scoring (sliced_search.hpp), set up by the first one.
+  detail::sliced_search sliced;
 
   ~device_search_workspace() {
     for (cudaEvent_t e : stage_events) CBG_ASSERT_CUDA_SUCCESS(cudaEventDestroy(e));
@@ -217,6 +220,11 @@ tree_structure search_tree_device(const context& ctx, const device_search_input&
     ++launches;
   }
   stage(w, stream, "scales", -1);
+  // Sharded training: each rank scores its slice of the features (sliced_search.hpp).
+  if (in.reducer != nullptr) {
+    detail::prepare_sliced_search(w.sliced, ctx, w.layout.offset, w.layout.total_bins, v.channels, w.depth, *in.reducer);
+  }
+  const bool sliced = in.reducer != nullptr && w.sliced.enabled;
 
   const std::size_t slot_bytes = static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(v.total_bins) *
                                  sizeof(long long);
@@ -231,16 +239,25 @@ tree_structure search_tree_device(const context& ctx, const device_search_input&
     stage(w, stream, "zero", d);
     detail::build_histograms(v, w.plans[static_cast<std::size_t>(d)], d, stream);
     ++launches;
-    // Sharded training: the computed slots summed over the ranks (exact: 64-bit integers).
-    if (in.reducer != nullptr && slot_bytes > 0) {
+    // Sharded training: the computed slots summed over the ranks (exact: 64-bit integers), with
+    // sliced scoring only this rank's columns.
+    if (sliced) {
+      detail::exchange_slices(w.sliced, v, first_slot, n_slots, *in.reducer, stream);
+      launches += 2;
+    } else if (in.reducer != nullptr && slot_bytes > 0) {
       in.reducer->sum_i64(v.hist + first_slot * slot_bytes / sizeof(long long), n_slots * slot_bytes / sizeof(long long),
                           stream);
     }
     stage(w, stream, "histogram", d);
-    detail::score_splits(v, d, last, params.score, params.l2_leaf_reg, stream);
+    detail::score_splits(sliced ? detail::slice_view(w.sliced, v) : v, d, last, params.score, params.l2_leaf_reg, stream);
     ++launches;
     stage(w, stream, "score", d);
-    detail::choose_split(v, d, last, stream);
+    if (sliced) {
+      detail::choose_split_sliced(w.sliced, v, d, last, *in.reducer, stream);
+      ++launches;
+    } else {
+      detail::choose_split(v, d, last, stream);
+    }
     ++launches;
     stage(w, stream, "choose", d);
     // The next level's row list when its histograms are histogram_fast (which reads it).

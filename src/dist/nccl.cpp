@@ -36,6 +36,7 @@ struct nccl_api {
   nccl_result (*comm_user_rank)(nccl_comm, int*) = nullptr;
   nccl_result (*all_reduce)(const void*, void*, std::size_t, int, int, nccl_comm, cudaStream_t) = nullptr;
   nccl_result (*all_gather)(const void*, void*, std::size_t, int, nccl_comm, cudaStream_t) = nullptr;
+  nccl_result (*reduce_scatter)(const void*, void*, std::size_t, int, int, nccl_comm, cudaStream_t) = nullptr;
   const char* (*error_string)(nccl_result) = nullptr;
   nccl_result (*get_version)(int*) = nullptr;
   std::string missing;  // why it is not usable; empty when it is
@@ -69,6 +70,7 @@ const nccl_api& api() {
     bind(lib, "ncclCommUserRank", r.comm_user_rank, r.missing);
     bind(lib, "ncclAllReduce", r.all_reduce, r.missing);
     bind(lib, "ncclAllGather", r.all_gather, r.missing);
+    bind(lib, "ncclReduceScatter", r.reduce_scatter, r.missing);
     bind(lib, "ncclGetErrorString", r.error_string, r.missing);
     bind(lib, "ncclGetVersion", r.get_version, r.missing);
     return r;
@@ -117,6 +119,12 @@ class nccl_reducer final : public reducer {
     if (bytes == 0) return;
     const timed t(*this);
     check(api().all_gather(send, recv, bytes, nccl_uint8, comm_, stream), "all-gather");
+  }
+  void sum_scatter_i64(const long long* send, long long* recv, std::size_t recv_count, cudaStream_t stream) override {
+    live();
+    if (recv_count == 0) return;
+    const timed t(*this);
+    check(api().reduce_scatter(send, recv, recv_count, nccl_int64, nccl_sum, comm_, stream), "reduce-scatter");
   }
   [[nodiscard]] counters enqueued() const noexcept override { return {calls_, host_ms_}; }
   void cancel() noexcept override {

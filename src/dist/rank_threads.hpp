@@ -39,6 +39,7 @@ class solo_reducer : public reducer {
   void max_u64(unsigned long long*, std::size_t, cudaStream_t) override {}
   void min_u64(unsigned long long*, std::size_t, cudaStream_t) override {}
   void all_gather(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) override;
+  void sum_scatter_i64(const long long* send, long long* recv, std::size_t recv_count, cudaStream_t stream) override;
   void cancel() noexcept override {}
 };
 

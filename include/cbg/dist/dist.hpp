@@ -67,6 +67,9 @@ class reducer {
   virtual void min_u64(unsigned long long* data, std::size_t count, cudaStream_t stream) = 0;
   // recv (size() * bytes) receives every rank's `bytes` of send, in rank order.
   virtual void all_gather(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) = 0;
+  // Reduce-scatter: send holds size() blocks of recv_count; recv (recv_count, not overlapping send)
+  // receives the sum over the ranks of block rank() (exact: 64-bit integers).
+  virtual void sum_scatter_i64(const long long* send, long long* recv, std::size_t recv_count, cudaStream_t stream) = 0;
   // Makes every pending and later collective of this reducer fail (after another rank failed), so
   // that no rank waits forever. Idempotent.
   virtual void cancel() noexcept = 0;
@@ -78,6 +81,21 @@ class reducer {
   };
   [[nodiscard]] virtual counters enqueued() const noexcept { return {}; }
 };
+
+// ---- feature slices (feature-parallel split scoring) --------------------------------------------------
+// The sharded tree search reduce-scatters each level's histograms: rank r receives the summed
+// columns [column[r], column[r + 1]) of features [begin[r], begin[r + 1]) and scores only those.
+// Slices are contiguous, cover every feature once, and are balanced by histogram columns (bins);
+// width is the largest slice's columns (every rank's block of the reduce-scatter is padded to it).
+struct feature_slices {
+  std::vector<std::int64_t> begin;   // ranks + 1 feature indices
+  std::vector<std::int64_t> column;  // ranks + 1 histogram columns: offset of begin[r], total at the end
+  std::int64_t width = 0;
+};
+// offset: per feature, its first histogram column (non-decreasing, the layout of the tree search);
+// total_columns: the columns of all features. Throws invalid_argument for ranks < 1 or an offset
+// out of order.
+feature_slices slice_features(const std::vector<std::int64_t>& offset, std::int64_t total_columns, int ranks);
 
 // ---- NCCL (loaded at run time: libcbgpu.so works without it) ----------------------------------------
 // Whether libnccl.so.2 could be loaded (once per process); `why` receives the reason when not.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Multi-GPU (issue 9), host side: device lists, row splits, why gathered tile sums fold to the
 // single-GPU ordered sum, and NCCL loading. The GPU side is tests/unit/dist/test_dist_gpu.cpp.
+#include <algorithm>
 #include <cstddef>
 #include <random>
 #include <string>
@@ -163,4 +164,44 @@ TEST_CASE("C ABI: a context's communicator fields are checked; build info report
   const char* info = nullptr;
   REQUIRE(cbg_build_info(&info) == CBG_OK);
   CHECK(std::string(info).find("\"nccl\"") != std::string::npos);
+}
+
+TEST_CASE("feature slices: contiguous, covering, balanced by columns, padded to the widest", "[dist]") {
+  // Offsets of the tree search's layout: features of 3, 0 (no borders), 5, 5, 2 and 1 bins.
+  const std::vector<std::int64_t> offset = {0, 3, 3, 8, 13, 15};
+  const std::int64_t total = 16;
+  for (int ranks = 1; ranks <= 8; ++ranks) {
+    INFO(ranks << " ranks");
+    const cd::feature_slices s = cd::slice_features(offset, total, ranks);
+    REQUIRE(s.begin.size() == static_cast<std::size_t>(ranks) + 1);
+    REQUIRE(s.column.size() == s.begin.size());
+    CHECK(s.begin.front() == 0);
+    CHECK(s.begin.back() == static_cast<std::int64_t>(offset.size()));
+    CHECK(s.column.back() == total);
+    std::int64_t widest = 0;
+    for (std::size_t r = 0; r + 1 < s.begin.size(); ++r) {
+      CHECK(s.begin[r] <= s.begin[r + 1]);
+      CHECK(s.column[r] == (s.begin[r] < 6 ? offset[static_cast<std::size_t>(s.begin[r])] : total));
+      widest = std::max(widest, s.column[r + 1] - s.column[r]);
+    }
+    CHECK(s.width == widest);
+  }
+  // Two ranks: the boundary nearest to 8 columns is feature 3 (column 8).
+  CHECK(cd::slice_features(offset, total, 2).begin == std::vector<std::int64_t>{0, 3, 6});
+  CHECK(cd::slice_features(offset, total, 2).width == 8);
+  // Four ranks over 28 equal features (the Higgs shape): 7 each.
+  std::vector<std::int64_t> even(28);
+  for (std::size_t f = 0; f < even.size(); ++f) even[f] = static_cast<std::int64_t>(f) * 129;
+  const cd::feature_slices e = cd::slice_features(even, 28 * 129, 4);
+  CHECK(e.begin == std::vector<std::int64_t>{0, 7, 14, 21, 28});
+  CHECK(e.width == 7 * 129);
+  // More ranks than features: empty slices, still covering.
+  const cd::feature_slices m = cd::slice_features({0, 4}, 8, 4);
+  CHECK(m.begin.front() == 0);
+  CHECK(m.begin.back() == 2);
+  CHECK(m.width == 4);
+  // No features at all.
+  CHECK(cd::slice_features({}, 0, 3).width == 0);
+  CHECK_THROWS_AS(cd::slice_features(offset, total, 0), cbg::error);
+  CHECK_THROWS_AS(cd::slice_features({0, 5, 3}, 8, 2), cbg::error);
 }

@@ -23,6 +23,7 @@
 #include "cbg/dist/dist.hpp"
 #include "cbg/dist/predict.hpp"
 #include "cbg/memory/device_buffer.hpp"
+#include "cbg/memory/resource.hpp"
 #include "cbg/model/io.hpp"
 #include "cbg/runtime/device.hpp"
 #include "cbg/train/trainer.hpp"
@@ -404,6 +405,78 @@ TEST_CASE("local reducers: collectives give the exact results", "[gpu][dist]") {
           CHECK(max32[static_cast<std::size_t>(r)][m] == hi);
         }
         ++m;
+      }
+    }
+  }
+}
+
+namespace {
+
+// Runs body(rank, stream) on one thread per rank (device `rank`, a stream of its own); the ranks'
+// errors (empty where none).
+template <class F>
+std::vector<std::string> on_rank_threads(int n, F body) {
+  std::vector<std::string> failures(static_cast<std::size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      cudaStream_t s = nullptr;
+      try {
+        CBG_CUDA_TRY(cudaSetDevice(r));
+        CBG_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        body(r, s);
+      } catch (const std::exception& e) {
+        failures[static_cast<std::size_t>(r)] = e.what();
+      }
+      if (s != nullptr) (void)cudaStreamDestroy(s);
+    });
+  }
+  for (auto& t : threads) t.join();
+  return failures;
+}
+
+// NCCL reducers over devices 0 .. n - 1; none when fewer are visible.
+std::vector<std::unique_ptr<cbg::dist::reducer>> reducers_of_first(int n) {
+  if (cbg::visible_device_count() < n) return {};
+  std::vector<int> devices(static_cast<std::size_t>(n));
+  for (int d = 0; d < n; ++d) devices[static_cast<std::size_t>(d)] = d;
+  return cbg::dist::make_local_reducers(devices);
+}
+
+}  // namespace
+
+TEST_CASE("local reducers: the reduce-scatter gives each rank the sum of its block", "[gpu][dist]") {
+  CBG_REQUIRE_GPUS(2);
+  for (const int n : {2, 4}) {
+    const std::vector<std::unique_ptr<cbg::dist::reducer>> reds = reducers_of_first(n);
+    if (reds.empty()) continue;
+    const auto value = [](int rank, std::size_t i) {
+      return static_cast<long long>((i * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(rank) * 0xbf58476d1ce4e5b9ull) >> 8) -
+             (1ll << 54);
+    };
+    for (const std::size_t count : {std::size_t{1}, std::size_t{777}, std::size_t{16384}}) {
+      std::vector<std::vector<long long>> got(static_cast<std::size_t>(n));
+      const std::vector<std::string> failures = on_rank_threads(n, [&](int r, cudaStream_t s) {
+        const auto ur = static_cast<std::size_t>(r);
+        std::vector<long long> h(count * static_cast<std::size_t>(n));
+        for (std::size_t i = 0; i < h.size(); ++i) h[i] = value(r, i);
+        const auto pool = cbg::make_async_pool_resource(r);
+        cbg::device_buffer<long long> send(h.size(), s, pool);
+        cbg::device_buffer<long long> recv(count, s, pool);
+        CBG_CUDA_TRY(cudaMemcpyAsync(send.data(), h.data(), h.size() * 8, cudaMemcpyHostToDevice, s));
+        reds[ur]->sum_scatter_i64(send.data(), recv.data(), count, s);
+        got[ur].resize(count);
+        CBG_CUDA_TRY(cudaMemcpyAsync(got[ur].data(), recv.data(), count * 8, cudaMemcpyDeviceToHost, s));
+        CBG_CUDA_TRY(cudaStreamSynchronize(s));
+      });
+      for (int r = 0; r < n; ++r) {
+        CAPTURE(n, count, r);
+        REQUIRE(failures[static_cast<std::size_t>(r)].empty());
+        std::vector<long long> want(count, 0);
+        for (int q = 0; q < n; ++q) {
+          for (std::size_t i = 0; i < count; ++i) want[i] += value(q, static_cast<std::size_t>(r) * count + i);
+        }
+        CHECK(got[static_cast<std::size_t>(r)] == want);
       }
     }
   }
