@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cbg/core/cuda_check.hpp"
+#include "cbg/data/column_view.hpp"
 #include "cbg/ctr/features.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/memory/device_buffer.hpp"
@@ -96,5 +97,34 @@ void counter_values(const context& ctx, const std::uint32_t* ids, const std::int
                     std::int64_t n, float prior_num, float prior_denom, float* out);
 // The largest of n > 0 counts.
 std::int32_t max_count(const context& ctx, const std::int32_t* counts, std::size_t n);
+
+// Feature combinations (combinations_device.cu).
+// The parts of a projection key a kernel reads (a projection of at most max_key_parts features).
+inline constexpr int max_key_parts = 8;
+struct key_plan {
+  int cats = 0;
+  const std::uint32_t* cat[max_key_parts] = {};  // categorical hashes [rows]
+  int floats = 0;
+  column_view fcol[max_key_parts] = {};
+  train::value_split fsplit[max_key_parts] = {};
+  int one_hots = 0;
+  const std::uint32_t* oh[max_key_parts] = {};  // categorical hashes [rows]
+  std::int32_t ohv[max_key_parts] = {};
+};
+// Every row's projection key as the model computes it (combination_key, then the split bits).
+void projection_keys(const context& ctx, const key_plan& plan, std::int64_t n, std::uint64_t* keys);
+// Dense ids of n keys: ids[row] = the rank of its key among the distinct keys (ascending); per id
+// its key and first row into keys_out and first_out (n entries of room). Returns the distinct count
+// (one 4-byte copy back).
+std::size_t dense_ids(const context& ctx, const std::uint64_t* keys, std::int64_t n, std::uint32_t* ids,
+                      std::uint64_t* keys_out, std::uint32_t* first_out);
+// counts[id] += 1 for each of n keys found among the `unique` sorted keys.
+void count_known_keys(const context& ctx, const std::uint64_t* keys, std::int64_t n, const std::uint64_t* sorted,
+                      std::size_t unique, std::int32_t* counts);
+// The bins of the single feature of a quantized one-column pool.
+void single_feature_bins(const context& ctx, const std::uint32_t* index, std::int64_t n, std::uint8_t* bins);
+// A CTR feature's model value for each of n keys.
+void ctr_values_of_keys(const context& ctx, const std::uint64_t* keys, std::int64_t n, const model::ctr_table_view& t,
+                        const model::ctr_calc& c, float* out);
 
 }  // namespace cbg::ctr::detail

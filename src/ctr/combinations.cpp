@@ -45,6 +45,54 @@ std::vector<model::projection> combination_candidates(const std::vector<model::p
   return {out.begin(), out.end()};
 }
 
+std::vector<std::int32_t> combination_cats(const prepared_data& prepared) {
+  std::set<std::int32_t> cats;
+  for (const derived_feature& d : prepared.derived) {
+    if (d.kind == derived_kind::ctr && d.ctr.base.proj.cat_features.size() == 1) cats.insert(d.cat_index);
+  }
+  return {cats.begin(), cats.end()};
+}
+
+std::vector<model::projection> combination_bases(const std::vector<train::split>& chosen,
+                                                 const prepared_data& prepared,
+                                                 const std::function<float(std::int32_t, std::int32_t)>& float_border) {
+  std::vector<model::projection> bases(1);
+  for (const train::split& s : chosen) {
+    const std::int64_t k = s.feature - prepared.float_count;
+    if (k < 0) {
+      bases[0].float_splits.push_back({s.feature, float_border(s.feature, s.bin)});
+      continue;
+    }
+    const derived_feature& d = prepared.derived[static_cast<std::size_t>(k)];
+    if (d.kind == derived_kind::ctr) bases.push_back(d.ctr.base.proj);
+    else bases[0].one_hot_splits.push_back({d.cat_index, d.value});
+  }
+  std::sort(bases[0].float_splits.begin(), bases[0].float_splits.end());
+  std::sort(bases[0].one_hot_splits.begin(), bases[0].one_hot_splits.end());
+  return bases;
+}
+
+std::vector<combination_feature> projection_features(const model::projection& proj, const std::vector<ctr_spec>& specs,
+                                                     int classes) {
+  std::vector<combination_feature> out;
+  std::vector<model::ctr_description> done;
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    const ctr_spec& s = specs[k];
+    model::ctr_base base;
+    base.proj = proj;
+    base.type = s.type;
+    const bool counter = s.type == model::ctr_type::counter || s.type == model::ctr_type::feature_freq;
+    const int features = counter ? 1 : target_features_of(s.type, classes);
+    for (int j = 0; j < features; ++j) {
+      for (const prior& pr : s.priors) {
+        derived_feature d;
+        if (next_ctr_feature(proj.cat_features.front(), base, j, pr, done, d)) out.push_back({d.ctr, k});
+      }
+    }
+  }
+  return out;
+}
+
 std::uint64_t combination_key(const std::uint32_t* cats, std::size_t n) {
   std::uint64_t h = 0;
   for (std::size_t i = 0; i < n; ++i) h = model::projection_add_cat(h, cats[i]);
@@ -97,11 +145,7 @@ class host_combinations final : public train::search_extension {
     targets_ = *targets.learn;
     specs_ = o.combinations_ctr ? *o.combinations_ctr : default_ctrs(true);
     first_id_ = static_cast<std::int32_t>(prepared.float_count + static_cast<std::int64_t>(prepared.derived.size()));
-    std::set<std::int32_t> cats;
-    for (const derived_feature& d : prepared.derived) {
-      if (d.kind == derived_kind::ctr && d.ctr.base.proj.cat_features.size() == 1) cats.insert(d.cat_index);
-    }
-    ctr_cats_.assign(cats.begin(), cats.end());
+    ctr_cats_ = combination_cats(prepared);
   }
 
   std::vector<column> candidates(int /*depth*/, const std::vector<train::split>& chosen,
@@ -113,21 +157,10 @@ class host_combinations final : public train::search_extension {
         nan_is_one_.push_back(q.mode[static_cast<std::size_t>(f)] == static_cast<std::uint8_t>(quantize::nan_mode::max));
       }
     }
-    std::vector<model::projection> bases(1);
-    for (const train::split& s : chosen) {
-      const std::int64_t k = s.feature - prepared_.float_count;
-      if (k < 0) {
-        const float border = q.borders[static_cast<std::size_t>(s.feature) * quantize::border_stride +
-                                       static_cast<std::size_t>(s.bin)];
-        bases[0].float_splits.push_back({s.feature, border});
-        continue;
-      }
-      const derived_feature& d = prepared_.derived[static_cast<std::size_t>(k)];
-      if (d.kind == derived_kind::ctr) bases.push_back(d.ctr.base.proj);
-      else bases[0].one_hot_splits.push_back({d.cat_index, d.value});
-    }
-    std::sort(bases[0].float_splits.begin(), bases[0].float_splits.end());
-    std::sort(bases[0].one_hot_splits.begin(), bases[0].one_hot_splits.end());
+    const std::vector<model::projection> bases =
+        combination_bases(chosen, prepared_, [&](std::int32_t f, std::int32_t bin) {
+          return q.borders[static_cast<std::size_t>(f) * quantize::border_stride + static_cast<std::size_t>(bin)];
+        });
     last_.clear();
     const std::vector<model::projection> wanted = combination_candidates(bases, ctr_cats_, max_complexity_);
     if (cache_.size() > max_cached_projections) {  // drop the columns no candidate of this level uses
@@ -384,23 +417,12 @@ class host_combinations final : public train::search_extension {
       if (added) p->keys.push_back(keys[static_cast<std::size_t>(r)]);
       p->ids[static_cast<std::size_t>(r)] = at->second;
     }
-    std::vector<model::ctr_description> done;
-    for (const ctr_spec& s : specs_) {
-      ensure_targets(s);
-      model::ctr_base base;
-      base.proj = proj;
-      base.type = s.type;
-      const int features = is_counter(s.type) ? 1 : target_features_of(s.type, classes_);
-      for (int j = 0; j < features; ++j) {
-        for (const prior& pr : s.priors) {
-          derived_feature d;
-          if (!next_ctr_feature(proj.cat_features.front(), base, j, pr, done, d)) continue;
-          column_data c;
-          c.desc = d.ctr;
-          quantize_column(learn_values(*p, c.desc), s, c);
-          p->columns.push_back(std::move(c));
-        }
-      }
+    if (!specs_.empty()) ensure_targets(specs_.front());
+    for (const combination_feature& f : projection_features(proj, specs_, classes_)) {
+      column_data c;
+      c.desc = f.desc;
+      quantize_column(learn_values(*p, c.desc), specs_[f.spec], c);
+      p->columns.push_back(std::move(c));
     }
     return *cache_.emplace(proj, std::move(p)).first->second;
   }
