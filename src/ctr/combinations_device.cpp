@@ -18,6 +18,7 @@
 #include "cbg/ctr/ctr_math.hpp"
 #include "cbg/quantize/quantizer.hpp"
 #include "cbg/runtime/device.hpp"
+#include "cbg/train/params.hpp"
 #include "src/ctr/host_helpers.hpp"
 #include "src/ctr/pool_views.hpp"
 
@@ -78,12 +79,29 @@ class gpu_combinations final : public device_combinations {
     specs_ = o.combinations_ctr ? *o.combinations_ctr : default_ctrs(true);
     first_id_ = static_cast<std::int32_t>(prepared.float_count + static_cast<std::int64_t>(prepared.derived.size()));
     ctr_cats_ = combination_cats(prepared);
-    for (std::int64_t f = 0; f < prepared.float_count; ++f) {
-      nan_is_one_.push_back(static_cast<std::size_t>(f) < nan_modes.size() &&
-                            nan_modes[static_cast<std::size_t>(f)] == static_cast<std::uint8_t>(quantize::nan_mode::max));
+    for (const column_view& c : prepared.learn->features()) {
+      CBG_EXPECTS(c.memory != memory_kind::host, status::device,
+                  "feature combinations on the GPU read device, managed or pinned memory (a column is in pageable "
+                  "host memory)");
     }
+    if (prepared.eval != nullptr) {
+      for (const column_view& c : prepared.eval->features()) {
+        CBG_EXPECTS(c.memory != memory_kind::host, status::device,
+                    "feature combinations on the GPU read device, managed or pinned memory (an eval column is in "
+                    "pageable host memory)");
+      }
+    }
+    set_nan_modes(nan_modes);
     // The classes of the host extension: multiclass from the labels (read once, as the targets are).
     if (!specs_.empty() && multiclass_) ensure_targets();
+  }
+
+  void set_nan_modes(const std::vector<std::uint8_t>& modes) override {
+    nan_is_one_.clear();
+    for (std::int64_t f = 0; f < prepared_.float_count; ++f) {
+      nan_is_one_.push_back(static_cast<std::size_t>(f) < modes.size() &&
+                            modes[static_cast<std::size_t>(f)] == static_cast<std::uint8_t>(quantize::nan_mode::max));
+    }
   }
 
   std::vector<column> candidates(const std::vector<train::split>& chosen,
@@ -421,6 +439,19 @@ std::unique_ptr<device_combinations> make_combinations_device(const pool& learn,
                                                               prepared_data& prepared) {
   scoped_device guard(learn.ctx()->device());
   return std::make_unique<gpu_combinations>(learn, eval, o, rule, binarize, seed, max_complexity, nan_modes, prepared);
+}
+
+std::unique_ptr<device_combinations> combinations_for_training_device(const pool& learn, const pool* eval,
+                                                                      const train::train_params& p,
+                                                                      prepared_data& prepared) {
+  const int complexity = max_ctr_complexity_of(p.ctr, p.iterations);
+  if (complexity <= 1 || combination_cats(prepared).empty()) return nullptr;
+  train::target_rule rule;
+  rule.loss = p.loss.kind;
+  rule.has_border = p.target_border.has_value();
+  rule.border = p.target_border.value_or(0.5);
+  return make_combinations_device(learn, eval, p.ctr, rule, p.loss.kind != train::loss_kind::logloss, p.random_seed,
+                                  complexity, {}, prepared);
 }
 
 }  // namespace cbg::ctr

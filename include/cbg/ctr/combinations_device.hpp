@@ -14,8 +14,6 @@
 // Copies back: per projection its distinct count, per column its borders (at most 255 floats), per
 // committed column its table (category-sized, in pieces strict mode allows). Nothing per row.
 //
-// Not (yet) done: the GPU tree search does not call it (kernels/train has no hook yet), so the
-// trainer still refuses an explicit max_ctr_complexity > 1 on a GPU.
 #pragma once
 
 #include <cstdint>
@@ -26,37 +24,30 @@
 #include "cbg/ctr/combinations.hpp"
 #include "cbg/ctr/features.hpp"
 #include "cbg/train/boosting.hpp"
+#include "cbg/train/search_extension_device.hpp"
 
 namespace cbg::ctr {
 
-class device_combinations {
- public:
-  struct column {
-    const std::uint8_t* bins = nullptr;  // device memory, [learn rows]
-    std::int32_t border_count = 0;
-  };
-  virtual ~device_combinations() = default;
-  // The candidate columns of a level whose tree has the splits `chosen` (float splits' borders by
-  // `float_border(feature, bin)`), in the host extension's order. Valid until the next call.
-  virtual std::vector<column> candidates(const std::vector<train::split>& chosen,
-                                         const std::function<float(std::int32_t, std::int32_t)>& float_border) = 0;
-  // Column k of the last candidates() won: its feature id (as the host extension gives it).
-  virtual std::int32_t commit(std::size_t k) = 0;
-  // A committed feature's border value of `bin`; its values on the eval rows (device memory, null
-  // without an eval pool).
-  [[nodiscard]] virtual float border(std::int32_t feature, std::int32_t bin) const = 0;
-  [[nodiscard]] virtual const float* eval_values(std::int32_t feature) const = 0;
-};
+// The device extension (the GPU tree search's hook, search_extension_device.hpp).
+using device_combinations = train::device_search_extension;
 
 // The device extension over pools the context's device reads (as prepare_categorical_device), with
 // `prepared` from prepare_categorical_device on the same pools (it must outlive it; committed
 // combinations are appended to it). `rule`, `binarize` and `seed` as given to
-// prepare_categorical_device; `nan_modes`: the quantized nan_mode of each float feature;
-// `max_complexity` at most 8.
+// prepare_categorical_device; `nan_modes`: the quantized nan_mode of each float feature (or empty,
+// then set_nan_modes before the first candidates); `max_complexity` at most 8.
 std::unique_ptr<device_combinations> make_combinations_device(const pool& learn, const pool* eval, const options& o,
                                                               const train::target_rule& rule, bool binarize,
                                                               std::uint64_t seed, int max_complexity,
                                                               const std::vector<std::uint8_t>& nan_modes,
                                                               prepared_data& prepared);
+
+// The trainer's entry on a GPU: the extension for training with parameters `p` on the pools
+// `prepared` was made from by prepare_for_training (its GPU path: categorical columns and label in
+// memory the device reads), or null when max_ctr_complexity is 1 or no categorical feature has
+// CTRs.
+std::unique_ptr<device_combinations> combinations_for_training_device(const pool& learn, const pool* eval,
+                                                                      const train::train_params& p,
+                                                                      prepared_data& prepared);
 
 }  // namespace cbg::ctr

@@ -4,7 +4,8 @@
 // extension against the host extension for the same split sequences: the same candidate columns
 // (border counts, every learn row's bin), the same committed feature ids, borders, CTR tables
 // (keys, buckets, counts, means) and eval values, for max_ctr_complexity 2..4 over projections with
-// float and one-hot splits, binary and regression targets, and in strict mode.
+// float and one-hot splits, binary and regression targets, and in strict mode; and GPU training with
+// combinations giving the host's model byte for byte (with an eval set, in strict mode).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -22,7 +23,9 @@
 #include "cbg/ctr/options.hpp"
 #include "cbg/data/pool.hpp"
 #include "cbg/quantize/quantizer.hpp"
+#include "cbg/model/io.hpp"
 #include "cbg/train/boosting.hpp"
+#include "cbg/train/trainer.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
 #include "unit/ctr/cat_data.hpp"
@@ -290,6 +293,50 @@ TEST_CASE("GPU feature combinations equal the host's: candidates, bins, tables, 
 TEST_CASE("GPU feature combinations work in strict mode (no dataset-sized copy back)", "[ctr][gpu]") {
   CBG_REQUIRE_GPU();
   run_levels(4, true, true, 100000);
+}
+
+// Training with combinations on the host and on the GPU: the same .cbm bytes; the model has
+// combination features with float and one-hot splits.
+void train_both(int complexity, bool binary, bool strict, std::int64_t rows, const std::string& extra) {
+  namespace cm = cbg::model;
+  auto cpu = make_context(CBG_DEVICE_CPU);
+  auto gpu = make_context(0, strict);
+  auto hl = make_combo_data(cpu, rows, binary, 41, false);
+  auto he = make_combo_data(cpu, rows / 4, binary, 42, false);
+  auto dl = make_combo_data(gpu, rows, binary, 41, true);
+  auto de = make_combo_data(gpu, rows / 4, binary, 42, true);
+  const std::string params = std::string(R"({"iterations": 25, "depth": 5, "verbose": false, "one_hot_max_size": 3,
+      "learning_rate": 0.2, "loss_function": ")") + (binary ? "Logloss" : "RMSE") +
+                             R"(", "max_ctr_complexity": )" + std::to_string(complexity) + extra + "}";
+  cbg::train::train_options ho, go;
+  ho.eval = he->pool.get();
+  go.eval = de->pool.get();
+  const cm::model a = cbg::train::train(*hl->pool, params, ho);
+  const cm::model c = cbg::train::train(*dl->pool, params, go);
+  std::size_t combos = 0;
+  for (const cm::ctr_feature& f : a.ctr_features) {
+    if (ctr::projection_length(f.ctr.base.proj) > 1) ++combos;
+    CHECK(static_cast<int>(ctr::projection_length(f.ctr.base.proj)) <= complexity);
+  }
+  CHECK(combos > 0);
+  CHECK(cm::write_cbm(a) == cm::write_cbm(c));
+}
+
+TEST_CASE("GPU training with feature combinations equals the host reference byte for byte", "[ctr][gpu]") {
+  CBG_REQUIRE_GPU();
+  for (const int complexity : {2, 3, 4}) {
+    for (const bool binary : {true, false}) {
+      INFO("max_ctr_complexity " << complexity << (binary ? ", Logloss" : ", RMSE"));
+      train_both(complexity, binary, false, 4000, "");
+    }
+  }
+  // Score noise on the combination columns (Cosine, random_strength).
+  train_both(3, true, false, 4000, R"(, "random_strength": 2, "score_function": "Cosine")");
+}
+
+TEST_CASE("GPU training with feature combinations works in strict mode", "[ctr][gpu]") {
+  CBG_REQUIRE_GPU();
+  train_both(4, true, true, 100000, "");
 }
 
 }  // namespace
