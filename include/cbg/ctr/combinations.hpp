@@ -24,9 +24,11 @@
 // stream), ctr_leaf_count_limit, the model_size_reg penalty; the order of float and one-hot splits
 // inside a projection is ours (ascending).
 //
-// The GPU pieces: combinations_device.hpp (the same candidates, columns, tables and eval values from
-// device data). Not (yet) done: the GPU tree search's hook (the trainer refuses an explicit
-// max_ctr_complexity > 1 on a GPU and uses 1 where the parameter is not set).
+// The GPU path: combinations_device.hpp (the same candidates, columns, tables and eval values from
+// device data) through the GPU tree search's hook (search_extension_device.hpp), on one GPU with
+// the categorical columns and the label in memory the device reads; otherwise (pageable host
+// columns, several GPUs) the trainer refuses an explicit max_ctr_complexity > 1 and uses 1 where
+// the parameter is not set, with a warning.
 #pragma once
 
 #include <cstdint>
