@@ -19,6 +19,7 @@
 #include "cbg/quantize/quantizer.hpp"
 #include "cbg/runtime/device.hpp"
 #include "cbg/train/params.hpp"
+#include "src/ctr/combination_book.hpp"
 #include "src/ctr/host_helpers.hpp"
 #include "src/ctr/pool_views.hpp"
 
@@ -57,8 +58,6 @@ struct committed_column {
   device_buffer<float> eval;
 };
 
-constexpr std::size_t max_cached_projections = 64;  // as the host extension
-
 class gpu_combinations final : public device_combinations {
  public:
   gpu_combinations(const pool& learn, const pool* eval, const options& o, const train::target_rule& rule,
@@ -77,7 +76,6 @@ class gpu_combinations final : public device_combinations {
     CBG_EXPECTS(n_ <= 0x7fffffff, status::unsupported, "categorical features: at most 2^31 - 1 learn rows");
     multiclass_ = rule.loss == train::loss_kind::multiclass || rule.loss == train::loss_kind::multiclass_one_vs_all;
     specs_ = o.combinations_ctr ? *o.combinations_ctr : default_ctrs(true);
-    first_id_ = static_cast<std::int32_t>(prepared.float_count + static_cast<std::int64_t>(prepared.derived.size()));
     ctr_cats_ = combination_cats(prepared);
     for (const column_view& c : prepared.learn->features()) {
       CBG_EXPECTS(c.memory != memory_kind::host, status::device,
@@ -108,31 +106,14 @@ class gpu_combinations final : public device_combinations {
                                  const std::function<float(std::int32_t, std::int32_t)>& float_border) override {
     scoped_device guard(ctx_.device());
     const std::vector<model::projection> bases = combination_bases(chosen, prepared_, float_border);
-    last_.clear();
-    const std::vector<model::projection> wanted = combination_candidates(bases, ctr_cats_, max_complexity_);
-    if (cache_.size() > max_cached_projections) {
-      for (auto it = cache_.begin(); it != cache_.end();) {
-        it = std::binary_search(wanted.begin(), wanted.end(), it->first) ? std::next(it) : cache_.erase(it);
-      }
-    }
-    std::vector<column> out;
-    for (const model::projection& proj : wanted) {
-      const projection_data& p = projection(proj);
-      for (const column_data& c : p.columns) {
-        if (c.borders.empty()) continue;
-        out.push_back({c.bins.data(), static_cast<std::int32_t>(c.borders.size())});
-        last_.push_back(&c);
-      }
-    }
-    return out;
+    return book_.level<column>(combination_candidates(bases, ctr_cats_, max_complexity_),
+                               [&](const model::projection& proj) { return make_projection(proj); });
   }
 
   std::int32_t commit(std::size_t k) override {
-    CBG_EXPECTS(k < last_.size(), status::internal, "feature combinations: no such candidate column");
     scoped_device guard(ctx_.device());
-    const column_data& c = *last_[k];
-    const auto found = id_of_.find(c.desc);
-    if (found != id_of_.end()) return found->second;
+    const column_data& c = book_.last(k);
+    if (const auto id = book_.id_of(c.desc)) return *id;
     const projection_data& p = projection(c.desc.base.proj);
     const model::ctr_table& table = table_of(p, c.desc.base);
     committed_column cc;
@@ -155,38 +136,19 @@ class gpu_combinations final : public device_combinations {
       detail::ctr_values_of_keys(ctx_, keys.data(), ne_, tv, ctr_calc_of(c.desc), cc.eval.data());
       // The temporaries above are freed in stream order after the kernel.
     }
-    derived_feature d;
-    d.kind = derived_kind::ctr;
-    d.cat_index = c.desc.base.proj.cat_features.front();
-    d.ctr = c.desc;
-    prepared_.derived.push_back(d);
-    const auto id =
-        static_cast<std::int32_t>(prepared_.float_count + static_cast<std::int64_t>(prepared_.derived.size()) - 1);
-    committed_.push_back(std::move(cc));
-    id_of_[c.desc] = id;
-    return id;
+    return book_.add(c.desc, std::move(cc));
   }
 
   [[nodiscard]] float border(std::int32_t feature, std::int32_t bin) const override {
-    const committed_column& c = committed(feature);
-    CBG_EXPECTS(bin >= 0 && static_cast<std::size_t>(bin) < c.borders.size(), status::internal,
-                fmt::format("feature combinations: feature {} has no border {}", feature, bin));
-    return c.borders[static_cast<std::size_t>(bin)];
+    return book_.border(feature, bin);
   }
 
   [[nodiscard]] const float* eval_values(std::int32_t feature) const override {
-    const committed_column& c = committed(feature);
+    const committed_column& c = book_.committed(feature);
     return c.eval.size() > 0 ? c.eval.data() : nullptr;
   }
 
  private:
-  [[nodiscard]] const committed_column& committed(std::int32_t feature) const {
-    const std::int64_t k = static_cast<std::int64_t>(feature) - first_id_;
-    CBG_EXPECTS(k >= 0 && k < static_cast<std::int64_t>(committed_.size()), status::internal,
-                fmt::format("feature combinations: feature {} was not committed", feature));
-    return committed_[static_cast<std::size_t>(k)];
-  }
-
   const device_buffer<std::uint32_t>& hashes(std::int32_t cat, bool eval) {
     auto& cache = eval ? eval_hashes_ : hashes_;
     auto it = cache.find(cat);
@@ -334,10 +296,12 @@ class gpu_combinations final : public device_combinations {
     CBG_CUDA_TRY(cudaStreamSynchronize(ctx_.stream()));  // q and the pool's views go out of scope
   }
 
-  // The ids and candidate columns of a projection (computed once).
   const projection_data& projection(const model::projection& proj) {
-    auto it = cache_.find(proj);
-    if (it != cache_.end()) return *it->second;
+    return book_.get(proj, [&](const model::projection& x) { return make_projection(x); });
+  }
+
+  // The ids and candidate columns of a projection.
+  std::unique_ptr<projection_data> make_projection(const model::projection& proj) {
     const cudaStream_t stream = ctx_.stream();
     const auto& res = ctx_.resource();
     const auto un = static_cast<std::size_t>(n_);
@@ -404,7 +368,7 @@ class gpu_combinations final : public device_combinations {
       quantize_column(values, specs_[f.spec], c);
       p->columns.push_back(std::move(c));
     }
-    return *cache_.emplace(proj, std::move(p)).first->second;
+    return p;
   }
 
   const pool& learn_;
@@ -419,15 +383,11 @@ class gpu_combinations final : public device_combinations {
   std::int64_t n_ = 0, ne_ = 0;
   bool multiclass_ = false;
   std::vector<ctr_spec> specs_;
-  std::int32_t first_id_ = 0;
   std::vector<std::int32_t> ctr_cats_;
   std::vector<bool> nan_is_one_;
   std::map<std::int32_t, device_buffer<std::uint32_t>> hashes_, eval_hashes_;
   detail::target_state ts_;
-  std::map<model::projection, std::unique_ptr<projection_data>> cache_;
-  std::vector<const column_data*> last_;
-  std::vector<committed_column> committed_;
-  std::map<model::ctr_description, std::int32_t> id_of_;
+  combination_book<projection_data, committed_column> book_{prepared_};
 };
 
 }  // namespace
