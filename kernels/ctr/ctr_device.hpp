@@ -100,7 +100,7 @@ std::int32_t max_count(const context& ctx, const std::int32_t* counts, std::size
 
 // Feature combinations (combinations_device.cu).
 // The parts of a projection key a kernel reads (a projection of at most max_key_parts features).
-inline constexpr int max_key_parts = 8;
+inline constexpr int max_key_parts = 16;
 struct key_plan {
   int cats = 0;
   const std::uint32_t* cat[max_key_parts] = {};  // categorical hashes [rows]

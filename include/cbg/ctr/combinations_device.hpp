@@ -35,7 +35,7 @@ using device_combinations = train::device_search_extension;
 // `prepared` from prepare_categorical_device on the same pools (it must outlive it; committed
 // combinations are appended to it). `rule`, `binarize` and `seed` as given to
 // prepare_categorical_device; `nan_modes`: the quantized nan_mode of each float feature (or empty,
-// then set_nan_modes before the first candidates); `max_complexity` at most 8.
+// then set_nan_modes before the first candidates); `max_complexity` at most 16.
 std::unique_ptr<device_combinations> make_combinations_device(const pool& learn, const pool* eval, const options& o,
                                                               const train::target_rule& rule, bool binarize,
                                                               std::uint64_t seed, int max_complexity,
