@@ -292,7 +292,7 @@ TEST_CASE("GPU feature combinations equal the host's: candidates, bins, tables, 
 
 TEST_CASE("GPU feature combinations work in strict mode (no dataset-sized copy back)", "[ctr][gpu]") {
   CBG_REQUIRE_GPU();
-  run_levels(4, true, true, 100000);
+  run_levels(4, true, true, 50000);  // every learn column 200 KB: above the strict limit
 }
 
 // Training with combinations on the host and on the GPU: the same .cbm bytes; the model has
@@ -336,7 +336,7 @@ TEST_CASE("GPU training with feature combinations equals the host reference byte
 
 TEST_CASE("GPU training with feature combinations works in strict mode", "[ctr][gpu]") {
   CBG_REQUIRE_GPU();
-  train_both(4, true, true, 100000, "");
+  train_both(4, true, true, 50000, "");
 }
 
 }  // namespace
