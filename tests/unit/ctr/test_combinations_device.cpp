@@ -117,7 +117,7 @@ struct combo_data {
 };
 
 std::unique_ptr<combo_data> make_combo_data(const std::shared_ptr<cbg::context>& ctx, std::int64_t rows, bool binary,
-                                            std::uint32_t seed, bool on_device) {
+                                            std::uint32_t seed, bool on_device, int classes = 2) {
   auto d = std::make_unique<combo_data>();
   d->rows = rows;
   d->cats.resize(4);
@@ -131,7 +131,7 @@ std::unique_ptr<combo_data> make_combo_data(const std::shared_ptr<cbg::context>&
     const int a = d->cats[1].back() / 3, b = d->cats[2].back() / 3;
     const float s = 0.4f * d->x0.back() + ((a + b) % 3 == 0 ? 1.f : -0.5f) + (d->cats[0].back() == 0 ? 0.5f : 0.f) +
                     0.01f * static_cast<float>(d->cats[3].back()) + 0.3f * normal(rng);
-    d->label.push_back(binary ? (s > 0.2f ? 1.f : 0.f) : s);
+    d->label.push_back(classes > 2 ? (s < -0.3f ? 0.f : s < 0.6f ? 1.f : 2.f) : binary ? (s > 0.2f ? 1.f : 0.f) : s);
   }
   const std::vector<std::int64_t> shape{rows};
   std::vector<void*> ptr{d->x0.data(), d->x1.data()};
@@ -297,16 +297,16 @@ TEST_CASE("GPU feature combinations work in strict mode (no dataset-sized copy b
 
 // Training with combinations on the host and on the GPU: the same .cbm bytes; the model has
 // combination features with float and one-hot splits.
-void train_both(int complexity, bool binary, bool strict, std::int64_t rows, const std::string& extra) {
+void train_both(int complexity, bool binary, bool strict, std::int64_t rows, const std::string& extra, int classes = 2) {
   namespace cm = cbg::model;
   auto cpu = make_context(CBG_DEVICE_CPU);
   auto gpu = make_context(0, strict);
-  auto hl = make_combo_data(cpu, rows, binary, 41, false);
-  auto he = make_combo_data(cpu, rows / 4, binary, 42, false);
-  auto dl = make_combo_data(gpu, rows, binary, 41, true);
-  auto de = make_combo_data(gpu, rows / 4, binary, 42, true);
+  auto hl = make_combo_data(cpu, rows, binary, 41, false, classes);
+  auto he = make_combo_data(cpu, rows / 4, binary, 42, false, classes);
+  auto dl = make_combo_data(gpu, rows, binary, 41, true, classes);
+  auto de = make_combo_data(gpu, rows / 4, binary, 42, true, classes);
   const std::string params = std::string(R"({"iterations": 25, "depth": 5, "verbose": false, "one_hot_max_size": 3,
-      "learning_rate": 0.2, "loss_function": ")") + (binary ? "Logloss" : "RMSE") +
+      "learning_rate": 0.2, "loss_function": ")") + (classes > 2 ? "MultiClass" : binary ? "Logloss" : "RMSE") +
                              R"(", "max_ctr_complexity": )" + std::to_string(complexity) + extra + "}";
   cbg::train::train_options ho, go;
   ho.eval = he->pool.get();
@@ -330,8 +330,10 @@ TEST_CASE("GPU training with feature combinations equals the host reference byte
       train_both(complexity, binary, false, 4000, "");
     }
   }
-  // Score noise on the combination columns (Cosine, random_strength).
+  // Score noise on the combination columns (Cosine, random_strength); three classes (three der
+  // channels in the columns' histograms, Borders over two target borders).
   train_both(3, true, false, 4000, R"(, "random_strength": 2, "score_function": "Cosine")");
+  train_both(2, true, false, 4000, "", 3);
 }
 
 TEST_CASE("GPU training with feature combinations works in strict mode", "[ctr][gpu]") {
