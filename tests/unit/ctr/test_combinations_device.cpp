@@ -322,6 +322,26 @@ void train_both(int complexity, bool binary, bool strict, std::int64_t rows, con
   CHECK(cm::write_cbm(a) == cm::write_cbm(c));
 }
 
+TEST_CASE("The GPU comparison's data gives the host model combinations with float and one-hot splits",
+          "[ctr][combinations]") {
+  namespace cm = cbg::model;
+  auto cpu = make_context(CBG_DEVICE_CPU);
+  auto hl = make_combo_data(cpu, 4000, true, 41, false);
+  const cm::model m = cbg::train::train(*hl->pool, R"({"iterations": 25, "depth": 5, "verbose": false,
+      "one_hot_max_size": 3, "learning_rate": 0.2, "loss_function": "Logloss", "max_ctr_complexity": 4})", {});
+  std::size_t cats = 0, floats = 0, one_hots = 0;
+  for (const cm::ctr_feature& f : m.ctr_features) {
+    const auto& proj = f.ctr.base.proj;
+    CHECK(ctr::projection_length(proj) <= 4);
+    if (proj.cat_features.size() > 1) ++cats;
+    if (!proj.float_splits.empty()) ++floats;
+    if (!proj.one_hot_splits.empty()) ++one_hots;
+  }
+  CHECK(cats > 0);
+  CHECK(floats > 0);
+  CHECK(one_hots > 0);
+}
+
 TEST_CASE("GPU training with feature combinations equals the host reference byte for byte", "[ctr][gpu]") {
   CBG_REQUIRE_GPU();
   for (const int complexity : {2, 3, 4}) {
