@@ -29,6 +29,7 @@
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
 #include "unit/ctr/cat_data.hpp"
+#include "unit/ctr/ctr_compare.hpp"
 
 namespace {
 
@@ -175,20 +176,7 @@ void check_tables(const ctr::prepared_data& h, const ctr::prepared_data& d) {
     CHECK(d.derived[k].cat_index == h.derived[k].cat_index);
     CHECK(d.derived[k].ctr == h.derived[k].ctr);
   }
-  REQUIRE(d.tables.size() == h.tables.size());
-  for (std::size_t k = 0; k < h.tables.size(); ++k) {
-    CHECK(d.tables[k].base == h.tables[k].base);
-    CHECK(d.tables[k].bucket_hashes == h.tables[k].bucket_hashes);
-    CHECK(d.tables[k].bucket_indices == h.tables[k].bucket_indices);
-    CHECK(d.tables[k].counts == h.tables[k].counts);
-    CHECK(d.tables[k].counter_denominator == h.tables[k].counter_denominator);
-    CHECK(d.tables[k].target_classes_count == h.tables[k].target_classes_count);
-    REQUIRE(d.tables[k].means.size() == h.tables[k].means.size());
-    for (std::size_t i = 0; i < h.tables[k].means.size(); ++i) {
-      CHECK(d.tables[k].means[i].sum == h.tables[k].means[i].sum);
-      CHECK(d.tables[k].means[i].count == h.tables[k].means[i].count);
-    }
-  }
+  cbg::test::check_same_tables(h.tables, d.tables);
 }
 
 // Drives the host and the device extensions through the same levels; `compare_bins` downloads the
