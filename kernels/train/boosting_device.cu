@@ -39,6 +39,7 @@
 #include "cbg/runtime/device.hpp"
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/boosting_math.hpp"
+#include "cbg/train/search_extension_device.hpp"
 #include "src/train/boosting_common.hpp"
 
 namespace cbg::train {
@@ -978,8 +979,8 @@ class pass_clock {
 // ---- the backend -------------------------------------------------------------------------------------
 class device_backend final : public boosting_backend {
  public:
-  explicit device_backend(const backend_inputs& in)
-      : ctx_(*in.learn->ctx()), learn_(*in.learn), eval_(in.eval), guard_(ctx_.device()) {
+  explicit device_backend(const backend_inputs& in, device_search_extension* extension = nullptr)
+      : ctx_(*in.learn->ctx()), learn_(*in.learn), eval_(in.eval), guard_(ctx_.device()), ext_(extension) {
     for (const pool* p : {in.learn, in.eval}) {
       if (p == nullptr) continue;
       // The learn features go through the quantizer, which stages pageable columns; the trainer
@@ -1027,12 +1028,18 @@ class device_backend final : public boosting_backend {
     border_gather g;
     g.count = static_cast<int>(splits.size());
     for (std::size_t k = 0; k < splits.size(); ++k) {
-      g.index[k] = static_cast<std::int64_t>(splits[k].feature) * quantize::border_stride + splits[k].bin;
+      // A feature of the search extension (feature combinations): its border comes from it (below).
+      const bool pool_feature = splits[k].feature < q_.features;
+      g.index[k] = pool_feature ? static_cast<std::int64_t>(splits[k].feature) * quantize::border_stride + splits[k].bin
+                                : 0;
     }
     ensure(gathered_, static_cast<std::size_t>(max_depth));
     gather_borders_kernel<<<1, max_depth, 0, stream()>>>(q_.borders.data(), g, gathered_.data());
     CBG_CHECK_CUDA(stream());
     d2h(out.data(), gathered_.data(), out.size(), "split borders");
+    for (std::size_t k = 0; k < splits.size(); ++k) {
+      if (splits[k].feature >= q_.features) out[k] = ext_->border(splits[k].feature, splits[k].bin);
+    }
     return out;
   }
 
@@ -1191,6 +1198,7 @@ class device_backend final : public boosting_backend {
     in.weight = search_weight_.data();
     in.noise = std::move(noise);
     in.reducer = link_ != nullptr ? &link_->red() : nullptr;
+    in.extension = ext_;
     tree_structure tree = search_tree_device(ctx_, in, p, *workspace_, leaf_.data());
     if (profile_.on()) {  // the search's stages (device time between its events), when recorded
       for (const auto& [name, ms] : detail::last_search_stats(*workspace_).stages) {
@@ -1428,7 +1436,8 @@ class device_backend final : public boosting_backend {
     t.count = static_cast<int>(splits.size());
     for (std::size_t s = 0; s < splits.size(); ++s) {
       t.split[s] = splits[s];
-      t.column[s] = eval_->features()[static_cast<std::size_t>(splits[s].feature)];
+      t.column[s] = splits[s].feature < q_.features ? eval_->features()[static_cast<std::size_t>(splits[s].feature)]
+                                                    : extension_eval_column(splits[s].feature);
     }
     apply_eval_kernel<<<grid_of(eval_rows()), 256, 0, stream()>>>(eval_approx_.data(), eval_rows(), loss_.dims, t,
                                                                   delta_.data());
@@ -1812,6 +1821,19 @@ class device_backend final : public boosting_backend {
   [[nodiscard]] rows_view learn_view() const {
     return {approx_.data(), target_.data(), weight_.empty() ? nullptr : weight_.data(), rows()};
   }
+  // A feature of the search extension on the eval rows (its float values in device memory).
+  [[nodiscard]] column_view extension_eval_column(std::int32_t feature) const {
+    column_view c;
+    c.data = ext_->eval_values(feature);
+    c.type = dtype::float32;
+    c.memory = memory_kind::device;
+    c.device_id = ctx_.device();
+    c.size = eval_rows();
+    c.stride = 1;
+    CBG_EXPECTS(c.data != nullptr || c.size == 0, status::internal, "feature combinations: no eval values");
+    return c;
+  }
+
   [[nodiscard]] rows_view eval_view() const {
     return {eval_approx_.data(), eval_target_.data(), eval_weight_.empty() ? nullptr : eval_weight_.data(), eval_rows()};
   }
@@ -1836,6 +1858,7 @@ class device_backend final : public boosting_backend {
   device_search_workspace_ptr workspace_;
   call_profile profile_;
   pass_clock pass_clock_{profile_.on()};
+  device_search_extension* ext_ = nullptr;  // feature combinations (issue 5), or none
   std::unique_ptr<dist::rank_link> link_;  // sharded training (issue 9); null on one GPU
   device_buffer<double> all_tiles_;
   device_buffer<unsigned char> pass_send_, pass_recv_;  // merged_pass's blocks
@@ -1846,6 +1869,14 @@ class device_backend final : public boosting_backend {
 std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in) {
   if (in.rank == nullptr && dist::wants_sharding(in)) return dist::make_sharded_backend(in);
   return std::make_unique<device_backend>(in);
+}
+
+std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in, device_search_extension* extension) {
+  if (extension == nullptr) return make_device_backend(in);
+  CBG_EXPECTS(in.rank == nullptr && !dist::wants_sharding(in), status::not_implemented,
+              "parameter 'max_ctr_complexity': feature combinations (max_ctr_complexity > 1) are implemented on one "
+              "GPU only; with several devices use max_ctr_complexity=1");
+  return std::make_unique<device_backend>(in, extension);
 }
 
 }  // namespace cbg::train

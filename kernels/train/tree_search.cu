@@ -10,6 +10,7 @@
 #include "kernels/train/search_tuning.hpp"
 #include "kernels/train/sliced_search.hpp"
 #include "kernels/train/stages.hpp"
+#include "kernels/train/search_extension_device.hpp"
 
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/core/error.hpp"
@@ -196,6 +197,10 @@ tree_structure search_tree_device(const context& ctx, const device_search_input&
   stage(w, stream, "start", -1);
 
   detail::search_view v = w.view(q);
+  if (in.extension != nullptr) {  // its leaf updates write no row lists: every level reads every row
+    v.row_list = nullptr;
+    v.row_count = nullptr;
+  }
   v.der = in.der;
   v.weight = in.weight;
   v.leaf = leaf_index;
@@ -260,6 +265,11 @@ tree_structure search_tree_device(const context& ctx, const device_search_input&
     }
     ++launches;
     stage(w, stream, "choose", d);
+    // Feature combinations: the extension's columns of the level; when one wins, it updated the leaves.
+    if (in.extension != nullptr && detail::extension_level(ctx, v, q, *in.extension, params, d, last)) {
+      stage(w, stream, "extension", d);
+      continue;
+    }
     // The next level's row list when its histograms are histogram_fast (which reads it).
     detail::update_leaves(v, d, !last && w.plans[static_cast<std::size_t>(d) + 1].fast, stream);
     ++launches;

@@ -16,6 +16,7 @@
 #include "cbg/ctr/ctr_math.hpp"
 #include "cbg/train/boosting.hpp"
 #include "src/ctr/pool_views.hpp"
+#include "src/ctr/combination_book.hpp"
 #include "src/ctr/host_helpers.hpp"
 
 namespace cbg::ctr {
@@ -43,6 +44,54 @@ std::vector<model::projection> combination_candidates(const std::vector<model::p
     }
   }
   return {out.begin(), out.end()};
+}
+
+std::vector<std::int32_t> combination_cats(const prepared_data& prepared) {
+  std::set<std::int32_t> cats;
+  for (const derived_feature& d : prepared.derived) {
+    if (d.kind == derived_kind::ctr && d.ctr.base.proj.cat_features.size() == 1) cats.insert(d.cat_index);
+  }
+  return {cats.begin(), cats.end()};
+}
+
+std::vector<model::projection> combination_bases(const std::vector<train::split>& chosen,
+                                                 const prepared_data& prepared,
+                                                 const std::function<float(std::int32_t, std::int32_t)>& float_border) {
+  std::vector<model::projection> bases(1);
+  for (const train::split& s : chosen) {
+    const std::int64_t k = s.feature - prepared.float_count;
+    if (k < 0) {
+      bases[0].float_splits.push_back({s.feature, float_border(s.feature, s.bin)});
+      continue;
+    }
+    const derived_feature& d = prepared.derived[static_cast<std::size_t>(k)];
+    if (d.kind == derived_kind::ctr) bases.push_back(d.ctr.base.proj);
+    else bases[0].one_hot_splits.push_back({d.cat_index, d.value});
+  }
+  std::sort(bases[0].float_splits.begin(), bases[0].float_splits.end());
+  std::sort(bases[0].one_hot_splits.begin(), bases[0].one_hot_splits.end());
+  return bases;
+}
+
+std::vector<combination_feature> projection_features(const model::projection& proj, const std::vector<ctr_spec>& specs,
+                                                     int classes) {
+  std::vector<combination_feature> out;
+  std::vector<model::ctr_description> done;
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    const ctr_spec& s = specs[k];
+    model::ctr_base base;
+    base.proj = proj;
+    base.type = s.type;
+    const bool counter = s.type == model::ctr_type::counter || s.type == model::ctr_type::feature_freq;
+    const int features = counter ? 1 : target_features_of(s.type, classes);
+    for (int j = 0; j < features; ++j) {
+      for (const prior& pr : s.priors) {
+        derived_feature d;
+        if (next_ctr_feature(proj.cat_features.front(), base, j, pr, done, d)) out.push_back({d.ctr, k});
+      }
+    }
+  }
+  return out;
 }
 
 std::uint64_t combination_key(const std::uint32_t* cats, std::size_t n) {
@@ -78,10 +127,6 @@ struct committed_column {
   std::vector<float> eval;  // the model's values on the eval rows
 };
 
-// Projections whose columns stay cached between levels beyond those of the current level (CatBoost's
-// CPU trainer keeps 50 online CTR projections).
-constexpr std::size_t max_cached_projections = 64;
-
 class host_combinations final : public train::search_extension {
  public:
   host_combinations(const pool& learn, const pool* eval, const options& o, const ctr_targets& targets,
@@ -96,12 +141,7 @@ class host_combinations final : public train::search_extension {
                 status::internal, "CTR targets are missing");
     targets_ = *targets.learn;
     specs_ = o.combinations_ctr ? *o.combinations_ctr : default_ctrs(true);
-    first_id_ = static_cast<std::int32_t>(prepared.float_count + static_cast<std::int64_t>(prepared.derived.size()));
-    std::set<std::int32_t> cats;
-    for (const derived_feature& d : prepared.derived) {
-      if (d.kind == derived_kind::ctr && d.ctr.base.proj.cat_features.size() == 1) cats.insert(d.cat_index);
-    }
-    ctr_cats_.assign(cats.begin(), cats.end());
+    ctr_cats_ = combination_cats(prepared);
   }
 
   std::vector<column> candidates(int /*depth*/, const std::vector<train::split>& chosen,
@@ -113,45 +153,17 @@ class host_combinations final : public train::search_extension {
         nan_is_one_.push_back(q.mode[static_cast<std::size_t>(f)] == static_cast<std::uint8_t>(quantize::nan_mode::max));
       }
     }
-    std::vector<model::projection> bases(1);
-    for (const train::split& s : chosen) {
-      const std::int64_t k = s.feature - prepared_.float_count;
-      if (k < 0) {
-        const float border = q.borders[static_cast<std::size_t>(s.feature) * quantize::border_stride +
-                                       static_cast<std::size_t>(s.bin)];
-        bases[0].float_splits.push_back({s.feature, border});
-        continue;
-      }
-      const derived_feature& d = prepared_.derived[static_cast<std::size_t>(k)];
-      if (d.kind == derived_kind::ctr) bases.push_back(d.ctr.base.proj);
-      else bases[0].one_hot_splits.push_back({d.cat_index, d.value});
-    }
-    std::sort(bases[0].float_splits.begin(), bases[0].float_splits.end());
-    std::sort(bases[0].one_hot_splits.begin(), bases[0].one_hot_splits.end());
-    last_.clear();
-    const std::vector<model::projection> wanted = combination_candidates(bases, ctr_cats_, max_complexity_);
-    if (cache_.size() > max_cached_projections) {  // drop the columns no candidate of this level uses
-      for (auto it = cache_.begin(); it != cache_.end();) {
-        it = std::binary_search(wanted.begin(), wanted.end(), it->first) ? std::next(it) : cache_.erase(it);
-      }
-    }
-    std::vector<column> out;
-    for (const model::projection& proj : wanted) {
-      const projection_data& p = projection(proj);
-      for (const column_data& c : p.columns) {
-        if (c.borders.empty()) continue;
-        out.push_back({c.bins.data(), static_cast<std::int32_t>(c.borders.size())});
-        last_.push_back(&c);
-      }
-    }
-    return out;
+    const std::vector<model::projection> bases =
+        combination_bases(chosen, prepared_, [&](std::int32_t f, std::int32_t bin) {
+          return q.borders[static_cast<std::size_t>(f) * quantize::border_stride + static_cast<std::size_t>(bin)];
+        });
+    return book_.level<column>(combination_candidates(bases, ctr_cats_, max_complexity_),
+                               [&](const model::projection& proj) { return make_projection(proj); });
   }
 
   std::int32_t commit(std::size_t k) override {
-    CBG_EXPECTS(k < last_.size(), status::internal, "feature combinations: no such candidate column");
-    const column_data& c = *last_[k];
-    const auto found = id_of_.find(c.desc);
-    if (found != id_of_.end()) return found->second;
+    const column_data& c = book_.last(k);
+    if (const auto id = book_.id_of(c.desc)) return *id;
     const projection_data& p = projection(c.desc.base.proj);
     const model::ctr_table& table = table_of(p, c.desc.base);
     committed_column cc;
@@ -165,36 +177,19 @@ class host_combinations final : public train::search_extension {
         cc.eval[static_cast<std::size_t>(r)] = model::ctr_value_of(tv, calc, keys[static_cast<std::size_t>(r)]);
       }
     }
-    derived_feature d;
-    d.kind = derived_kind::ctr;
-    d.cat_index = c.desc.base.proj.cat_features.front();
-    d.ctr = c.desc;
-    prepared_.derived.push_back(d);
-    const auto id = static_cast<std::int32_t>(prepared_.float_count + static_cast<std::int64_t>(prepared_.derived.size()) - 1);
-    committed_.push_back(std::move(cc));
-    id_of_[c.desc] = id;
-    return id;
+    return book_.add(c.desc, std::move(cc));
   }
 
   [[nodiscard]] float border(std::int32_t feature, std::int32_t bin) const override {
-    const committed_column& c = at(feature);
-    CBG_EXPECTS(bin >= 0 && static_cast<std::size_t>(bin) < c.borders.size(), status::internal,
-                "feature combinations: no such border");
-    return c.borders[static_cast<std::size_t>(bin)];
+    return book_.border(feature, bin);
   }
 
   [[nodiscard]] const float* eval_values(std::int32_t feature) const override {
-    const committed_column& c = at(feature);
+    const committed_column& c = book_.committed(feature);
     return c.eval.empty() ? nullptr : c.eval.data();
   }
 
  private:
-  [[nodiscard]] const committed_column& at(std::int32_t feature) const {
-    const std::int64_t k = static_cast<std::int64_t>(feature) - first_id_;
-    CBG_EXPECTS(k >= 0 && k < static_cast<std::int64_t>(committed_.size()), status::internal,
-                fmt::format("feature combinations: feature {} was not committed", feature));
-    return committed_[static_cast<std::size_t>(k)];
-  }
 
   const std::vector<std::uint32_t>& hashes(std::int32_t cat, bool eval) {
     auto& cache = eval ? eval_hashes_ : hashes_;
@@ -370,10 +365,12 @@ class host_combinations final : public train::search_extension {
     for (std::int64_t r = 0; r < n_; ++r) out.bins[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(q.bin(r, 0));
   }
 
-  // The keys and candidate columns of a projection (computed once).
   const projection_data& projection(const model::projection& proj) {
-    auto it = cache_.find(proj);
-    if (it != cache_.end()) return *it->second;
+    return book_.get(proj, [&](const model::projection& x) { return make_projection(x); });
+  }
+
+  // The keys and candidate columns of a projection.
+  std::unique_ptr<projection_data> make_projection(const model::projection& proj) {
     auto p = std::make_unique<projection_data>();
     p->proj = proj;
     std::unordered_map<std::uint64_t, std::uint32_t> id_of;
@@ -384,25 +381,14 @@ class host_combinations final : public train::search_extension {
       if (added) p->keys.push_back(keys[static_cast<std::size_t>(r)]);
       p->ids[static_cast<std::size_t>(r)] = at->second;
     }
-    std::vector<model::ctr_description> done;
-    for (const ctr_spec& s : specs_) {
-      ensure_targets(s);
-      model::ctr_base base;
-      base.proj = proj;
-      base.type = s.type;
-      const int features = is_counter(s.type) ? 1 : target_features_of(s.type, classes_);
-      for (int j = 0; j < features; ++j) {
-        for (const prior& pr : s.priors) {
-          derived_feature d;
-          if (!next_ctr_feature(proj.cat_features.front(), base, j, pr, done, d)) continue;
-          column_data c;
-          c.desc = d.ctr;
-          quantize_column(learn_values(*p, c.desc), s, c);
-          p->columns.push_back(std::move(c));
-        }
-      }
+    if (!specs_.empty()) ensure_targets(specs_.front());
+    for (const combination_feature& f : projection_features(proj, specs_, classes_)) {
+      column_data c;
+      c.desc = f.desc;
+      quantize_column(learn_values(*p, c.desc), specs_[f.spec], c);
+      p->columns.push_back(std::move(c));
     }
-    return *cache_.emplace(proj, std::move(p)).first->second;
+    return p;
   }
 
   const pool& learn_;
@@ -416,17 +402,13 @@ class host_combinations final : public train::search_extension {
   int classes_ = 2;
   std::vector<float> targets_;
   std::vector<ctr_spec> specs_;
-  std::int32_t first_id_ = 0;
   std::vector<std::int32_t> ctr_cats_;
   std::vector<std::uint8_t> nan_is_one_;  // per float feature: NaN goes to the "1" side
   std::map<std::int32_t, std::vector<std::uint32_t>> hashes_, eval_hashes_;
   std::vector<std::uint32_t> order_;
   std::vector<std::uint8_t> cls_;
   double fixed_scale_ = 1.0;
-  std::map<model::projection, std::unique_ptr<projection_data>> cache_;
-  std::vector<const column_data*> last_;
-  std::vector<committed_column> committed_;
-  std::map<model::ctr_description, std::int32_t> id_of_;
+  combination_book<projection_data, committed_column> book_{prepared_};
 };
 
 }  // namespace

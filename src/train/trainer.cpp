@@ -20,6 +20,9 @@
 #include "cbg/core/error.hpp"
 #include "cbg/ctr/combinations.hpp"
 #include "cbg/train/search_extension.hpp"
+#include "cbg/train/search_extension_device.hpp"
+#include "cbg/ctr/combinations_device.hpp"
+#include "cbg/dist/train.hpp"
 #include "cbg/ctr/features.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/train/boosting.hpp"
@@ -390,19 +393,36 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   // Categorical features (issue #5): one-hot and CTR columns appended to the float features.
   std::optional<ctr::prepared_data> cat;
   std::unique_ptr<search_extension> combinations;  // feature combinations (host path)
+  std::unique_ptr<device_search_extension> device_combinations;  // feature combinations (GPU path)
   if (learn.num_categorical() > 0) {
     cat = ctr::prepare_for_training(*in.learn, in.eval, p);
     if (ctx.is_cpu()) {
       combinations = ctr::combinations_for_training(*in.learn, in.eval, p, *cat);
-    } else {
-      CBG_EXPECTS(!p.ctr.max_ctr_complexity || *p.ctr.max_ctr_complexity <= 1, status::not_implemented,
-                  fmt::format("parameter 'max_ctr_complexity': {}: feature combinations are implemented on the "
-                              "host path only (a CPU context); on a GPU use max_ctr_complexity=1",
-                              p.ctr.max_ctr_complexity.value_or(1)));
-      if (ctr::max_ctr_complexity_of(p.ctr, p.iterations) > 1 && ctx.log_enabled(log::level::warn)) {
-        ctx.log(log::level::warn, log_category,
-                "feature combinations are not implemented on the GPU: max_ctr_complexity 1 is used "
-                "(CatBoost's default would be 4)");
+    } else if (ctr::max_ctr_complexity_of(p.ctr, p.iterations) > 1) {
+      // On one GPU with the categorical columns and the label where the device reads them (the GPU
+      // CTR path); otherwise an explicit max_ctr_complexity > 1 is refused and the default falls
+      // back to 1 with a warning.
+      bool device_data = true;
+      for (const pool* q : {cat->learn.get(), cat->eval.get()}) {
+        if (q == nullptr) continue;
+        for (const column_view& c : q->features()) device_data = device_data && c.memory != memory_kind::host;
+      }
+      const bool sharded = dist::wants_sharding(in);
+      const char* why = sharded ? "on one GPU only; with several devices use max_ctr_complexity=1"
+                                : "on a GPU only for categorical columns and labels in device, managed or pinned "
+                                  "memory; use max_ctr_complexity=1 or pass the columns in device memory";
+      if (device_data && !sharded) {
+        device_combinations = ctr::combinations_for_training_device(*in.learn, in.eval, p, *cat);
+      } else {
+        CBG_EXPECTS(!p.ctr.max_ctr_complexity, status::not_implemented,
+                    fmt::format("parameter 'max_ctr_complexity': {}: feature combinations are implemented {}",
+                                *p.ctr.max_ctr_complexity, why));
+        if (ctx.log_enabled(log::level::warn)) {
+          ctx.log(log::level::warn, log_category,
+                  fmt::format("feature combinations are implemented {}: max_ctr_complexity 1 is used (CatBoost's "
+                              "default would be 4)",
+                              why));
+        }
       }
     }
     in.learn = cat->learn.get();
@@ -421,7 +441,8 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     }
   }
   std::unique_ptr<boosting_backend> b =
-      ctx.is_cpu() ? make_host_backend(in, combinations.get()) : make_device_backend(in);
+      ctx.is_cpu() ? make_host_backend(in, combinations.get()) : make_device_backend(in, device_combinations.get());
+  if (device_combinations) device_combinations->set_nan_modes(b->nan_modes());
 
   // Targets and the data-dependent defaults.
   const label_facts lf = b->labels(false);
@@ -537,6 +558,7 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     // Score noise (§3.5): Cosine only.
     std::vector<double> noise;
     if (combinations) combinations->column_noise = nullptr;
+    if (device_combinations) device_combinations->column_noise = nullptr;
     if (p.random_strength > 0 && p.score == score_function::cosine) {
       const double spread = std::sqrt(weak.sigma_sum / (static_cast<double>(n) + 1e-100));
       const double length = std::exp(std::log(static_cast<double>(n)) - it * r.learning_rate);
@@ -546,13 +568,15 @@ model::model train(const pool& learn, const std::string& params_json, const trai
         for (std::size_t k = 0; k < noise.size(); ++k) {
           noise[k] = sigma * noise_normal(p.random_seed, it, static_cast<std::int64_t>(k));
         }
-        if (combinations) {  // feature combinations: draws after the pool's, one per (level, column)
+        if (combinations || device_combinations) {  // feature combinations: draws after the pool's, one per (level, column)
           const std::int64_t base = static_cast<std::int64_t>(noise.size());
           const std::uint64_t seed = p.random_seed;
-          combinations->column_noise = [sigma, seed, it, base](int level, std::size_t column) {
+          const auto column_noise = [sigma, seed, it, base](int level, std::size_t column) {
             const std::int64_t index = base + level * (std::int64_t{1} << 24) + static_cast<std::int64_t>(column);
             return sigma * noise_normal(seed, it, index);
           };
+          if (combinations) combinations->column_noise = column_noise;
+          if (device_combinations) device_combinations->column_noise = column_noise;
         }
       }
     }

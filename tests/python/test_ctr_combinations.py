@@ -6,8 +6,8 @@ without main effects) plus weaker single-feature and numeric effects. Trained wi
 max_ctr_complexity 2..4: the model holds combination CTR features; CatBoost loads our .cbm and
 predicts exactly what our evaluator predicts (RawFormulaVal); the held-out Logloss (mean over three
 seeds: the ordered CTRs depend on the permutation, ours is not CatBoost's) is within 1% of CatBoost's
-trained with the same parameters. (A GPU context refuses max_ctr_complexity > 1: the [gpu] unit test
-in tests/unit/ctr/test_combinations.cpp.)
+trained with the same parameters. (On a GPU, with device-memory data, the model is the host's byte
+for byte: the [gpu] unit tests in tests/unit/ctr/test_combinations_device.cpp.)
 """
 from __future__ import annotations
 

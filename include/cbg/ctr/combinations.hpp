@@ -24,11 +24,15 @@
 // stream), ctr_leaf_count_limit, the model_size_reg penalty; the order of float and one-hot splits
 // inside a projection is ours (ascending).
 //
-// Not (yet) done: the GPU path (the trainer refuses an explicit max_ctr_complexity > 1 on a GPU and
-// uses 1 where the parameter is not set).
+// The GPU path: combinations_device.hpp (the same candidates, columns, tables and eval values from
+// device data) through the GPU tree search's hook (search_extension_device.hpp), on one GPU with
+// the categorical columns and the label in memory the device reads; otherwise (pageable host
+// columns, several GPUs) the trainer refuses an explicit max_ctr_complexity > 1 and uses 1 where
+// the parameter is not set, with a warning.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "cbg/ctr/features.hpp"
@@ -53,6 +57,27 @@ std::size_t projection_length(const model::projection& p);
 // order (categorical features sorted ascending in each).
 std::vector<model::projection> combination_candidates(const std::vector<model::projection>& bases,
                                                       const std::vector<std::int32_t>& ctr_cats, int max_complexity);
+
+// The categorical features whose CTRs combine (those with simple CTR columns), ascending.
+std::vector<std::int32_t> combination_cats(const prepared_data& prepared);
+
+// The base projections of a tree whose splits are `chosen` (features of the derived pool, or
+// committed combinations): first the one of its float and one-hot splits (each sorted ascending;
+// may be empty), then the projection of each CTR split, in tree order. `float_border(feature, bin)`:
+// a float split's border.
+std::vector<model::projection> combination_bases(const std::vector<train::split>& chosen,
+                                                 const prepared_data& prepared,
+                                                 const std::function<float(std::int32_t, std::int32_t)>& float_border);
+
+// The candidate CTR features of one projection in the order the searches score them: per spec of
+// `specs`, per target feature (over `classes` target classes), per prior, a repeated one skipped;
+// `spec` is the index in `specs` of the one it comes from.
+struct combination_feature {
+  model::ctr_description desc;
+  std::size_t spec = 0;
+};
+std::vector<combination_feature> projection_features(const model::projection& proj, const std::vector<ctr_spec>& specs,
+                                                     int classes);
 
 // The projection key of one object's categorical hashes `cats` (in the projection's order); the
 // bits of its float and one-hot splits follow through model::projection_add_bit.

@@ -71,6 +71,8 @@ tree_structure search_tree_host(const host_search_input& in, const tree_search_p
                                 std::vector<std::uint32_t>& leaf_index);
 
 // ---- GPU --------------------------------------------------------------------------------------------
+class device_search_extension;  // search_extension_device.hpp
+
 struct device_search_input {
   const quantize::device_quantized* q = nullptr;
   int dims = 1;
@@ -78,6 +80,8 @@ struct device_search_input {
   const float* weight = nullptr;  // device, [q->rows]
   std::vector<double> noise;      // host, as host_search_input::noise (uploaded once per tree)
   dist::reducer* reducer = nullptr;  // sharded training (issue 9): histograms summed over the ranks
+  // Feature combinations (issue 5): extra columns per level (search_extension_device.hpp); null: none.
+  device_search_extension* extension = nullptr;
 };
 
 // Working memory kept across trees (histograms, partition statistics, ...), owned by the caller

@@ -4,7 +4,8 @@
 // two categorical features jointly: the model gets combination CTR features whose tables hold the
 // brute-force counts under the evaluator's keys, the trainer's eval metric is the model's own
 // prediction, the .cbm round trip keeps them, and ([gpu]) a GPU context refuses
-// max_ctr_complexity > 1 by name. Parity with CatBoost itself: tests/python/test_ctr_combinations.py.
+// max_ctr_complexity > 1 by name for categorical data in pageable host memory (GPU training with
+// combinations: test_combinations_device.cpp). Parity with CatBoost itself: tests/python/test_ctr_combinations.py.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -217,7 +218,7 @@ TEST_CASE("Training with feature combinations: tables, eval predictions and the 
   }
 }
 
-TEST_CASE("A GPU context refuses max_ctr_complexity above 1 by name", "[ctr][gpu]") {
+TEST_CASE("A GPU context refuses max_ctr_complexity above 1 by name for host-memory data", "[ctr][gpu]") {
   CBG_REQUIRE_GPU();
   cbg::context_options o;
   o.device = 0;

@@ -35,6 +35,7 @@
 #include "support/dlpack_fixtures.hpp"
 #include "support/shrink.hpp"
 #include "unit/ctr/cat_data.hpp"
+#include "unit/ctr/ctr_compare.hpp"
 #include "unit/ctr/predict_util.hpp"
 
 namespace {
@@ -458,19 +459,7 @@ TEST_CASE("GPU CTR preparation equals the host reference bit for bit", "[ctr][gp
     const ctr::prepared_data h = ctr::prepare_categorical_host(*hl->pool, he->pool.get(), o, t, 5);
     const ctr::prepared_data d = ctr::prepare_categorical_device(*dl->pool, de->pool.get(), o, rule, !binary, 5);
     REQUIRE(d.derived.size() == h.derived.size());
-    REQUIRE(d.tables.size() == h.tables.size());
-    for (std::size_t k = 0; k < h.tables.size(); ++k) {
-      CHECK(d.tables[k].base == h.tables[k].base);
-      CHECK(d.tables[k].counts == h.tables[k].counts);
-      CHECK(d.tables[k].bucket_hashes == h.tables[k].bucket_hashes);
-      CHECK(d.tables[k].counter_denominator == h.tables[k].counter_denominator);
-      CHECK(d.tables[k].target_classes_count == h.tables[k].target_classes_count);
-      REQUIRE(d.tables[k].means.size() == h.tables[k].means.size());
-      for (std::size_t i = 0; i < h.tables[k].means.size(); ++i) {
-        CHECK(d.tables[k].means[i].sum == h.tables[k].means[i].sum);
-        CHECK(d.tables[k].means[i].count == h.tables[k].means[i].count);
-      }
-    }
+    cbg::test::check_same_tables(h.tables, d.tables);
     for (std::size_t k = 0; k < h.derived.size(); ++k) {
       CHECK(d.derived[k].ctr == h.derived[k].ctr);
       CHECK(d.derived[k].value == h.derived[k].value);

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+// Feature combinations from device data (issue 5; kernels/ctr/combinations_device.cu): what the host
+// extension of combinations.hpp computes, with every per-row quantity on the device and equal to
+// the host's bit for bit. The candidate rule and the CTR features of a projection are the host's
+// (combination_bases, combination_candidates, projection_features: one definition); per candidate
+// projection the device computes every learn row's projection key (model::projection_add_cat and
+// projection_add_bit, as the evaluator), dense ids (a stable radix sort of the keys), the ordered
+// CTR values over the simple CTRs' permutation and target classes (ctr_device.hpp, ctr_math.hpp),
+// their quantization (quantize_device with the CTR's border count and type, as the host quantizes
+// them) and an 8-bit bins column. A committed column's table over all learn rows is built with the
+// keys in order of first appearance (the host's ids), so the model builder writes the same table,
+// and its eval values are computed on the device from that table.
+//
+// Copies back: per projection its distinct count, per column its borders (at most 255 floats), per
+// committed column its table (category-sized, in pieces strict mode allows). Nothing per row.
+//
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "cbg/ctr/combinations.hpp"
+#include "cbg/ctr/features.hpp"
+#include "cbg/train/boosting.hpp"
+#include "cbg/train/search_extension_device.hpp"
+
+namespace cbg::ctr {
+
+// The device extension (the GPU tree search's hook, search_extension_device.hpp).
+using device_combinations = train::device_search_extension;
+
+// The device extension over pools the context's device reads (as prepare_categorical_device), with
+// `prepared` from prepare_categorical_device on the same pools (it must outlive it; committed
+// combinations are appended to it). `rule`, `binarize` and `seed` as given to
+// prepare_categorical_device; `nan_modes`: the quantized nan_mode of each float feature (or empty,
+// then set_nan_modes before the first candidates); `max_complexity` at most 16.
+std::unique_ptr<device_combinations> make_combinations_device(const pool& learn, const pool* eval, const options& o,
+                                                              const train::target_rule& rule, bool binarize,
+                                                              std::uint64_t seed, int max_complexity,
+                                                              const std::vector<std::uint8_t>& nan_modes,
+                                                              prepared_data& prepared);
+
+// The trainer's entry on a GPU: the extension for training with parameters `p` on the pools
+// `prepared` was made from by prepare_for_training (its GPU path: categorical columns and label in
+// memory the device reads), or null when max_ctr_complexity is 1 or no categorical feature has
+// CTRs.
+std::unique_ptr<device_combinations> combinations_for_training_device(const pool& learn, const pool* eval,
+                                                                      const train::train_params& p,
+                                                                      prepared_data& prepared);
+
+}  // namespace cbg::ctr

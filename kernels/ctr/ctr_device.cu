@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: Apache-2.0
+// The shared GPU pieces of the CTR engine (ctr_device.hpp).
+//
+// Ordered statistics without a per-category loop: the permutation's positions are sorted stably by
+// category id, so each category's rows form a run in permutation order; an exclusive scan by key of
+// the row classes gives each row the class count before it, and of ones its total.
+#include "kernels/ctr/ctr_device.hpp"
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cuda/std/functional>
+
+#include <string>
+
+#include "kernels/common/cccl.cuh"
+
+#include "cbg/apply/input.hpp"
+#include "cbg/core/error.hpp"
+#include "cbg/ctr/ctr_math.hpp"
+#include "cbg/quantize/quantizer.hpp"
+#include "cbg/runtime/device.hpp"
+#include "src/ctr/pool_views.hpp"
+
+namespace cbg::ctr::detail {
+
+namespace {
+
+__device__ inline std::int64_t thread_index() {
+  return blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+}
+
+__global__ void hash_kernel(column_view c, std::int64_t n, std::uint32_t* out) {
+  const std::int64_t i = thread_index();
+  if (i < n) out[i] = apply::load_cat_hash(c, i);
+}
+
+__global__ void targets_kernel(column_view label, train::target_rule rule, std::int64_t n, float* out) {
+  const std::int64_t i = thread_index();
+  if (i >= n) return;
+  float t = 0.f;
+  (void)train::target_of(rule, label.value(i), t);  // bad labels are reported by the trainer
+  out[i] = t;
+}
+
+__global__ void classes_kernel(const float* targets, float border, bool multiclass, std::int64_t n,
+                               std::uint8_t* cls) {
+  const std::int64_t i = thread_index();
+  if (i >= n) return;
+  // Bad labels (negative, NaN) are reported by the trainer; class 0 keeps the counts in bounds.
+  cls[i] = multiclass ? (targets[i] >= 0.f ? static_cast<std::uint8_t>(targets[i]) : std::uint8_t{0})
+                      : target_class(targets[i], border);
+}
+
+__global__ void permutation_keys_kernel(std::uint64_t seed, std::int64_t n, std::uint64_t* keys,
+                                        std::uint32_t* rows) {
+  const std::int64_t i = thread_index();
+  if (i >= n) return;
+  keys[i] = permutation_key(seed, static_cast<std::uint64_t>(i));
+  rows[i] = static_cast<std::uint32_t>(i);
+}
+
+// ids in permutation order, and the positions 0..n-1.
+__global__ void ids_in_order_kernel(const std::uint32_t* order, const std::uint32_t* ids, std::int64_t n,
+                                    std::uint32_t* out, std::uint32_t* positions) {
+  const std::int64_t i = thread_index();
+  if (i >= n) return;
+  out[i] = ids[order[i]];
+  positions[i] = static_cast<std::uint32_t>(i);
+}
+
+// Per sorted position j (category runs in permutation order): feature (type, f)'s term of the row.
+__global__ void run_terms_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos,
+                                 const std::uint8_t* cls, std::int64_t n, model::ctr_type type, int f,
+                                 std::uint32_t* terms) {
+  const std::int64_t j = thread_index();
+  if (j < n) terms[j] = target_term(type, f, cls[order[sorted_pos[j]]]);
+}
+
+__global__ void ones_kernel(std::int64_t n, std::uint32_t* out) {
+  const std::int64_t j = thread_index();
+  if (j < n) out[j] = 1u;
+}
+
+__global__ void target_values_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos,
+                                     const std::uint32_t* terms, const std::uint32_t* total, std::int64_t n,
+                                     model::ctr_type type, int classes, float prior_num, float prior_denom,
+                                     float* out) {
+  const std::int64_t j = thread_index();
+  if (j < n) {
+    out[order[sorted_pos[j]]] = ordered_target_value(type, classes, terms[j], total[j], prior_num, prior_denom);
+  }
+}
+
+// FloatTargetMeanValue: fixed-point targets per sorted position, per-id sums, ordered values.
+__global__ void run_fixed_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos, const float* targets,
+                                 std::int64_t n, double scale, long long* out) {
+  const std::int64_t j = thread_index();
+  if (j < n) out[j] = to_fixed(targets[order[sorted_pos[j]]], scale);
+}
+__global__ void fixed_sums_kernel(const std::uint32_t* ids, const float* targets, std::int64_t n, double scale,
+                                  unsigned long long* sums) {
+  const std::int64_t i = thread_index();
+  if (i < n) atomicAdd(sums + ids[i], static_cast<unsigned long long>(to_fixed(targets[i], scale)));
+}
+__global__ void float_mean_values_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos,
+                                         const long long* prefix, const std::uint32_t* total, std::int64_t n,
+                                         double scale, float prior_num, float prior_denom, float* out) {
+  const std::int64_t j = thread_index();
+  if (j < n) {
+    out[order[sorted_pos[j]]] = ordered_float_mean_value(prefix[j], total[j], scale, prior_num, prior_denom);
+  }
+}
+__global__ void abs_kernel(const float* in, std::int64_t n, float* out) {
+  const std::int64_t i = thread_index();
+  if (i < n) out[i] = fabsf(in[i]);
+}
+
+__global__ void class_counts_kernel(const std::uint32_t* ids, const std::uint8_t* cls, std::int64_t n, int classes,
+                                    std::int32_t* counts) {
+  const std::int64_t i = thread_index();
+  if (i < n) atomicAdd(counts + static_cast<std::size_t>(ids[i]) * static_cast<std::size_t>(classes) + cls[i], 1);
+}
+__global__ void class_sums_kernel(const std::uint32_t* ids, const std::uint8_t* cls, std::int64_t n,
+                                  std::uint32_t* sums, std::uint32_t* rows) {
+  const std::int64_t i = thread_index();
+  if (i >= n) return;
+  atomicAdd(sums + ids[i], static_cast<std::uint32_t>(cls[i]));
+  atomicAdd(rows + ids[i], 1u);
+}
+__global__ void id_counts_kernel(const std::uint32_t* ids, std::int64_t n, std::int32_t* counts) {
+  const std::int64_t i = thread_index();
+  if (i < n) atomicAdd(counts + ids[i], 1);
+}
+
+__global__ void counter_values_kernel(const std::uint32_t* ids, const std::int32_t* counts, std::uint32_t denom,
+                                      std::int64_t n, float prior_num, float prior_denom, float* out) {
+  const std::int64_t i = thread_index();
+  if (i < n) out[i] = counter_value(static_cast<std::uint32_t>(counts[ids[i]]), denom, prior_num, prior_denom);
+}
+
+float largest(const context& ctx, const float* v, std::int64_t n, const char* what) {
+  const cudaStream_t stream = ctx.stream();
+  device_buffer<float> mx(1, stream, ctx.resource());
+  std::size_t bytes = 0;
+  CBG_CUDA_TRY(cub::DeviceReduce::Max(nullptr, bytes, v, mx.data(), static_cast<int>(n), stream));
+  device_buffer<unsigned char> temp(bytes, stream, ctx.resource());
+  CBG_CUDA_TRY(cub::DeviceReduce::Max(temp.data(), bytes, v, mx.data(), static_cast<int>(n), stream));
+  return download(ctx, mx.data(), 1, what)[0];
+}
+
+}  // namespace
+
+device_buffer<std::uint32_t> column_hashes_device(const context& ctx, const pool& p, std::int64_t flat) {
+  const column_view& c = p.features()[static_cast<std::size_t>(flat)];
+  CBG_EXPECTS(c.memory != memory_kind::host, status::device,
+              "the GPU CTR path reads device, managed or pinned memory (a categorical column is in pageable "
+              "host memory)");
+  CBG_EXPECTS(apply::is_categorical_dtype(c.type), status::invalid_argument,
+              "categorical feature " + std::to_string(flat) + " has dtype " + std::string(name_of(c.type)));
+  device_buffer<std::uint32_t> h(static_cast<std::size_t>(c.size), ctx.stream(), ctx.resource());
+  hash_kernel<<<blocks_for(c.size), ctr_block, 0, ctx.stream()>>>(c, c.size, h.data());
+  CBG_CHECK_CUDA(ctx.stream());
+  return h;
+}
+
+void ensure_targets(const pool& learn, const train::target_rule& rule, bool binarize, std::uint64_t seed,
+                    quantize::border_type border_type, target_state& t) {
+  const context& ctx = *learn.ctx();
+  const std::int64_t n = learn.num_rows();
+  const auto un = static_cast<std::size_t>(n);
+  if (t.order.size() == un) return;
+  const cudaStream_t stream = ctx.stream();
+  const auto& res = ctx.resource();
+  const int n_items = static_cast<int>(n);
+  const bool multiclass =
+      rule.loss == train::loss_kind::multiclass || rule.loss == train::loss_kind::multiclass_one_vs_all;
+  CBG_EXPECTS(learn.label().has_value(), status::bad_data, "the learn pool has no label");
+  t.targets = device_buffer<float>(un, stream, res);
+  train::target_rule r = rule;
+  if (multiclass) r.classes = max_target_classes;  // class indices; checked below
+  targets_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(column_of(*learn.label(), 0), r, n, t.targets.data());
+  CBG_CHECK_CUDA(stream);
+  {
+    device_buffer<float> abs_t(un, stream, res);
+    abs_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.targets.data(), n, abs_t.data());
+    CBG_CHECK_CUDA(stream);
+    t.fixed_scale = fixed_scale_for(largest(ctx, abs_t.data(), n, "CTR largest |target|"), n);
+  }
+  float border = 0.5f;
+  if (multiclass) {
+    const float top = largest(ctx, t.targets.data(), n, "CTR class count");
+    CBG_EXPECTS(top >= 0 && top < static_cast<float>(max_target_classes), status::bad_data,
+                "target CTRs take class indices 0 .. " + std::to_string(max_target_classes - 1) + " as labels");
+    t.classes = std::max(2, static_cast<int>(top) + 1);
+  } else if (binarize) {
+    view_set views;
+    pool_inputs in;
+    in.columns.push_back(views.device_floats(t.targets.data(), n, ctx.device()));
+    const pool tp = pool::build(learn.ctx(), std::move(in));
+    quantize::options qo;
+    qo.border_count = 1;
+    qo.mode = quantize::nan_mode::forbidden;
+    qo.type = border_type;
+    qo.max_subset_size = static_cast<std::uint32_t>(std::min<std::int64_t>(n, std::int64_t{1} << 24));
+    const quantize::device_quantized q = quantize::quantize_device(tp, qo);
+    const std::int32_t count = download(ctx, q.border_count.data(), 1, "CTR target border count")[0];
+    border = count == 0 ? download(ctx, t.targets.data(), 1, "CTR constant target")[0]
+                        : download(ctx, q.borders.data(), 1, "CTR target border")[0];
+  }
+  t.cls = device_buffer<std::uint8_t>(un, stream, res);
+  classes_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.targets.data(), border, multiclass, n, t.cls.data());
+  device_buffer<std::uint64_t> keys(un, stream, res), sorted_keys(un, stream, res);
+  device_buffer<std::uint32_t> rows(un, stream, res);
+  device_buffer<std::uint32_t> order(un, stream, res);
+  permutation_keys_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(seed, n, keys.data(), rows.data());
+  CBG_CHECK_CUDA(stream);
+  std::size_t bytes = 0;
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), sorted_keys.data(), rows.data(),
+                                               order.data(), n_items, 0, 64, stream));
+  device_buffer<unsigned char> temp(bytes, stream, res);
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys.data(), sorted_keys.data(), rows.data(),
+                                               order.data(), n_items, 0, 64, stream));
+  t.order = std::move(order);
+}
+
+void ensure_runs(const context& ctx, const target_state& t, const std::uint32_t* ids, std::int64_t n,
+                 std::size_t unique, category_runs& r) {
+  const auto un = static_cast<std::size_t>(n);
+  if (r.sorted_pos.size() == un) return;
+  const cudaStream_t stream = ctx.stream();
+  const auto& res = ctx.resource();
+  const int n_items = static_cast<int>(n);
+  device_buffer<std::uint32_t> ids_ord(un, stream, res), pos(un, stream, res), ones(un, stream, res);
+  r.sorted_pos = device_buffer<std::uint32_t>(un, stream, res);
+  r.sorted_ids = device_buffer<std::uint32_t>(un, stream, res);
+  r.total = device_buffer<std::uint32_t>(un, stream, res);
+  r.terms = device_buffer<std::uint32_t>(un, stream, res);
+  r.run_terms = device_buffer<std::uint32_t>(un, stream, res);
+  ids_in_order_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), ids, n, ids_ord.data(), pos.data());
+  ones_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(n, ones.data());
+  CBG_CHECK_CUDA(stream);
+  int bits = 1;
+  while (bits < 32 && (std::uint64_t{1} << bits) < unique) ++bits;
+  std::size_t sort_bytes = 0, scan_bytes = 0;
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, ids_ord.data(), r.sorted_ids.data(), pos.data(),
+                                               r.sorted_pos.data(), n_items, 0, bits, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, scan_bytes, r.sorted_ids.data(), ones.data(),
+                                                  r.total.data(), n_items, ::cuda::std::equal_to<>{}, stream));
+  r.scan_temp = device_buffer<unsigned char>(std::max(sort_bytes, scan_bytes), stream, res);
+  std::size_t tb = r.scan_temp.size();
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(r.scan_temp.data(), tb, ids_ord.data(), r.sorted_ids.data(), pos.data(),
+                                               r.sorted_pos.data(), n_items, 0, bits, stream));
+  tb = r.scan_temp.size();
+  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(r.scan_temp.data(), tb, r.sorted_ids.data(), ones.data(),
+                                                  r.total.data(), n_items, ::cuda::std::equal_to<>{}, stream));
+}
+
+void ordered_values(const context& ctx, const target_state& t, category_runs& r, std::int64_t n, model::ctr_type type,
+                    int j, float prior_num, float prior_denom, float* out) {
+  const cudaStream_t stream = ctx.stream();
+  const auto& res = ctx.resource();
+  const auto un = static_cast<std::size_t>(n);
+  const int n_items = static_cast<int>(n);
+  if (type == model::ctr_type::float_target_mean_value) {
+    if (!r.scanned) {
+      r.fixed_terms = device_buffer<long long>(un, stream, res);
+      r.fixed_prefix = device_buffer<long long>(un, stream, res);
+      run_fixed_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), r.sorted_pos.data(), t.targets.data(),
+                                                                n, t.fixed_scale, r.fixed_terms.data());
+      CBG_CHECK_CUDA(stream);
+      std::size_t bytes = 0;
+      CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, bytes, r.sorted_ids.data(), r.fixed_terms.data(),
+                                                      r.fixed_prefix.data(), n_items, ::cuda::std::equal_to<>{},
+                                                      stream));
+      device_buffer<unsigned char> temp(bytes, stream, res);
+      CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(temp.data(), bytes, r.sorted_ids.data(), r.fixed_terms.data(),
+                                                      r.fixed_prefix.data(), n_items, ::cuda::std::equal_to<>{},
+                                                      stream));
+      r.scanned = true;
+    }
+    float_mean_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), r.sorted_pos.data(),
+                                                                      r.fixed_prefix.data(), r.total.data(), n,
+                                                                      t.fixed_scale, prior_num, prior_denom, out);
+    CBG_CHECK_CUDA(stream);
+    return;
+  }
+  if (!r.scanned) {
+    run_terms_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), r.sorted_pos.data(), t.cls.data(), n,
+                                                              type, j, r.run_terms.data());
+    CBG_CHECK_CUDA(stream);
+    std::size_t tb = r.scan_temp.size();
+    CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(r.scan_temp.data(), tb, r.sorted_ids.data(), r.run_terms.data(),
+                                                    r.terms.data(), n_items, ::cuda::std::equal_to<>{}, stream));
+    r.scanned = true;
+  }
+  target_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), r.sorted_pos.data(), r.terms.data(),
+                                                                r.total.data(), n, type, t.classes, prior_num,
+                                                                prior_denom, out);
+  CBG_CHECK_CUDA(stream);
+}
+
+void class_counts(const context& ctx, const std::uint32_t* ids, const std::uint8_t* cls, std::int64_t n, int classes,
+                  std::size_t unique, std::int32_t* counts) {
+  const std::size_t cells = unique * static_cast<std::size_t>(classes);
+  CBG_CUDA_TRY(cudaMemsetAsync(counts, 0, cells * sizeof(std::int32_t), ctx.stream()));
+  class_counts_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(ids, cls, n, classes, counts);
+  CBG_CHECK_CUDA(ctx.stream());
+}
+
+void class_sums(const context& ctx, const std::uint32_t* ids, const std::uint8_t* cls, std::int64_t n,
+                std::size_t unique, std::uint32_t* sums, std::uint32_t* rows) {
+  CBG_CUDA_TRY(cudaMemsetAsync(sums, 0, unique * sizeof(std::uint32_t), ctx.stream()));
+  CBG_CUDA_TRY(cudaMemsetAsync(rows, 0, unique * sizeof(std::uint32_t), ctx.stream()));
+  class_sums_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(ids, cls, n, sums, rows);
+  CBG_CHECK_CUDA(ctx.stream());
+}
+
+void fixed_sums(const context& ctx, const std::uint32_t* ids, const float* targets, std::int64_t n, double scale,
+                std::size_t unique, unsigned long long* sums) {
+  CBG_CUDA_TRY(cudaMemsetAsync(sums, 0, unique * sizeof(unsigned long long), ctx.stream()));
+  fixed_sums_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(ids, targets, n, scale, sums);
+  CBG_CHECK_CUDA(ctx.stream());
+}
+
+void id_counts(const context& ctx, const std::uint32_t* ids, std::int64_t n, std::size_t unique, std::int32_t* counts) {
+  CBG_CUDA_TRY(cudaMemsetAsync(counts, 0, unique * sizeof(std::int32_t), ctx.stream()));
+  id_counts_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(ids, n, counts);
+  CBG_CHECK_CUDA(ctx.stream());
+}
+
+void counter_values(const context& ctx, const std::uint32_t* ids, const std::int32_t* counts, std::uint32_t denom,
+                    std::int64_t n, float prior_num, float prior_denom, float* out) {
+  counter_values_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(ids, counts, denom, n, prior_num, prior_denom,
+                                                                       out);
+  CBG_CHECK_CUDA(ctx.stream());
+}
+
+std::int32_t max_count(const context& ctx, const std::int32_t* counts, std::size_t n) {
+  const cudaStream_t stream = ctx.stream();
+  device_buffer<std::int32_t> mx(1, stream, ctx.resource());
+  std::size_t bytes = 0;
+  CBG_CUDA_TRY(cub::DeviceReduce::Max(nullptr, bytes, counts, mx.data(), static_cast<int>(n), stream));
+  device_buffer<unsigned char> temp(bytes, stream, ctx.resource());
+  CBG_CUDA_TRY(cub::DeviceReduce::Max(temp.data(), bytes, counts, mx.data(), static_cast<int>(n), stream));
+  return download(ctx, mx.data(), 1, "CTR largest count")[0];
+}
+
+}  // namespace cbg::ctr::detail

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the GPU paths of the CTR engine share (prepare_device.cu: simple CTRs; combinations_device.cu:
+// feature combinations): the categorical hashes of a column, the permutation and target classes of
+// the ordered statistics, the per-category runs in permutation order and the ordered values over
+// them, and the table statistics. Launchers only enqueue on the context's stream; the per-element
+// math is ctr_math.hpp (shared with the host reference). Internal (not installed).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "cbg/core/cuda_check.hpp"
+#include "cbg/data/column_view.hpp"
+#include "cbg/ctr/features.hpp"
+#include "cbg/memory/copy.hpp"
+#include "cbg/memory/device_buffer.hpp"
+#include "cbg/model/apply_math.hpp"
+#include "cbg/runtime/context.hpp"
+#include "cbg/train/boosting.hpp"
+
+namespace cbg::ctr::detail {
+
+inline constexpr int ctr_block = 256;
+
+inline unsigned blocks_for(std::int64_t n) {
+  return static_cast<unsigned>(std::max<std::int64_t>(1, (n + ctr_block - 1) / ctr_block));
+}
+
+template <class T>
+device_buffer<T> upload(const context& ctx, const std::vector<T>& v, const char* what) {
+  device_buffer<T> d(v.size(), ctx.stream(), ctx.resource());
+  if (!v.empty()) {
+    copy_bytes(d.data(), memory_kind::device, v.data(), memory_kind::host, v.size() * sizeof(T), ctx.stream(),
+               ctx.copies(), ctx.rules(), CBG_COPY_SITE(what));
+  }
+  return d;
+}
+
+// Category-sized results (one-hot values, CTR tables: what the model stores) in pieces of at most
+// strict_d2h_metadata_limit bytes, as the trainer copies its trees: never dataset-sized.
+template <class T>
+std::vector<T> download(const context& ctx, const T* d, std::size_t n, const char* what) {
+  std::vector<T> v(n);
+  const std::size_t piece = std::max<std::size_t>(1, strict_d2h_metadata_limit / sizeof(T));
+  for (std::size_t at = 0; at < n; at += piece) {
+    copy_bytes(v.data() + at, memory_kind::host, d + at, memory_kind::device, std::min(piece, n - at) * sizeof(T),
+               ctx.stream(), ctx.copies(), ctx.rules(), CBG_COPY_SITE(what));
+  }
+  CBG_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+  return v;
+}
+
+// The categorical hash of every row of column `flat` of `p` (device, managed or pinned memory).
+device_buffer<std::uint32_t> column_hashes_device(const context& ctx, const pool& p, std::int64_t flat);
+
+// The permutation and the target classes of the ordered statistics, made once (ensure_targets).
+struct target_state {
+  device_buffer<std::uint32_t> order;  // rows in permutation order
+  device_buffer<std::uint8_t> cls;     // per row: its class
+  device_buffer<float> targets;        // per row: the training target
+  int classes = 2;
+  double fixed_scale = 1.0;  // FloatTargetMeanValue sums
+};
+// Fills `t` from the learn labels under `rule` (the first time only): classes by one target border
+// of type `border_type` when `binarize`, class indices for multiclass, else target > 0.5.
+void ensure_targets(const pool& learn, const train::target_rule& rule, bool binarize, std::uint64_t seed,
+                    quantize::border_type border_type, target_state& t);
+
+// A categorical feature's runs: the permutation's positions sorted stably by category id (each
+// category's rows form a run in permutation order) and the rows before each in its run.
+struct category_runs {
+  device_buffer<std::uint32_t> sorted_pos, sorted_ids, total, terms, run_terms;
+  device_buffer<unsigned char> scan_temp;
+  device_buffer<long long> fixed_terms, fixed_prefix;
+  bool scanned = false;  // terms / fixed_prefix hold the current feature's prefix sums
+};
+// Builds the runs of `ids` (per row, < unique) over the permutation of `t` (the first time only).
+void ensure_runs(const context& ctx, const target_state& t, const std::uint32_t* ids, std::int64_t n,
+                 std::size_t unique, category_runs& r);
+// The ordered values of target feature (type, j) with prior (num, denom) into out[rows]. Call with
+// r.scanned = false for a new (type, j): its prefix sums are made once for all its priors.
+void ordered_values(const context& ctx, const target_state& t, category_runs& r, std::int64_t n, model::ctr_type type,
+                    int j, float prior_num, float prior_denom, float* out);
+
+// Table statistics per id: class counts [id][classes] (zeroed here), class sums and rows (mean
+// type), fixed-point target sums (FloatTargetMeanValue), rows per id.
+void class_counts(const context& ctx, const std::uint32_t* ids, const std::uint8_t* cls, std::int64_t n, int classes,
+                  std::size_t unique, std::int32_t* counts);
+void class_sums(const context& ctx, const std::uint32_t* ids, const std::uint8_t* cls, std::int64_t n,
+                std::size_t unique, std::uint32_t* sums, std::uint32_t* rows);
+void fixed_sums(const context& ctx, const std::uint32_t* ids, const float* targets, std::int64_t n, double scale,
+                std::size_t unique, unsigned long long* sums);
+void id_counts(const context& ctx, const std::uint32_t* ids, std::int64_t n, std::size_t unique, std::int32_t* counts);
+// Counter values of every row from the counts of its id.
+void counter_values(const context& ctx, const std::uint32_t* ids, const std::int32_t* counts, std::uint32_t denom,
+                    std::int64_t n, float prior_num, float prior_denom, float* out);
+// The largest of n > 0 counts.
+std::int32_t max_count(const context& ctx, const std::int32_t* counts, std::size_t n);
+
+// Feature combinations (combinations_device.cu).
+// The parts of a projection key a kernel reads (a projection of at most max_key_parts features).
+inline constexpr int max_key_parts = 16;
+struct key_plan {
+  int cats = 0;
+  const std::uint32_t* cat[max_key_parts] = {};  // categorical hashes [rows]
+  int floats = 0;
+  column_view fcol[max_key_parts] = {};
+  train::value_split fsplit[max_key_parts] = {};
+  int one_hots = 0;
+  const std::uint32_t* oh[max_key_parts] = {};  // categorical hashes [rows]
+  std::int32_t ohv[max_key_parts] = {};
+};
+// Every row's projection key as the model computes it (combination_key, then the split bits).
+void projection_keys(const context& ctx, const key_plan& plan, std::int64_t n, std::uint64_t* keys);
+// Dense ids of n keys: ids[row] = the rank of its key among the distinct keys (ascending); per id
+// its key and first row into keys_out and first_out (n entries of room). Returns the distinct count
+// (one 4-byte copy back).
+std::size_t dense_ids(const context& ctx, const std::uint64_t* keys, std::int64_t n, std::uint32_t* ids,
+                      std::uint64_t* keys_out, std::uint32_t* first_out);
+// counts[id] += 1 for each of n keys found among the `unique` sorted keys.
+void count_known_keys(const context& ctx, const std::uint64_t* keys, std::int64_t n, const std::uint64_t* sorted,
+                      std::size_t unique, std::int32_t* counts);
+// The bins of the single feature of a quantized one-column pool.
+void single_feature_bins(const context& ctx, const std::uint32_t* index, std::int64_t n, std::uint8_t* bins);
+// A CTR feature's model value for each of n keys.
+void ctr_values_of_keys(const context& ctx, const std::uint64_t* keys, std::int64_t n, const model::ctr_table_view& t,
+                        const model::ctr_calc& c, float* out);
+
+}  // namespace cbg::ctr::detail

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GPU tree search's hook for extra candidate columns (search_extension_device.hpp). Compiled with
+// --fmad=false like split.cu, so the scores follow score_math.hpp expression for expression and
+// equal the host reference's (src/train/tree_search_host.cpp) bit for bit.
+#include "kernels/train/search_extension_device.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "cbg/core/cuda_check.hpp"
+#include "cbg/core/error.hpp"
+#include "cbg/memory/copy.hpp"
+#include "cbg/memory/device_buffer.hpp"
+#include "cbg/train/score_math.hpp"
+
+namespace cbg::train::detail {
+
+namespace {
+
+// The level's columns on the device.
+struct ext_columns {
+  const std::uint8_t* const* bins = nullptr;  // [K]
+  const std::int32_t* nb = nullptr;           // [K]: border_count + 1
+  const std::int64_t* offset = nullptr;       // [K]: first histogram column
+  const double* noise = nullptr;              // [K]
+  int count = 0;
+  std::int64_t total_bins = 0;
+  int max_borders = 0;
+};
+
+// Histograms of every leaf of the level: [leaf][channel][total_bins] fixed-point sums (exact, so
+// the order of the atomics does not matter).
+__global__ void ext_histogram_kernel(search_view v, ext_columns e, int level, long long* hist) {
+  const int k = blockIdx.y;
+  const std::uint8_t* bins = e.bins[k];
+  const std::int64_t off = e.offset[k];
+  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < v.rows;
+       r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::uint32_t leaf = level == 0 ? 0u : v.leaf[r];
+    const std::int64_t col = off + bins[r];
+    for (int c = 0; c < v.channels; ++c) {
+      const float x = c < v.dims ? v.der[static_cast<std::int64_t>(c) * v.rows + r] : v.weight[r];
+      const int fx = to_fixed(x, pow2(fixed_exponent(__uint_as_float(v.max_bits[c]))));
+      if (fx != 0) {
+        atomicAdd(reinterpret_cast<unsigned long long*>(hist + (static_cast<std::int64_t>(leaf) * v.channels + c) *
+                                                                   e.total_bins + col),
+                  static_cast<unsigned long long>(static_cast<long long>(fx)));
+      }
+    }
+  }
+}
+
+// One thread per (column, border): the border's score as search_tree_host adds it up.
+__global__ void ext_score_kernel(search_view v, ext_columns e, const long long* hist, int level, score_function fn,
+                                 double lambda, double* scores) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  const int k = static_cast<int>(i / e.max_borders);
+  const int b = static_cast<int>(i % e.max_borders);
+  if (k >= e.count) return;
+  const int nb = e.nb[k];
+  if (b >= nb - 1) return;
+  const std::int64_t off = e.offset[k];
+  const double inv_w = pow2(-fixed_exponent(__uint_as_float(v.max_bits[v.dims])));
+  const std::uint32_t leaves = 1u << level;
+  double num = 0.0;
+  double den = cosine_den0;
+  for (std::uint32_t li = 0; li < leaves; ++li) {
+    const std::uint32_t p = visit_leaf(level, li);
+    const long long* wh = hist + (static_cast<std::int64_t>(p) * v.channels + v.dims) * e.total_bins + off;
+    long long total_w = 0;
+    for (int x = 0; x < nb; ++x) total_w += wh[x];
+    long long prefix = 0;
+    for (int x = 0; x <= b; ++x) prefix += wh[x];
+    const double w_left = from_fixed(prefix, inv_w);
+    const double w_right = from_fixed(total_w - prefix, inv_w);
+    double pn = 0.0;
+    double pd = 0.0;
+    for (int j = 0; j < v.dims; ++j) {
+      const long long* sh = hist + (static_cast<std::int64_t>(p) * v.channels + j) * e.total_bins + off;
+      const double inv_s = pow2(-fixed_exponent(__uint_as_float(v.max_bits[j])));
+      long long total_s = 0;
+      for (int x = 0; x < nb; ++x) total_s += sh[x];
+      long long prefix_s = 0;
+      for (int x = 0; x <= b; ++x) prefix_s += sh[x];
+      add_child(fn, lambda, from_fixed(prefix_s, inv_s), w_left, pn, pd);
+      add_child(fn, lambda, from_fixed(total_s - prefix_s, inv_s), w_right, pn, pd);
+    }
+    num += pn;
+    den += pd;
+  }
+  double score = finish_score(fn, num, den);
+  if (fn == score_function::cosine && e.noise != nullptr) score += e.noise[k];
+  scores[i] = score;
+}
+
+struct ext_choice {
+  int column = -1;  // -1: the pool's split stands
+  int bin = -1;
+  int reserved[2] = {0, 0};
+};
+
+constexpr int choose_threads = 256;
+
+// The best of the pool's features (v.best) and the columns (feature v.features + k), as the host
+// scans them: a total order, so a reduction gives the same answer.
+__global__ void __launch_bounds__(choose_threads) ext_choose_kernel(search_view v, ext_columns e, const double* scores,
+                                                                     ext_choice* out) {
+  __shared__ double s_score[choose_threads];
+  __shared__ std::int32_t s_feature[choose_threads];
+  __shared__ std::int32_t s_bin[choose_threads];
+  const int t = threadIdx.x;
+  double score = 0.0;
+  std::int32_t feature = -1;
+  std::int32_t bin = -1;
+  const auto consider = [&](double sc, std::int32_t f, std::int32_t b) {
+    if (feature < 0 || better_candidate(sc, f, b, score, feature, bin)) {
+      score = sc;
+      feature = f;
+      bin = b;
+    }
+  };
+  for (std::int64_t f = t; f < v.features; f += choose_threads) {
+    const feature_best fb = v.best[f];
+    if (fb.bin >= 0) consider(fb.score, static_cast<std::int32_t>(f), fb.bin);
+  }
+  const std::int64_t cells = static_cast<std::int64_t>(e.count) * e.max_borders;
+  for (std::int64_t i = t; i < cells; i += choose_threads) {
+    const int k = static_cast<int>(i / e.max_borders);
+    const int b = static_cast<int>(i % e.max_borders);
+    if (b < e.nb[k] - 1) consider(scores[i], static_cast<std::int32_t>(v.features + k), b);
+  }
+  s_score[t] = score;
+  s_feature[t] = feature;
+  s_bin[t] = bin;
+  __syncthreads();
+  for (int s = choose_threads / 2; s > 0; s >>= 1) {
+    if (t < s && s_feature[t + s] >= 0 &&
+        (s_feature[t] < 0 ||
+         better_candidate(s_score[t + s], s_feature[t + s], s_bin[t + s], s_score[t], s_feature[t], s_bin[t]))) {
+      s_score[t] = s_score[t + s];
+      s_feature[t] = s_feature[t + s];
+      s_bin[t] = s_bin[t + s];
+    }
+    __syncthreads();
+  }
+  if (t == 0) {
+    const bool ext = s_feature[0] >= v.features;
+    out->column = ext ? static_cast<int>(s_feature[0] - v.features) : -1;
+    out->bin = ext ? s_bin[0] : -1;
+  }
+}
+
+// A won column: the state (its split, or the end of the tree when it repeats one).
+__global__ void ext_take_kernel(search_state* s, int level, split sp, int stop) {
+  if (stop != 0) {
+    s->stopped = 1;
+    s->count = level;
+  } else {
+    s->splits[level] = sp;
+    s->count = level + 1;
+    s->stopped = 0;
+  }
+}
+
+// The next level computes the lighter child of each leaf (as choose_kernel).
+__global__ void ext_compute_bit_kernel(search_view v, ext_columns e, const long long* hist, int level, int k,
+                                       int bin) {
+  const std::uint32_t p = blockIdx.x * static_cast<std::uint32_t>(blockDim.x) + threadIdx.x;
+  if (p >= (1u << level)) return;
+  const long long* w = hist + (static_cast<std::int64_t>(p) * v.channels + v.dims) * e.total_bins + e.offset[k];
+  long long left = 0;
+  long long right = 0;
+  for (int b = 0; b < e.nb[k]; ++b) {
+    if (b <= bin) left += w[b];
+    else right += w[b];
+  }
+  v.compute_bit[p] = right < left ? 1 : 0;
+}
+
+__global__ void ext_leaves_kernel(search_view v, const std::uint8_t* bins, int level, int bin) {
+  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < v.rows;
+       r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    std::uint32_t leaf = level == 0 ? 0u : v.leaf[r];
+    if (static_cast<int>(bins[r]) > bin) leaf |= 1u << level;
+    v.leaf[r] = leaf;
+  }
+}
+
+unsigned grid_for(std::int64_t n, int threads, int cap) {
+  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(cap, (n + threads - 1) / threads)));
+}
+
+template <class T>
+device_buffer<T> upload(const context& ctx, const std::vector<T>& v, const char* what) {
+  device_buffer<T> d(std::max<std::size_t>(v.size(), 1), ctx.stream(), ctx.resource());
+  if (!v.empty()) {
+    copy_bytes(d.data(), memory_kind::device, v.data(), memory_kind::host, v.size() * sizeof(T), ctx.stream(),
+               ctx.copies(), ctx.rules(), CBG_COPY_SITE(what));
+  }
+  return d;
+}
+
+template <class T>
+T read_back(const context& ctx, const T* d, const char* what) {
+  T out{};
+  copy_bytes(&out, memory_kind::host, d, memory_kind::device, sizeof(T), ctx.stream(), ctx.copies(), ctx.rules(),
+             CBG_COPY_SITE(what));
+  CBG_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+  return out;
+}
+
+}  // namespace
+
+bool extension_level(const context& ctx, const search_view& v, const quantize::device_quantized& q,
+                     device_search_extension& ext, const tree_search_params& params, int level, bool last_level) {
+  CBG_EXPECTS(v.row_list == nullptr, status::internal, "extension_level: row lists are on");
+  const cudaStream_t stream = ctx.stream();
+  const search_state st = read_back(ctx, v.state, "tree structure");
+  if (st.status != 0 || st.count < level) return false;  // bad values, or the tree ended before this level
+  const std::vector<split> chosen(st.splits, st.splits + level);
+  std::map<std::pair<std::int32_t, std::int32_t>, float> borders;
+  const auto float_border = [&](std::int32_t f, std::int32_t bin) {
+    const auto key = std::make_pair(f, bin);
+    auto it = borders.find(key);
+    if (it == borders.end()) {
+      const float* at = q.borders.data() + static_cast<std::size_t>(f) * quantize::border_stride + bin;
+      it = borders.emplace(key, read_back(ctx, at, "split border")).first;
+    }
+    return it->second;
+  };
+  const std::vector<device_search_extension::column> cols = ext.candidates(chosen, float_border);
+  if (cols.empty()) return false;
+
+  const auto K = static_cast<int>(cols.size());
+  std::vector<const std::uint8_t*> ptrs(cols.size());
+  std::vector<std::int32_t> nb(cols.size());
+  std::vector<std::int64_t> offset(cols.size());
+  std::vector<double> noise(cols.size(), 0.0);
+  std::int64_t total = 0;
+  int max_borders = 1;
+  for (std::size_t k = 0; k < cols.size(); ++k) {
+    ptrs[k] = cols[k].bins;
+    nb[k] = cols[k].border_count + 1;
+    offset[k] = total;
+    total += nb[k];
+    max_borders = std::max(max_borders, cols[k].border_count);
+    if (ext.column_noise) noise[k] = ext.column_noise(level, k);
+  }
+  const device_buffer<const std::uint8_t*> d_ptrs = upload(ctx, ptrs, "extension columns");
+  const device_buffer<std::int32_t> d_nb = upload(ctx, nb, "extension columns");
+  const device_buffer<std::int64_t> d_offset = upload(ctx, offset, "extension columns");
+  const device_buffer<double> d_noise = upload(ctx, noise, "extension score noise");
+  ext_columns e;
+  e.bins = d_ptrs.data();
+  e.nb = d_nb.data();
+  e.offset = d_offset.data();
+  e.noise = ext.column_noise ? d_noise.data() : nullptr;
+  e.count = K;
+  e.total_bins = total;
+  e.max_borders = max_borders;
+
+  const std::size_t leaves = std::size_t{1} << level;
+  const std::size_t hist_size = leaves * static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(total);
+  device_buffer<long long> hist(hist_size, stream, ctx.resource());
+  CBG_CUDA_TRY(cudaMemsetAsync(hist.data(), 0, hist_size * sizeof(long long), stream));
+  if (v.rows > 0) {
+    const dim3 grid(grid_for(v.rows, 256, std::max(1, 2048 / K)), static_cast<unsigned>(K));
+    ext_histogram_kernel<<<grid, 256, 0, stream>>>(v, e, level, hist.data());
+    CBG_CHECK_CUDA(stream);
+  }
+  const std::int64_t cells = static_cast<std::int64_t>(K) * max_borders;
+  device_buffer<double> scores(static_cast<std::size_t>(cells), stream, ctx.resource());
+  ext_score_kernel<<<grid_for(cells, 128, 1 << 20), 128, 0, stream>>>(v, e, hist.data(), level, params.score,
+                                                                       params.l2_leaf_reg, scores.data());
+  CBG_CHECK_CUDA(stream);
+  device_buffer<ext_choice> choice(1, stream, ctx.resource());
+  ext_choose_kernel<<<1, choose_threads, 0, stream>>>(v, e, scores.data(), choice.data());
+  CBG_CHECK_CUDA(stream);
+  const ext_choice won = read_back(ctx, choice.data(), "extension split");
+  if (won.column < 0) return false;
+
+  const std::int32_t id = ext.commit(static_cast<std::size_t>(won.column));
+  const split sp{id, won.bin};
+  const bool stop = std::find(chosen.begin(), chosen.end(), sp) != chosen.end();
+  ext_take_kernel<<<1, 1, 0, stream>>>(v.state, level, sp, stop ? 1 : 0);
+  CBG_CHECK_CUDA(stream);
+  if (!stop) {
+    if (!last_level) {
+      ext_compute_bit_kernel<<<grid_for(static_cast<std::int64_t>(leaves), 256, 1 << 16), 256, 0, stream>>>(
+          v, e, hist.data(), level, won.column, won.bin);
+      CBG_CHECK_CUDA(stream);
+    }
+    if (v.rows > 0) {
+      ext_leaves_kernel<<<grid_for(v.rows, 512, 4096), 512, 0, stream>>>(v, cols[static_cast<std::size_t>(won.column)].bins,
+                                                                          level, won.bin);
+      CBG_CHECK_CUDA(stream);
+    }
+  }
+  return true;
+}
+
+}  // namespace cbg::train::detail

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the host and the GPU extensions of feature combinations (combinations.cpp,
+// combinations_device.cpp) keep besides their data: the projection cache, the last level's
+// candidate columns and the committed features with their ids. Internal (not installed).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cbg/core/error.hpp"
+#include "cbg/ctr/features.hpp"
+
+namespace cbg::ctr {
+
+// Projections whose columns stay cached between levels beyond those of the current level (CatBoost's
+// CPU trainer keeps 50 online CTR projections).
+inline constexpr std::size_t max_cached_projections = 64;
+
+// Projection: holds `columns`, each with `desc`, `borders` and `bins` (whose data() the search
+// reads); Committed: what a committed column keeps, with `borders`.
+template <class Projection, class Committed>
+class combination_book {
+ public:
+  using column_data = typename decltype(Projection::columns)::value_type;
+
+  explicit combination_book(prepared_data& prepared)
+      : prepared_(prepared),
+        first_id_(static_cast<std::int32_t>(prepared.float_count + static_cast<std::int64_t>(prepared.derived.size()))) {}
+
+  // The columns (Column{bins pointer, border count}) of the level's candidate projections `wanted`
+  // (ascending; make(proj) gives a projection not cached), leaving out those without borders; the
+  // cache is cut to `wanted` when it is large. commit() picks from them.
+  template <class Column, class Make>
+  std::vector<Column> level(const std::vector<model::projection>& wanted, Make&& make) {
+    last_.clear();
+    if (cache_.size() > max_cached_projections) {  // drop the columns no candidate of this level uses
+      for (auto it = cache_.begin(); it != cache_.end();) {
+        it = std::binary_search(wanted.begin(), wanted.end(), it->first) ? std::next(it) : cache_.erase(it);
+      }
+    }
+    std::vector<Column> out;
+    for (const model::projection& proj : wanted) {
+      for (const column_data& c : get(proj, make).columns) {
+        if (c.borders.empty()) continue;
+        out.push_back({c.bins.data(), static_cast<std::int32_t>(c.borders.size())});
+        last_.push_back(&c);
+      }
+    }
+    return out;
+  }
+
+  // The projection `proj` (made once).
+  template <class Make>
+  const Projection& get(const model::projection& proj, Make&& make) {
+    auto it = cache_.find(proj);
+    if (it == cache_.end()) it = cache_.emplace(proj, make(proj)).first;
+    return *it->second;
+  }
+
+  // Column k of the last level.
+  [[nodiscard]] const column_data& last(std::size_t k) const {
+    CBG_EXPECTS(k < last_.size(), status::internal, "feature combinations: no such candidate column");
+    return *last_[k];
+  }
+
+  // The feature id of a committed column.
+  [[nodiscard]] std::optional<std::int32_t> id_of(const model::ctr_description& d) const {
+    const auto it = id_of_.find(d);
+    return it == id_of_.end() ? std::nullopt : std::optional<std::int32_t>(it->second);
+  }
+
+  // Records a committed column: appended to prepared_data::derived, so its feature id is the float
+  // count plus its index there.
+  std::int32_t add(const model::ctr_description& desc, Committed c) {
+    derived_feature d;
+    d.kind = derived_kind::ctr;
+    d.cat_index = desc.base.proj.cat_features.front();
+    d.ctr = desc;
+    prepared_.derived.push_back(d);
+    const auto id =
+        static_cast<std::int32_t>(prepared_.float_count + static_cast<std::int64_t>(prepared_.derived.size()) - 1);
+    committed_.push_back(std::move(c));
+    id_of_[desc] = id;
+    return id;
+  }
+
+  [[nodiscard]] const Committed& committed(std::int32_t feature) const {
+    const std::int64_t k = static_cast<std::int64_t>(feature) - first_id_;
+    CBG_EXPECTS(k >= 0 && k < static_cast<std::int64_t>(committed_.size()), status::internal,
+                fmt::format("feature combinations: feature {} was not committed", feature));
+    return committed_[static_cast<std::size_t>(k)];
+  }
+
+  [[nodiscard]] float border(std::int32_t feature, std::int32_t bin) const {
+    const Committed& c = committed(feature);
+    CBG_EXPECTS(bin >= 0 && static_cast<std::size_t>(bin) < c.borders.size(), status::internal,
+                fmt::format("feature combinations: feature {} has no border {}", feature, bin));
+    return c.borders[static_cast<std::size_t>(bin)];
+  }
+
+ private:
+  prepared_data& prepared_;
+  std::int32_t first_id_ = 0;
+  std::map<model::projection, std::unique_ptr<Projection>> cache_;
+  std::vector<const column_data*> last_;
+  std::vector<Committed> committed_;
+  std::map<model::ctr_description, std::int32_t> id_of_;
+};
+
+}  // namespace cbg::ctr

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: Apache-2.0
+// Feature combinations from device data (combinations_device.hpp), mirroring the host extension of
+// combinations.cpp step for step; the kernels are kernels/ctr/combinations_device.cu and
+// ctr_device.cu.
+#include "cbg/ctr/combinations_device.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <numeric>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "kernels/ctr/ctr_device.hpp"
+
+#include "cbg/core/error.hpp"
+#include "cbg/ctr/ctr_math.hpp"
+#include "cbg/quantize/quantizer.hpp"
+#include "cbg/runtime/device.hpp"
+#include "cbg/train/params.hpp"
+#include "src/ctr/combination_book.hpp"
+#include "src/ctr/host_helpers.hpp"
+#include "src/ctr/pool_views.hpp"
+
+namespace cbg::ctr {
+
+namespace {
+
+using detail::download;
+using detail::upload;
+
+bool is_counter(model::ctr_type t) {
+  return t == model::ctr_type::counter || t == model::ctr_type::feature_freq;
+}
+
+struct column_data {
+  model::ctr_description desc;
+  std::vector<float> borders;
+  device_buffer<std::uint8_t> bins;
+};
+
+// A projection's ids per learn row (ranks of the sorted distinct keys), per id its key (ascending)
+// and first row, and its candidate columns.
+struct projection_data {
+  model::projection proj;
+  std::size_t unique = 0;
+  device_buffer<std::uint32_t> ids;
+  device_buffer<std::uint64_t> keys;
+  device_buffer<std::uint32_t> first;
+  device_buffer<std::int32_t> counts;       // learn rows per id
+  device_buffer<std::int32_t> full_counts;  // Counter under counter_calc Full: + the eval rows per id
+  std::vector<column_data> columns;
+};
+
+struct committed_column {
+  std::vector<float> borders;
+  device_buffer<float> eval;
+};
+
+class gpu_combinations final : public device_combinations {
+ public:
+  gpu_combinations(const pool& learn, const pool* eval, const options& o, const train::target_rule& rule,
+                   bool binarize, std::uint64_t seed, int max_complexity, const std::vector<std::uint8_t>& nan_modes,
+                   prepared_data& prepared)
+      : learn_(learn), eval_(eval), ctx_(*learn.ctx()), o_(o), rule_(rule), binarize_(binarize), seed_(seed),
+        max_complexity_(max_complexity), prepared_(prepared) {
+    CBG_EXPECTS(!ctx_.is_cpu(), status::no_device, "make_combinations_device needs a GPU context");
+    CBG_EXPECTS(max_complexity <= detail::max_key_parts, status::unsupported,
+                fmt::format("parameter 'max_ctr_complexity': {}: the GPU combines at most {} features",
+                            max_complexity, detail::max_key_parts));
+    CBG_EXPECTS(prepared.learn != nullptr && (eval == nullptr || prepared.eval != nullptr), status::internal,
+                "feature combinations: the derived pools are missing");
+    n_ = learn.num_rows();
+    ne_ = eval != nullptr ? eval->num_rows() : 0;
+    CBG_EXPECTS(n_ <= 0x7fffffff, status::unsupported, "categorical features: at most 2^31 - 1 learn rows");
+    multiclass_ = rule.loss == train::loss_kind::multiclass || rule.loss == train::loss_kind::multiclass_one_vs_all;
+    specs_ = o.combinations_ctr ? *o.combinations_ctr : default_ctrs(true);
+    ctr_cats_ = combination_cats(prepared);
+    for (const column_view& c : prepared.learn->features()) {
+      CBG_EXPECTS(c.memory != memory_kind::host, status::device,
+                  "feature combinations on the GPU read device, managed or pinned memory (a column is in pageable "
+                  "host memory)");
+    }
+    if (prepared.eval != nullptr) {
+      for (const column_view& c : prepared.eval->features()) {
+        CBG_EXPECTS(c.memory != memory_kind::host, status::device,
+                    "feature combinations on the GPU read device, managed or pinned memory (an eval column is in "
+                    "pageable host memory)");
+      }
+    }
+    set_nan_modes(nan_modes);
+    // The classes of the host extension: multiclass from the labels (read once, as the targets are).
+    if (!specs_.empty() && multiclass_) ensure_targets();
+  }
+
+  void set_nan_modes(const std::vector<std::uint8_t>& modes) override {
+    nan_is_one_.clear();
+    for (std::int64_t f = 0; f < prepared_.float_count; ++f) {
+      nan_is_one_.push_back(static_cast<std::size_t>(f) < modes.size() &&
+                            modes[static_cast<std::size_t>(f)] == static_cast<std::uint8_t>(quantize::nan_mode::max));
+    }
+  }
+
+  std::vector<column> candidates(const std::vector<train::split>& chosen,
+                                 const std::function<float(std::int32_t, std::int32_t)>& float_border) override {
+    scoped_device guard(ctx_.device());
+    const std::vector<model::projection> bases = combination_bases(chosen, prepared_, float_border);
+    return book_.level<column>(combination_candidates(bases, ctr_cats_, max_complexity_),
+                               [&](const model::projection& proj) { return make_projection(proj); });
+  }
+
+  std::int32_t commit(std::size_t k) override {
+    scoped_device guard(ctx_.device());
+    const column_data& c = book_.last(k);
+    if (const auto id = book_.id_of(c.desc)) return *id;
+    const projection_data& p = projection(c.desc.base.proj);
+    const model::ctr_table& table = table_of(p, c.desc.base);
+    committed_column cc;
+    cc.borders = c.borders;
+    if (eval_ != nullptr && ne_ > 0) {
+      const device_buffer<std::uint64_t> keys = row_keys(p.proj, true);
+      const device_buffer<std::uint64_t> hashes = upload(ctx_, table.bucket_hashes, "CTR buckets");
+      const device_buffer<std::uint32_t> indices = upload(ctx_, table.bucket_indices, "CTR bucket indices");
+      const device_buffer<std::int32_t> counts = upload(ctx_, table.counts, "CTR counts");
+      const device_buffer<model::ctr_mean_history> means = upload(ctx_, table.means, "CTR table means");
+      model::ctr_table_view tv;
+      tv.hashes = hashes.data();
+      tv.indices = indices.data();
+      tv.n_buckets = hashes.size();
+      tv.counts = counts.data();
+      tv.means = means.data();
+      tv.counter_denominator = table.counter_denominator;
+      tv.target_classes_count = table.target_classes_count;
+      cc.eval = device_buffer<float>(static_cast<std::size_t>(ne_), ctx_.stream(), ctx_.resource());
+      detail::ctr_values_of_keys(ctx_, keys.data(), ne_, tv, ctr_calc_of(c.desc), cc.eval.data());
+      // The temporaries above are freed in stream order after the kernel.
+    }
+    return book_.add(c.desc, std::move(cc));
+  }
+
+  [[nodiscard]] float border(std::int32_t feature, std::int32_t bin) const override {
+    return book_.border(feature, bin);
+  }
+
+  [[nodiscard]] const float* eval_values(std::int32_t feature) const override {
+    const committed_column& c = book_.committed(feature);
+    return c.eval.size() > 0 ? c.eval.data() : nullptr;
+  }
+
+ private:
+  const device_buffer<std::uint32_t>& hashes(std::int32_t cat, bool eval) {
+    auto& cache = eval ? eval_hashes_ : hashes_;
+    auto it = cache.find(cat);
+    if (it == cache.end()) {
+      const std::int32_t flat = prepared_.cat_flat[static_cast<std::size_t>(cat)];
+      it = cache.emplace(cat, detail::column_hashes_device(ctx_, eval ? *eval_ : learn_, flat)).first;
+    }
+    return it->second;
+  }
+
+  // Every row's projection key (learn, or eval) on the device.
+  device_buffer<std::uint64_t> row_keys(const model::projection& proj, bool eval) {
+    const std::int64_t rows = eval ? ne_ : n_;
+    const pool& src = eval ? *prepared_.eval : *prepared_.learn;
+    CBG_EXPECTS(projection_length(proj) <= static_cast<std::size_t>(detail::max_key_parts),
+                status::internal, "feature combinations: a projection is too long for the GPU");
+    detail::key_plan plan;
+    for (std::int32_t c : proj.cat_features) plan.cat[plan.cats++] = hashes(c, eval).data();
+    for (const model::float_split& s : proj.float_splits) {
+      plan.fcol[plan.floats] = src.features()[static_cast<std::size_t>(s.float_index)];
+      plan.fsplit[plan.floats] =
+          train::value_split{s.float_index, s.border, nan_is_one_[static_cast<std::size_t>(s.float_index)] ? std::uint8_t{1} : std::uint8_t{0}};
+      ++plan.floats;
+    }
+    for (const model::one_hot_split& s : proj.one_hot_splits) {
+      plan.oh[plan.one_hots] = hashes(s.cat_index, eval).data();
+      plan.ohv[plan.one_hots] = s.value;
+      ++plan.one_hots;
+    }
+    device_buffer<std::uint64_t> keys(static_cast<std::size_t>(rows), ctx_.stream(), ctx_.resource());
+    detail::projection_keys(ctx_, plan, rows, keys.data());
+    return keys;
+  }
+
+  void ensure_targets() {
+    detail::ensure_targets(learn_, rule_, binarize_, seed_,
+                           specs_.empty() ? quantize::border_type::min_entropy : specs_.front().target_border_type,
+                           ts_);
+  }
+
+  // The table of `base` over all learn rows, with the keys in order of first appearance (the host
+  // extension's ids), built once and kept in prepared_.tables.
+  const model::ctr_table& table_of(const projection_data& p, const model::ctr_base& base) {
+    for (const model::ctr_table& t : prepared_.tables) {
+      if (t.base == base) return t;
+    }
+    const cudaStream_t stream = ctx_.stream();
+    const auto& res = ctx_.resource();
+    const std::size_t unique = p.unique;
+    const std::vector<std::uint64_t> sorted_keys = download(ctx_, p.keys.data(), unique, "CTR table keys");
+    const std::vector<std::uint32_t> first = download(ctx_, p.first.data(), unique, "CTR table key rows");
+    std::vector<std::uint32_t> by_first(unique);  // rank of first appearance -> sorted id
+    std::iota(by_first.begin(), by_first.end(), 0u);
+    std::sort(by_first.begin(), by_first.end(), [&](std::uint32_t a, std::uint32_t b) { return first[a] < first[b]; });
+    std::vector<std::uint64_t> keys(unique);
+    for (std::size_t r = 0; r < unique; ++r) keys[r] = sorted_keys[by_first[r]];
+    model::ctr_table t;
+    t.base = base;
+    build_ctr_buckets(keys, t);
+    const auto C = static_cast<std::size_t>(ts_.classes);
+    switch (base.type) {
+      case model::ctr_type::borders:
+      case model::ctr_type::buckets: {
+        t.target_classes_count = ts_.classes;
+        device_buffer<std::int32_t> counts(unique * C, stream, res);
+        detail::class_counts(ctx_, p.ids.data(), ts_.cls.data(), n_, ts_.classes, unique, counts.data());
+        const std::vector<std::int32_t> by_id = download(ctx_, counts.data(), unique * C, "CTR table counts");
+        t.counts.resize(unique * C);
+        for (std::size_t r = 0; r < unique; ++r) {
+          for (std::size_t c = 0; c < C; ++c) t.counts[r * C + c] = by_id[by_first[r] * C + c];
+        }
+        break;
+      }
+      case model::ctr_type::binarized_target_mean_value: {
+        device_buffer<std::uint32_t> sums(unique, stream, res), rows(unique, stream, res);
+        detail::class_sums(ctx_, p.ids.data(), ts_.cls.data(), n_, unique, sums.data(), rows.data());
+        const std::vector<std::uint32_t> hs = download(ctx_, sums.data(), unique, "CTR table sums");
+        const std::vector<std::uint32_t> hr = download(ctx_, rows.data(), unique, "CTR table counts");
+        t.means.resize(unique);
+        for (std::size_t r = 0; r < unique; ++r) {
+          t.means[r].sum = mean_sum(hs[by_first[r]], ts_.classes);
+          t.means[r].count = static_cast<std::int32_t>(hr[by_first[r]]);
+        }
+        break;
+      }
+      case model::ctr_type::float_target_mean_value: {
+        device_buffer<unsigned long long> sums(unique, stream, res);
+        detail::fixed_sums(ctx_, p.ids.data(), ts_.targets.data(), n_, ts_.fixed_scale, unique, sums.data());
+        device_buffer<std::int32_t> rows(unique, stream, res);
+        detail::id_counts(ctx_, p.ids.data(), n_, unique, rows.data());
+        const std::vector<unsigned long long> hs = download(ctx_, sums.data(), unique, "CTR table sums");
+        const std::vector<std::int32_t> hr = download(ctx_, rows.data(), unique, "CTR table counts");
+        t.means.resize(unique);
+        for (std::size_t r = 0; r < unique; ++r) {
+          t.means[r].sum = from_fixed(static_cast<std::int64_t>(hs[by_first[r]]), ts_.fixed_scale);
+          t.means[r].count = hr[by_first[r]];
+        }
+        break;
+      }
+      default: {  // counter types: the counts of the candidate columns
+        const std::vector<std::int32_t> by_id = download(ctx_, counts_of(p, base.type), unique, "CTR table counts");
+        t.counts.resize(unique);
+        for (std::size_t r = 0; r < unique; ++r) t.counts[r] = by_id[by_first[r]];
+        t.counter_denominator = denominator(p, base.type);
+        break;
+      }
+    }
+    prepared_.tables.push_back(std::move(t));
+    return prepared_.tables.back();
+  }
+
+  bool counts_eval(model::ctr_type t) const {
+    return t == model::ctr_type::counter && o_.counter_calc_method == counter_calc::full && eval_ != nullptr;
+  }
+
+  // A counter type's counts per id: the learn rows', plus the eval rows' for Counter under
+  // counter_calc Full (as the host's tables).
+  const std::int32_t* counts_of(const projection_data& p, model::ctr_type t) const {
+    return counts_eval(t) ? p.full_counts.data() : p.counts.data();
+  }
+
+  // The counter denominator as the host's table: Counter the largest count, FeatureFreq the learn
+  // rows.
+  std::int32_t denominator(const projection_data& p, model::ctr_type t) {
+    if (t == model::ctr_type::counter) return p.unique > 0 ? detail::max_count(ctx_, counts_of(p, t), p.unique) : 0;
+    return static_cast<std::int32_t>(n_);
+  }
+
+  // Quantizes one learn column as the host does (the CTR's border count and type, no NaNs).
+  void quantize_column(const device_buffer<float>& values, const ctr_spec& s, column_data& out) {
+    view_set views;
+    pool_inputs in;
+    in.columns.push_back(views.device_floats(values.data(), n_, ctx_.device()));
+    const pool one = pool::build(learn_.ctx(), std::move(in));
+    quantize::options qo;
+    qo.border_count = s.ctr_border_count;
+    qo.type = s.ctr_border_type;
+    qo.mode = quantize::nan_mode::forbidden;
+    const quantize::device_quantized q = quantize::quantize_device(one, qo);
+    const std::int32_t count = download(ctx_, q.border_count.data(), 1, "combination border count")[0];
+    out.borders = count > 0 ? download(ctx_, q.borders.data(), static_cast<std::size_t>(count), "combination borders")
+                            : std::vector<float>{};
+    out.bins = device_buffer<std::uint8_t>(static_cast<std::size_t>(n_), ctx_.stream(), ctx_.resource());
+    detail::single_feature_bins(ctx_, q.index.data(), n_, out.bins.data());
+    CBG_CUDA_TRY(cudaStreamSynchronize(ctx_.stream()));  // q and the pool's views go out of scope
+  }
+
+  const projection_data& projection(const model::projection& proj) {
+    return book_.get(proj, [&](const model::projection& x) { return make_projection(x); });
+  }
+
+  // The ids and candidate columns of a projection.
+  std::unique_ptr<projection_data> make_projection(const model::projection& proj) {
+    const cudaStream_t stream = ctx_.stream();
+    const auto& res = ctx_.resource();
+    const auto un = static_cast<std::size_t>(n_);
+    auto p = std::make_unique<projection_data>();
+    p->proj = proj;
+    p->ids = device_buffer<std::uint32_t>(un, stream, res);
+    {
+      const device_buffer<std::uint64_t> keys = row_keys(proj, false);
+      device_buffer<std::uint64_t> ukeys(un, stream, res);
+      device_buffer<std::uint32_t> first(un, stream, res);
+      p->unique = detail::dense_ids(ctx_, keys.data(), n_, p->ids.data(), ukeys.data(), first.data());
+      p->keys = device_buffer<std::uint64_t>(p->unique, stream, res);
+      p->first = device_buffer<std::uint32_t>(p->unique, stream, res);
+      if (p->unique > 0) {
+        CBG_CUDA_TRY(cudaMemcpyAsync(p->keys.data(), ukeys.data(), p->unique * sizeof(std::uint64_t),
+                                     cudaMemcpyDeviceToDevice, stream));
+        CBG_CUDA_TRY(cudaMemcpyAsync(p->first.data(), first.data(), p->unique * sizeof(std::uint32_t),
+                                     cudaMemcpyDeviceToDevice, stream));
+      }
+    }
+    const std::size_t unique = p->unique;
+    const std::vector<combination_feature> features = projection_features(proj, specs_, ts_.classes);
+    // Counter types: counts per id over the learn rows (and the eval rows under Full).
+    bool any_counter = false, any_target = false;
+    for (const combination_feature& f : features) (is_counter(f.desc.base.type) ? any_counter : any_target) = true;
+    if (any_target) ensure_targets();
+    if (any_counter) {
+      p->counts = device_buffer<std::int32_t>(std::max<std::size_t>(unique, 1), stream, res);
+      detail::id_counts(ctx_, p->ids.data(), n_, unique, p->counts.data());
+    }
+    std::map<model::ctr_type, std::int32_t> denominators;
+    detail::category_runs runs;
+    model::ctr_type last_type = model::ctr_type::borders;
+    int last_j = -1;
+    for (const combination_feature& f : features) {
+      const model::ctr_description& d = f.desc;
+      device_buffer<float> values(un, stream, res);
+      if (is_counter(d.base.type)) {
+        if (counts_eval(d.base.type) && p->full_counts.size() == 0) {
+          p->full_counts = device_buffer<std::int32_t>(std::max<std::size_t>(unique, 1), stream, res);
+          if (unique > 0) {
+            CBG_CUDA_TRY(cudaMemcpyAsync(p->full_counts.data(), p->counts.data(), unique * sizeof(std::int32_t),
+                                         cudaMemcpyDeviceToDevice, stream));
+          }
+          if (ne_ > 0) {
+            const device_buffer<std::uint64_t> eval_keys = row_keys(proj, true);
+            detail::count_known_keys(ctx_, eval_keys.data(), ne_, p->keys.data(), unique, p->full_counts.data());
+          }
+        }
+        auto den = denominators.find(d.base.type);
+        if (den == denominators.end()) den = denominators.emplace(d.base.type, denominator(*p, d.base.type)).first;
+        detail::counter_values(ctx_, p->ids.data(), counts_of(*p, d.base.type), static_cast<std::uint32_t>(den->second), n_,
+                               d.prior_num, d.prior_denom, values.data());
+      } else {
+        detail::ensure_runs(ctx_, ts_, p->ids.data(), n_, unique, runs);
+        if (d.base.type != last_type || d.target_border_idx != last_j) runs.scanned = false;
+        last_type = d.base.type;
+        last_j = d.target_border_idx;
+        detail::ordered_values(ctx_, ts_, runs, n_, d.base.type, d.target_border_idx, d.prior_num, d.prior_denom,
+                               values.data());
+      }
+      column_data c;
+      c.desc = d;
+      quantize_column(values, specs_[f.spec], c);
+      p->columns.push_back(std::move(c));
+    }
+    return p;
+  }
+
+  const pool& learn_;
+  const pool* eval_;
+  const context& ctx_;
+  options o_;
+  train::target_rule rule_;
+  bool binarize_ = false;
+  std::uint64_t seed_ = 0;
+  int max_complexity_ = 1;
+  prepared_data& prepared_;
+  std::int64_t n_ = 0, ne_ = 0;
+  bool multiclass_ = false;
+  std::vector<ctr_spec> specs_;
+  std::vector<std::int32_t> ctr_cats_;
+  std::vector<bool> nan_is_one_;
+  std::map<std::int32_t, device_buffer<std::uint32_t>> hashes_, eval_hashes_;
+  detail::target_state ts_;
+  combination_book<projection_data, committed_column> book_{prepared_};
+};
+
+}  // namespace
+
+std::unique_ptr<device_combinations> make_combinations_device(const pool& learn, const pool* eval, const options& o,
+                                                              const train::target_rule& rule, bool binarize,
+                                                              std::uint64_t seed, int max_complexity,
+                                                              const std::vector<std::uint8_t>& nan_modes,
+                                                              prepared_data& prepared) {
+  scoped_device guard(learn.ctx()->device());
+  return std::make_unique<gpu_combinations>(learn, eval, o, rule, binarize, seed, max_complexity, nan_modes, prepared);
+}
+
+std::unique_ptr<device_combinations> combinations_for_training_device(const pool& learn, const pool* eval,
+                                                                      const train::train_params& p,
+                                                                      prepared_data& prepared) {
+  const int complexity = max_ctr_complexity_of(p.ctr, p.iterations);
+  if (complexity <= 1 || combination_cats(prepared).empty()) return nullptr;
+  train::target_rule rule;
+  rule.loss = p.loss.kind;
+  rule.has_border = p.target_border.has_value();
+  rule.border = p.target_border.value_or(0.5);
+  return make_combinations_device(learn, eval, p.ctr, rule, p.loss.kind != train::loss_kind::logloss, p.random_seed,
+                                  complexity, {}, prepared);
+}
+
+}  // namespace cbg::ctr

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: Apache-2.0
+// Feature combinations from device data (include/cbg/ctr/combinations_device.hpp): the shared
+// candidate metadata on the host (combination_bases, projection_features), and ([gpu]) the device
+// extension against the host extension for the same split sequences: the same candidate columns
+// (border counts, every learn row's bin), the same committed feature ids, borders, CTR tables
+// (keys, buckets, counts, means) and eval values, for max_ctr_complexity 2..4 over projections with
+// float and one-hot splits, binary and regression targets, and in strict mode; and GPU training with
+// combinations giving the host's model byte for byte (with an eval set, in strict mode).
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "cbgpu/cbgpu.h"
+#include "cbg/ctr/combinations.hpp"
+#include "cbg/ctr/combinations_device.hpp"
+#include "cbg/ctr/features.hpp"
+#include "cbg/ctr/options.hpp"
+#include "cbg/data/pool.hpp"
+#include "cbg/quantize/quantizer.hpp"
+#include "cbg/model/io.hpp"
+#include "cbg/train/boosting.hpp"
+#include "cbg/train/trainer.hpp"
+#include "support/catch.hpp"
+#include "support/dlpack_fixtures.hpp"
+#include "unit/ctr/cat_data.hpp"
+#include "unit/ctr/ctr_compare.hpp"
+
+namespace {
+
+namespace ctr = cbg::ctr;
+namespace model = cbg::model;
+
+std::shared_ptr<cbg::context> make_context(int device, bool strict = false) {
+  cbg::context_options o;
+  o.device = device;
+  o.strict_no_d2h = strict;
+  return cbg::context::create(o);
+}
+
+TEST_CASE("Combination bases: float and one-hot splits sorted into one, then each CTR split's projection",
+          "[ctr][combinations]") {
+  ctr::prepared_data p;
+  p.float_count = 2;
+  ctr::derived_feature oh;
+  oh.kind = ctr::derived_kind::one_hot;
+  oh.cat_index = 0;
+  oh.value = 7;
+  ctr::derived_feature c1;
+  c1.kind = ctr::derived_kind::ctr;
+  c1.cat_index = 1;
+  c1.ctr.base.proj.cat_features = {1};
+  ctr::derived_feature c12 = c1;
+  c12.ctr.base.proj.cat_features = {1, 2};
+  ctr::derived_feature c3 = c1;
+  c3.cat_index = 3;
+  c3.ctr.base.proj.cat_features = {3};
+  p.derived = {oh, c1, c12, c3};
+  const auto border = [](std::int32_t f, std::int32_t bin) { return static_cast<float>(f * 100 + bin); };
+  const std::vector<cbg::train::split> chosen{{1, 3}, {3, 0}, {2, 0}, {0, 1}, {4, 2}};
+  const std::vector<model::projection> bases = ctr::combination_bases(chosen, p, border);
+  REQUIRE(bases.size() == 3);
+  REQUIRE(bases[0].float_splits.size() == 2);
+  CHECK(bases[0].float_splits[0].float_index == 0);
+  CHECK(bases[0].float_splits[0].border == 1.f);
+  CHECK(bases[0].float_splits[1].float_index == 1);
+  CHECK(bases[0].float_splits[1].border == 103.f);
+  REQUIRE(bases[0].one_hot_splits.size() == 1);
+  CHECK(bases[0].one_hot_splits[0].cat_index == 0);
+  CHECK(bases[0].one_hot_splits[0].value == 7);
+  CHECK(bases[0].cat_features.empty());
+  CHECK(bases[1].cat_features == std::vector<std::int32_t>{1});
+  CHECK(bases[2].cat_features == std::vector<std::int32_t>{1, 2});
+  CHECK(ctr::combination_cats(p) == std::vector<std::int32_t>{1, 3});  // single-feature CTRs only
+  // No splits: the empty base only (which combines nothing).
+  const std::vector<model::projection> none = ctr::combination_bases({}, p, border);
+  REQUIRE(none.size() == 1);
+  CHECK(ctr::projection_length(none[0]) == 0);
+  CHECK(ctr::combination_candidates(none, {1, 3}, 4).empty());
+}
+
+TEST_CASE("Projection features: per spec, per target feature, per prior, repeats skipped", "[ctr][combinations]") {
+  model::projection proj;
+  proj.cat_features = {2, 5};
+  const std::vector<ctr::ctr_spec> specs{ctr::parse_ctr_spec("Borders:Prior=0/1:Prior=0.5/1", "x"),
+                                         ctr::parse_ctr_spec("FeatureFreq", "x"),
+                                         ctr::parse_ctr_spec("Borders:Prior=0.5/1", "x")};
+  const std::vector<ctr::combination_feature> f = ctr::projection_features(proj, specs, 3);
+  // Borders over 3 classes: target borders 0 and 1, two priors each; FeatureFreq one; the last
+  // spec repeats (Borders, border 0 and 1, prior 0.5) and adds nothing.
+  REQUIRE(f.size() == 5);
+  CHECK(f[0].desc.target_border_idx == 0);
+  CHECK(f[0].desc.prior_num == 0.f);
+  CHECK(f[1].desc.target_border_idx == 0);
+  CHECK(f[1].desc.prior_num == 0.5f);
+  CHECK(f[2].desc.target_border_idx == 1);
+  CHECK(f[3].desc.target_border_idx == 1);
+  CHECK(f[4].desc.base.type == model::ctr_type::feature_freq);
+  CHECK(f[4].spec == 1);
+  for (const auto& x : f) CHECK(x.desc.base.proj == proj);
+}
+
+// Two float columns, one categorical column of 3 values (one-hot) and three of 6, 10 and 40 values
+// (CTRs), a binary or regression label; in host or device memory.
+struct combo_data {
+  std::int64_t rows = 0;
+  std::vector<float> x0, x1, label;
+  std::vector<std::vector<std::int32_t>> cats;  // [4][rows]
+  std::vector<cbg::device_buffer<float>> dfloats;
+  std::vector<cbg::device_buffer<std::int32_t>> dints;
+  std::vector<std::unique_ptr<cbg::test::fake_tensor>> tensors;
+  std::unique_ptr<cbg::pool> pool;
+};
+
+std::unique_ptr<combo_data> make_combo_data(const std::shared_ptr<cbg::context>& ctx, std::int64_t rows, bool binary,
+                                            std::uint32_t seed, bool on_device, int classes = 2) {
+  auto d = std::make_unique<combo_data>();
+  d->rows = rows;
+  d->cats.resize(4);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal;
+  const int card[4] = {3, 6, 10, 40};
+  for (std::int64_t r = 0; r < rows; ++r) {
+    d->x0.push_back(normal(rng));
+    d->x1.push_back(r % 97 == 0 ? std::numeric_limits<float>::quiet_NaN() : normal(rng));
+    for (int k = 0; k < 4; ++k) d->cats[static_cast<std::size_t>(k)].push_back(static_cast<std::int32_t>(rng() % card[k]) * 3 + k);
+    const int a = d->cats[1].back() / 3, b = d->cats[2].back() / 3;
+    const float s = 0.4f * d->x0.back() + ((a + b) % 3 == 0 ? 1.f : -0.5f) + (d->cats[0].back() == 0 ? 0.5f : 0.f) +
+                    0.01f * static_cast<float>(d->cats[3].back()) + 0.3f * normal(rng);
+    d->label.push_back(classes > 2 ? (s < -0.3f ? 0.f : s < 0.6f ? 1.f : 2.f) : binary ? (s > 0.2f ? 1.f : 0.f) : s);
+  }
+  const std::vector<std::int64_t> shape{rows};
+  std::vector<void*> ptr{d->x0.data(), d->x1.data()};
+  for (auto& c : d->cats) ptr.push_back(c.data());
+  ptr.push_back(d->label.data());
+  DLDevice where{kDLCPU, 0};
+  if (on_device) {
+    d->dfloats.push_back(cbg::test::upload(d->x0, *ctx));
+    d->dfloats.push_back(cbg::test::upload(d->x1, *ctx));
+    d->dfloats.push_back(cbg::test::upload(d->label, *ctx));
+    for (auto& c : d->cats) d->dints.push_back(cbg::test::upload(c, *ctx));
+    ptr = {d->dfloats[0].data(), d->dfloats[1].data()};
+    for (auto& c : d->dints) ptr.push_back(c.data());
+    ptr.push_back(d->dfloats[2].data());
+    where = {kDLCUDA, ctx->device()};
+  }
+  for (std::size_t k = 0; k < ptr.size(); ++k) {
+    const bool is_float = k < 2 || k + 1 == ptr.size();
+    d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(
+        ptr[k], is_float ? cbg::test::dl_float(32) : cbg::test::dl_int(32), shape, std::vector<std::int64_t>{}, where));
+  }
+  cbg::pool_inputs in;
+  for (std::size_t k = 0; k + 1 < ptr.size(); ++k) in.columns.push_back(d->tensors[k]->as_borrowed());
+  in.label = d->tensors.back()->as_borrowed();
+  in.cat_features = {2, 3, 4, 5};
+  d->pool = std::make_unique<cbg::pool>(cbg::pool::build(ctx, std::move(in)));
+  return d;
+}
+
+template <class T>
+std::vector<T> to_host(const T* d, std::size_t n) {
+  std::vector<T> v(n);
+  if (n > 0) REQUIRE(cudaMemcpy(v.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost) == cudaSuccess);
+  return v;
+}
+
+void check_tables(const ctr::prepared_data& h, const ctr::prepared_data& d) {
+  REQUIRE(d.derived.size() == h.derived.size());
+  for (std::size_t k = 0; k < h.derived.size(); ++k) {
+    CHECK(d.derived[k].kind == h.derived[k].kind);
+    CHECK(d.derived[k].cat_index == h.derived[k].cat_index);
+    CHECK(d.derived[k].ctr == h.derived[k].ctr);
+  }
+  // The tables of the CTR features (the host extension also keeps those of candidate counter
+  // columns it never committed; the model stores only the used ones).
+  const auto used = [](const ctr::prepared_data& p) {
+    std::vector<model::ctr_table> out;
+    for (const ctr::derived_feature& f : p.derived) {
+      if (f.kind != ctr::derived_kind::ctr) continue;
+      const bool have = std::any_of(out.begin(), out.end(), [&](const model::ctr_table& t) { return t.base == f.ctr.base; });
+      const auto t = std::find_if(p.tables.begin(), p.tables.end(), [&](const model::ctr_table& x) { return x.base == f.ctr.base; });
+      REQUIRE(t != p.tables.end());
+      if (!have) out.push_back(*t);
+    }
+    return out;
+  };
+  cbg::test::check_same_tables(used(h), used(d));
+}
+
+// Drives the host and the device extensions through the same levels; `compare_bins` downloads the
+// device bins (not in strict mode).
+void run_levels(int complexity, bool binary, bool strict, std::int64_t rows) {
+  auto cpu = make_context(CBG_DEVICE_CPU);
+  auto gpu = make_context(0, strict);
+  auto hl = make_combo_data(cpu, rows, binary, 31, false);
+  auto he = make_combo_data(cpu, rows / 4, binary, 32, false);
+  auto dl = make_combo_data(gpu, rows, binary, 31, true);
+  auto de = make_combo_data(gpu, rows / 4, binary, 32, true);
+  ctr::options o;
+  o.one_hot_max_size = 3;
+  o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders", "x")};
+  o.combinations_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders:Prior=0.5/1:Prior=1/1", "x"),
+                                                  ctr::parse_ctr_spec("FeatureFreq:CtrBorderType=Median", "x"),
+                                                  ctr::parse_ctr_spec("Counter", "x")};
+  o.counter_calc_method = ctr::counter_calc::full;
+  cbg::train::target_rule rule;
+  rule.loss = binary ? cbg::train::loss_kind::logloss : cbg::train::loss_kind::rmse;
+  ctr::ctr_targets t;
+  t.learn = &hl->label;
+  t.binarize = !binary;
+  ctr::prepared_data h = ctr::prepare_categorical_host(*hl->pool, he->pool.get(), o, t, 7);
+  ctr::prepared_data d = ctr::prepare_categorical_device(*dl->pool, de->pool.get(), o, rule, !binary, 7);
+  REQUIRE(h.float_count == 2);
+  cbg::quantize::options qo;
+  qo.border_count = 16;
+  qo.overrides = h.overrides;
+  const cbg::quantize::host_quantized q = cbg::quantize::quantize_host(*h.learn, qo);
+  auto hx = ctr::make_combinations_host(*hl->pool, he->pool.get(), o, t, 7, complexity, h);
+  auto dx = ctr::make_combinations_device(*dl->pool, de->pool.get(), o, rule, !binary, 7, complexity, q.mode, d);
+  const auto border = [&](std::int32_t f, std::int32_t bin) {
+    return q.borders[static_cast<std::size_t>(f) * cbg::quantize::border_stride + static_cast<std::size_t>(bin)];
+  };
+  std::int32_t one_hot = -1;  // the first one-hot column's feature id
+  for (std::size_t k = 0; k < h.derived.size() && one_hot < 0; ++k) {
+    if (h.derived[k].kind == ctr::derived_kind::one_hot) one_hot = static_cast<std::int32_t>(h.float_count) + static_cast<std::int32_t>(k);
+  }
+  REQUIRE(one_hot >= 0);
+
+  std::vector<cbg::train::split> chosen;
+  std::vector<std::int32_t> committed;
+  // The levels: nothing, a float split, a won combination, a one-hot split, a second float split
+  // (NaNs in it), a second won combination.
+  for (int level = 0; level < 6; ++level) {
+    const auto hc = hx->candidates(level, chosen, q);
+    const auto dc = dx->candidates(chosen, border);
+    REQUIRE(dc.size() == hc.size());
+    if (level == 0) CHECK(hc.empty());
+    for (std::size_t k = 0; k < hc.size(); ++k) {
+      CHECK(dc[k].border_count == hc[k].border_count);
+      if (!strict) {
+        const std::vector<std::uint8_t> bins = to_host(dc[k].bins, static_cast<std::size_t>(rows));
+        CHECK(std::equal(bins.begin(), bins.end(), hc[k].bins));
+      }
+    }
+    if (level == 0) {
+      chosen.push_back(cbg::train::split{0, 5});
+    } else if ((level == 1 || level == 5) && !hc.empty()) {
+      const std::size_t pick = level == 1 ? hc.size() / 2 : hc.size() - 1;
+      const std::int32_t a = hx->commit(pick);
+      const std::int32_t b = dx->commit(pick);
+      CHECK(a == b);
+      committed.push_back(a);
+      chosen.push_back(cbg::train::split{a, std::min(1, hc[pick].border_count - 1)});
+    } else if (level == 2) {
+      chosen.push_back(cbg::train::split{one_hot, 0});
+    } else if (level == 3) {
+      chosen.push_back(cbg::train::split{1, 7});
+    } else if (level == 4 && !hc.empty()) {
+      CHECK(hx->commit(0) == dx->commit(0));
+    }
+  }
+  REQUIRE(!committed.empty());
+  check_tables(h, d);
+  for (const std::int32_t f : committed) {
+    const auto k = static_cast<std::size_t>(f - h.float_count);
+    for (std::int32_t bin = 0; bin < 3; ++bin) CHECK(dx->border(f, bin) == hx->border(f, bin));
+    REQUIRE(hx->eval_values(f) != nullptr);
+    REQUIRE(dx->eval_values(f) != nullptr);
+    if (!strict) {
+      const std::vector<float> ev = to_host(dx->eval_values(f), static_cast<std::size_t>(rows / 4));
+      CHECK(std::equal(ev.begin(), ev.end(), hx->eval_values(f)));
+    }
+    CHECK(h.derived[k].ctr.base.proj.cat_features.size() + h.derived[k].ctr.base.proj.float_splits.size() +
+              h.derived[k].ctr.base.proj.one_hot_splits.size() <=
+          static_cast<std::size_t>(complexity));
+  }
+}
+
+TEST_CASE("GPU feature combinations equal the host's: candidates, bins, tables, eval values", "[ctr][gpu]") {
+  CBG_REQUIRE_GPU();
+  for (const int complexity : {2, 3, 4}) {
+    for (const bool binary : {true, false}) {
+      INFO("max_ctr_complexity " << complexity << (binary ? ", binary" : ", regression"));
+      run_levels(complexity, binary, false, 6000);
+    }
+  }
+}
+
+TEST_CASE("GPU feature combinations work in strict mode (no dataset-sized copy back)", "[ctr][gpu]") {
+  CBG_REQUIRE_GPU();
+  run_levels(4, true, true, 50000);  // every learn column 200 KB: above the strict limit
+}
+
+// Training with combinations on the host and on the GPU: the same .cbm bytes; the model has
+// combination features with float and one-hot splits.
+void train_both(int complexity, bool binary, bool strict, std::int64_t rows, const std::string& extra, int classes = 2) {
+  namespace cm = cbg::model;
+  auto cpu = make_context(CBG_DEVICE_CPU);
+  auto gpu = make_context(0, strict);
+  auto hl = make_combo_data(cpu, rows, binary, 41, false, classes);
+  auto he = make_combo_data(cpu, rows / 4, binary, 42, false, classes);
+  auto dl = make_combo_data(gpu, rows, binary, 41, true, classes);
+  auto de = make_combo_data(gpu, rows / 4, binary, 42, true, classes);
+  const std::string params = std::string(R"({"iterations": 25, "depth": 5, "verbose": false, "one_hot_max_size": 3,
+      "learning_rate": 0.2, "loss_function": ")") + (classes > 2 ? "MultiClass" : binary ? "Logloss" : "RMSE") +
+                             R"(", "max_ctr_complexity": )" + std::to_string(complexity) + extra + "}";
+  cbg::train::train_options ho, go;
+  ho.eval = he->pool.get();
+  go.eval = de->pool.get();
+  const cm::model a = cbg::train::train(*hl->pool, params, ho);
+  const cm::model c = cbg::train::train(*dl->pool, params, go);
+  std::size_t combos = 0;
+  for (const cm::ctr_feature& f : a.ctr_features) {
+    if (ctr::projection_length(f.ctr.base.proj) > 1) ++combos;
+    CHECK(static_cast<int>(ctr::projection_length(f.ctr.base.proj)) <= complexity);
+  }
+  CHECK(combos > 0);
+  CHECK(cm::write_cbm(a) == cm::write_cbm(c));
+}
+
+TEST_CASE("The GPU comparison's data gives the host model combinations with float and one-hot splits",
+          "[ctr][combinations]") {
+  namespace cm = cbg::model;
+  auto cpu = make_context(CBG_DEVICE_CPU);
+  auto hl = make_combo_data(cpu, 4000, true, 41, false);
+  const cm::model m = cbg::train::train(*hl->pool, R"({"iterations": 25, "depth": 5, "verbose": false,
+      "one_hot_max_size": 3, "learning_rate": 0.2, "loss_function": "Logloss", "max_ctr_complexity": 4})", {});
+  std::size_t cats = 0, floats = 0, one_hots = 0;
+  for (const cm::ctr_feature& f : m.ctr_features) {
+    const auto& proj = f.ctr.base.proj;
+    CHECK(ctr::projection_length(proj) <= 4);
+    if (proj.cat_features.size() > 1) ++cats;
+    if (!proj.float_splits.empty()) ++floats;
+    if (!proj.one_hot_splits.empty()) ++one_hots;
+  }
+  CHECK(cats > 0);
+  CHECK(floats > 0);
+  CHECK(one_hots > 0);
+}
+
+TEST_CASE("GPU training with feature combinations equals the host reference byte for byte", "[ctr][gpu]") {
+  CBG_REQUIRE_GPU();
+  for (const int complexity : {2, 3, 4}) {
+    for (const bool binary : {true, false}) {
+      INFO("max_ctr_complexity " << complexity << (binary ? ", Logloss" : ", RMSE"));
+      train_both(complexity, binary, false, 4000, "");
+    }
+  }
+  // Score noise on the combination columns (Cosine, random_strength); three classes (three der
+  // channels in the columns' histograms, Borders over two target borders).
+  train_both(3, true, false, 4000, R"(, "random_strength": 2, "score_function": "Cosine")");
+  train_both(2, true, false, 4000, "", 3);
+}
+
+TEST_CASE("GPU training with feature combinations works in strict mode", "[ctr][gpu]") {
+  CBG_REQUIRE_GPU();
+  train_both(4, true, true, 50000, "");
+}
+
+}  // namespace
