@@ -398,32 +398,30 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     cat = ctr::prepare_for_training(*in.learn, in.eval, p);
     if (ctx.is_cpu()) {
       combinations = ctr::combinations_for_training(*in.learn, in.eval, p, *cat);
-    } else if (ctr::max_ctr_complexity_of(p.ctr, p.iterations) > 1) {
-      // On one GPU with the categorical columns and the label where the device reads them (the GPU
-      // CTR path); otherwise an explicit max_ctr_complexity > 1 is refused and the default falls
-      // back to 1 with a warning.
+    } else if (p.ctr.max_ctr_complexity && *p.ctr.max_ctr_complexity > 1) {
+      // Asked for explicitly: on one GPU with the categorical columns and the label where the device
+      // reads them (the GPU CTR path); refused otherwise.
       bool device_data = true;
       for (const pool* q : {cat->learn.get(), cat->eval.get()}) {
         if (q == nullptr) continue;
         for (const column_view& c : q->features()) device_data = device_data && c.memory != memory_kind::host;
       }
       const bool sharded = dist::wants_sharding(in);
-      const char* why = sharded ? "on one GPU only; with several devices use max_ctr_complexity=1"
-                                : "on a GPU only for categorical columns and labels in device, managed or pinned "
-                                  "memory; use max_ctr_complexity=1 or pass the columns in device memory";
-      if (device_data && !sharded) {
-        device_combinations = ctr::combinations_for_training_device(*in.learn, in.eval, p, *cat);
-      } else {
-        CBG_EXPECTS(!p.ctr.max_ctr_complexity, status::not_implemented,
-                    fmt::format("parameter 'max_ctr_complexity': {}: feature combinations are implemented {}",
-                                *p.ctr.max_ctr_complexity, why));
-        if (ctx.log_enabled(log::level::warn)) {
-          ctx.log(log::level::warn, log_category,
-                  fmt::format("feature combinations are implemented {}: max_ctr_complexity 1 is used (CatBoost's "
-                              "default would be 4)",
-                              why));
-        }
-      }
+      CBG_EXPECTS(device_data && !sharded, status::not_implemented,
+                  fmt::format("parameter 'max_ctr_complexity': {}: feature combinations are implemented {}",
+                              *p.ctr.max_ctr_complexity,
+                              sharded ? "on one GPU only; with several devices use max_ctr_complexity=1"
+                                      : "on a GPU only for categorical columns and labels in device, managed or "
+                                        "pinned memory; use max_ctr_complexity=1 or pass the columns in device memory"));
+      device_combinations = ctr::combinations_for_training_device(*in.learn, in.eval, p, *cat);
+    } else if (ctr::max_ctr_complexity_of(p.ctr, p.iterations) > 1 && ctx.log_enabled(log::level::warn)) {
+      // Unset on a GPU: 1, whatever memory the data is in, since combinations on the GPU are still
+      // 20-35x slower per iteration than simple CTRs (bench/RESULTS.md).
+      ctx.log(log::level::warn, log_category,
+              fmt::format("max_ctr_complexity is not set: the GPU uses 1 (CatBoost's default here would be {}); "
+                          "feature combinations on the GPU work but are not yet fast: set max_ctr_complexity "
+                          "to 2-4 to use them (one GPU, categorical columns in device memory)",
+                          ctr::max_ctr_complexity_of(p.ctr, p.iterations)));
     }
     in.learn = cat->learn.get();
     in.eval = cat->eval.get();

@@ -363,3 +363,13 @@ TEST_CASE("GPU training with feature combinations works in strict mode", "[ctr][
 }
 
 }  // namespace
+
+TEST_CASE("On a GPU an unset max_ctr_complexity means 1, even at 200+ iterations on device data", "[ctr][gpu]") {
+  CBG_REQUIRE_GPU();
+  auto gpu = make_context(0);
+  auto dl = make_combo_data(gpu, 2000, true, 51, true);
+  const cbg::model::model m = cbg::train::train(
+      *dl->pool, R"({"iterations": 200, "depth": 3, "verbose": false, "loss_function": "Logloss"})", {});
+  REQUIRE(!m.ctr_features.empty());
+  for (const auto& f : m.ctr_features) CHECK(ctr::projection_length(f.ctr.base.proj) == 1);
+}
