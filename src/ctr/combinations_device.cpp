@@ -92,6 +92,11 @@ class gpu_combinations final : public device_combinations {
       }
     }
     set_nan_modes(nan_modes);
+    // CBGPU_COMBO_CACHE=n: projections kept beyond the level's (benchmarks; default
+    // max_cached_projections).
+    if (const char* cache = std::getenv("CBGPU_COMBO_CACHE"); cache != nullptr && *cache != '\0') {
+      book_.set_cache_limit(static_cast<std::size_t>(std::strtoull(cache, nullptr, 10)));
+    }
     // The classes of the host extension: multiclass from the labels (read once, as the targets are).
     if (!specs_.empty() && multiclass_) ensure_targets();
   }
