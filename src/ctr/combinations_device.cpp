@@ -330,10 +330,17 @@ class gpu_combinations final : public device_combinations {
     const quantize::device_quantized q = quantize::quantize_device(all, qo);
     const std::size_t K = values.size();
     const std::vector<std::int32_t> counts = download(ctx_, q.border_count.data(), K, "combination border counts");
-    const std::vector<float> borders =
-        download(ctx_, q.borders.data(), K * static_cast<std::size_t>(quantize::border_stride), "combination borders");
+    // The border slots in pieces of at most 32 columns (32 KB: under strict mode's metadata limit).
+    constexpr std::size_t piece = 32;
+    const auto stride = static_cast<std::size_t>(quantize::border_stride);
+    std::vector<float> borders;
+    for (std::size_t k0 = 0; k0 < K; k0 += piece) {
+      const std::size_t kn = std::min(piece, K - k0);
+      const std::vector<float> part = download(ctx_, q.borders.data() + k0 * stride, kn * stride, "combination borders");
+      borders.insert(borders.end(), part.begin(), part.end());
+    }
     for (std::size_t k = 0; k < K; ++k) {
-      const auto first = borders.begin() + static_cast<std::ptrdiff_t>(k * quantize::border_stride);
+      const auto first = borders.begin() + static_cast<std::ptrdiff_t>(k * stride);
       out[k].borders.assign(first, first + std::max(0, counts[k]));
       out[k].bins = device_buffer<std::uint8_t>(static_cast<std::size_t>(n_), ctx_.stream(), ctx_.resource());
       detail::feature_bins(ctx_, q.index.data(), q.padded_rows, static_cast<std::int64_t>(k), n_, out[k].bins.data());
