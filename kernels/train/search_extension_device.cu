@@ -4,7 +4,10 @@
 // equal the host reference's (src/train/tree_search_host.cpp) bit for bit.
 #include "kernels/train/search_extension_device.hpp"
 
+#include <optional>
+
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <utility>
 #include <vector>
@@ -14,6 +17,7 @@
 #include "cbg/memory/copy.hpp"
 #include "cbg/memory/device_buffer.hpp"
 #include "cbg/train/score_math.hpp"
+#include "kernels/ctr/ctr_device.hpp"
 
 namespace cbg::train::detail {
 
@@ -48,6 +52,43 @@ __global__ void ext_histogram_kernel(search_view v, ext_columns e, int level, lo
                                                                    e.total_bins + col),
                   static_cast<unsigned long long>(static_cast<long long>(fx)));
       }
+    }
+  }
+}
+
+// The same histograms, each block adding its rows of column blockIdx.y into shared memory
+// ([leaf][channel][stride] with stride >= every column's bin count) and then into `hist`: the sums
+// are exact integers, so they equal ext_histogram_kernel's; far fewer global atomics on the few
+// hot addresses (a column has at most 256 bins per leaf and channel).
+__global__ void ext_histogram_shared_kernel(search_view v, ext_columns e, int level, int stride, long long* hist) {
+  extern __shared__ long long sh[];
+  const int k = blockIdx.y;
+  const std::uint8_t* bins = e.bins[k];
+  const std::int64_t off = e.offset[k];
+  const int nb = e.nb[k];
+  const int cells = (1 << level) * v.channels * stride;
+  for (int i = threadIdx.x; i < cells; i += blockDim.x) sh[i] = 0;
+  __syncthreads();
+  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < v.rows;
+       r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::uint32_t leaf = level == 0 ? 0u : v.leaf[r];
+    const int b = bins[r];
+    for (int c = 0; c < v.channels; ++c) {
+      const float x = c < v.dims ? v.der[static_cast<std::int64_t>(c) * v.rows + r] : v.weight[r];
+      const int fx = to_fixed(x, pow2(fixed_exponent(__uint_as_float(v.max_bits[c]))));
+      if (fx != 0) {
+        atomicAdd(reinterpret_cast<unsigned long long*>(sh + (static_cast<int>(leaf) * v.channels + c) * stride + b),
+                  static_cast<unsigned long long>(static_cast<long long>(fx)));
+      }
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < cells; i += blockDim.x) {
+    const int b = i % stride;
+    const int lc = i / stride;  // leaf * channels + channel
+    if (b < nb && sh[i] != 0) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(hist + static_cast<std::int64_t>(lc) * e.total_bins + off + b),
+                static_cast<unsigned long long>(sh[i]));
     }
   }
 }
@@ -217,6 +258,9 @@ bool extension_level(const context& ctx, const search_view& v, const quantize::d
                      device_search_extension& ext, const tree_search_params& params, int level, bool last_level) {
   CBG_EXPECTS(v.row_list == nullptr, status::internal, "extension_level: row lists are on");
   const cudaStream_t stream = ctx.stream();
+  using prof = ctr::detail::combo_profile;
+  ++ctr::detail::combo_profile_data().levels;
+  std::optional<ctr::detail::combo_timer> timer(std::in_place, ctx, prof::readbacks);
   const search_state st = read_back(ctx, v.state, "tree structure");
   if (st.status != 0 || st.count < level) return false;  // bad values, or the tree ended before this level
   const std::vector<split> chosen(st.splits, st.splits + level);
@@ -230,8 +274,12 @@ bool extension_level(const context& ctx, const search_view& v, const quantize::d
     }
     return it->second;
   };
+  timer.reset();
+  timer.emplace(ctx, prof::candidates);
   const std::vector<device_search_extension::column> cols = ext.candidates(chosen, float_border);
+  timer.reset();
   if (cols.empty()) return false;
+  timer.emplace(ctx, prof::hist_score);
 
   const auto K = static_cast<int>(cols.size());
   std::vector<const std::uint8_t*> ptrs(cols.size());
@@ -267,7 +315,17 @@ bool extension_level(const context& ctx, const search_view& v, const quantize::d
   CBG_CUDA_TRY(cudaMemsetAsync(hist.data(), 0, hist_size * sizeof(long long), stream));
   if (v.rows > 0) {
     const dim3 grid(grid_for(v.rows, 256, std::max(1, 2048 / K)), static_cast<unsigned>(K));
-    ext_histogram_kernel<<<grid, 256, 0, stream>>>(v, e, level, hist.data());
+    // Shared-memory histograms when a block's fit the default 48 KiB (CBGPU_COMBO_GLOBAL_HIST set:
+    // always the global-atomics kernel, for A/B benchmarks).
+    static const bool global_only = std::getenv("CBGPU_COMBO_GLOBAL_HIST") != nullptr;
+    const int stride = max_borders + 1;
+    const std::size_t shared = leaves * static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(stride) *
+                               sizeof(long long);
+    if (!global_only && shared <= 48 * 1024) {
+      ext_histogram_shared_kernel<<<grid, 256, shared, stream>>>(v, e, level, stride, hist.data());
+    } else {
+      ext_histogram_kernel<<<grid, 256, 0, stream>>>(v, e, level, hist.data());
+    }
     CBG_CHECK_CUDA(stream);
   }
   const std::int64_t cells = static_cast<std::int64_t>(K) * max_borders;
@@ -279,11 +337,13 @@ bool extension_level(const context& ctx, const search_view& v, const quantize::d
   ext_choose_kernel<<<1, choose_threads, 0, stream>>>(v, e, scores.data(), choice.data());
   CBG_CHECK_CUDA(stream);
   const ext_choice won = read_back(ctx, choice.data(), "extension split");
+  timer.reset();
   if (won.column < 0) return false;
 
   const std::int32_t id = ext.commit(static_cast<std::size_t>(won.column));
   const split sp{id, won.bin};
   const bool stop = std::find(chosen.begin(), chosen.end(), sp) != chosen.end();
+  timer.emplace(ctx, prof::leaves);
   ext_take_kernel<<<1, 1, 0, stream>>>(v.state, level, sp, stop ? 1 : 0);
   CBG_CHECK_CUDA(stream);
   if (!stop) {

@@ -40,7 +40,7 @@ class combination_book {
   template <class Column, class Make>
   std::vector<Column> level(const std::vector<model::projection>& wanted, Make&& make) {
     last_.clear();
-    if (cache_.size() > max_cached_projections) {  // drop the columns no candidate of this level uses
+    if (cache_.size() > max_cached_) {  // drop the columns no candidate of this level uses
       for (auto it = cache_.begin(); it != cache_.end();) {
         it = std::binary_search(wanted.begin(), wanted.end(), it->first) ? std::next(it) : cache_.erase(it);
       }
@@ -55,6 +55,10 @@ class combination_book {
     }
     return out;
   }
+
+  // How many projections stay cached beyond the level's (max_cached_projections unless set; only
+  // speed and memory depend on it).
+  void set_cache_limit(std::size_t n) { max_cached_ = n; }
 
   // The projection `proj` (made once).
   template <class Make>
@@ -108,6 +112,7 @@ class combination_book {
  private:
   prepared_data& prepared_;
   std::int32_t first_id_ = 0;
+  std::size_t max_cached_ = max_cached_projections;
   std::map<model::projection, std::unique_ptr<Projection>> cache_;
   std::vector<const column_data*> last_;
   std::vector<Committed> committed_;

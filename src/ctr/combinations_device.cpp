@@ -5,9 +5,11 @@
 #include "cbg/ctr/combinations_device.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iterator>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -90,9 +92,18 @@ class gpu_combinations final : public device_combinations {
       }
     }
     set_nan_modes(nan_modes);
+    // CBGPU_COMBO_CACHE=n: projections kept beyond the level's (benchmarks; default
+    // max_cached_projections).
+    if (const char* cache = std::getenv("CBGPU_COMBO_CACHE"); cache != nullptr && *cache != '\0') {
+      book_.set_cache_limit(static_cast<std::size_t>(std::strtoull(cache, nullptr, 10)));
+    }
     // The classes of the host extension: multiclass from the labels (read once, as the targets are).
     if (!specs_.empty() && multiclass_) ensure_targets();
   }
+
+  ~gpu_combinations() override { detail::combo_profile_print_and_reset(); }
+  gpu_combinations(const gpu_combinations&) = delete;
+  gpu_combinations& operator=(const gpu_combinations&) = delete;
 
   void set_nan_modes(const std::vector<std::uint8_t>& modes) override {
     nan_is_one_.clear();
@@ -112,6 +123,7 @@ class gpu_combinations final : public device_combinations {
 
   std::int32_t commit(std::size_t k) override {
     scoped_device guard(ctx_.device());
+    const detail::combo_timer timer(ctx_, detail::combo_profile::commit);
     const column_data& c = book_.last(k);
     if (const auto id = book_.id_of(c.desc)) return *id;
     const projection_data& p = projection(c.desc.base.proj);
@@ -296,6 +308,46 @@ class gpu_combinations final : public device_combinations {
     CBG_CUDA_TRY(cudaStreamSynchronize(ctx_.stream()));  // q and the pool's views go out of scope
   }
 
+  // Quantizes all of a projection's learn columns in one quantize_device call: one pool of the
+  // columns, each with its CTR's border count and type (overrides). The border subset is the same
+  // rows for every feature, so each column gets the borders of quantize_column.
+  void quantize_columns(const std::vector<device_buffer<float>>& values, const std::vector<std::size_t>& spec,
+                        std::vector<column_data>& out) {
+    if (values.empty()) return;
+    view_set views;
+    pool_inputs in;
+    for (const device_buffer<float>& v : values) in.columns.push_back(views.device_floats(v.data(), n_, ctx_.device()));
+    const pool all = pool::build(learn_.ctx(), std::move(in));
+    quantize::options qo;
+    qo.border_count = specs_[spec.front()].ctr_border_count;
+    qo.type = specs_[spec.front()].ctr_border_type;
+    qo.mode = quantize::nan_mode::forbidden;
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      const ctr_spec& s = specs_[spec[k]];
+      qo.overrides.push_back(quantize::feature_override{static_cast<std::int64_t>(k), s.ctr_border_count, -1,
+                                                        static_cast<int>(s.ctr_border_type)});
+    }
+    const quantize::device_quantized q = quantize::quantize_device(all, qo);
+    const std::size_t K = values.size();
+    const std::vector<std::int32_t> counts = download(ctx_, q.border_count.data(), K, "combination border counts");
+    // The border slots in pieces of at most 32 columns (32 KB: under strict mode's metadata limit).
+    constexpr std::size_t piece = 32;
+    const auto stride = static_cast<std::size_t>(quantize::border_stride);
+    std::vector<float> borders;
+    for (std::size_t k0 = 0; k0 < K; k0 += piece) {
+      const std::size_t kn = std::min(piece, K - k0);
+      const std::vector<float> part = download(ctx_, q.borders.data() + k0 * stride, kn * stride, "combination borders");
+      borders.insert(borders.end(), part.begin(), part.end());
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+      const auto first = borders.begin() + static_cast<std::ptrdiff_t>(k * stride);
+      out[k].borders.assign(first, first + std::max(0, counts[k]));
+      out[k].bins = device_buffer<std::uint8_t>(static_cast<std::size_t>(n_), ctx_.stream(), ctx_.resource());
+      detail::feature_bins(ctx_, q.index.data(), q.padded_rows, static_cast<std::int64_t>(k), n_, out[k].bins.data());
+    }
+    CBG_CUDA_TRY(cudaStreamSynchronize(ctx_.stream()));  // q and the pool's views go out of scope
+  }
+
   const projection_data& projection(const model::projection& proj) {
     return book_.get(proj, [&](const model::projection& x) { return make_projection(x); });
   }
@@ -308,7 +360,9 @@ class gpu_combinations final : public device_combinations {
     auto p = std::make_unique<projection_data>();
     p->proj = proj;
     p->ids = device_buffer<std::uint32_t>(un, stream, res);
+    ++detail::combo_profile_data().projections;
     {
+      const detail::combo_timer timer(ctx_, detail::combo_profile::keys_sort);
       const device_buffer<std::uint64_t> keys = row_keys(proj, false);
       device_buffer<std::uint64_t> ukeys(un, stream, res);
       device_buffer<std::uint32_t> first(un, stream, res);
@@ -333,12 +387,16 @@ class gpu_combinations final : public device_combinations {
       detail::id_counts(ctx_, p->ids.data(), n_, unique, p->counts.data());
     }
     std::map<model::ctr_type, std::int32_t> denominators;
+    std::vector<device_buffer<float>> all_values;
+    std::vector<std::size_t> all_specs;
     detail::category_runs runs;
     model::ctr_type last_type = model::ctr_type::borders;
     int last_j = -1;
     for (const combination_feature& f : features) {
       const model::ctr_description& d = f.desc;
+      ++detail::combo_profile_data().columns;
       device_buffer<float> values(un, stream, res);
+      std::optional<detail::combo_timer> timer(std::in_place, ctx_, detail::combo_profile::ctr_values);
       if (is_counter(d.base.type)) {
         if (counts_eval(d.base.type) && p->full_counts.size() == 0) {
           p->full_counts = device_buffer<std::int32_t>(std::max<std::size_t>(unique, 1), stream, res);
@@ -363,10 +421,21 @@ class gpu_combinations final : public device_combinations {
         detail::ordered_values(ctx_, ts_, runs, n_, d.base.type, d.target_border_idx, d.prior_num, d.prior_denom,
                                values.data());
       }
+      timer.reset();
       column_data c;
       c.desc = d;
-      quantize_column(values, specs_[f.spec], c);
+      if (per_column_quantize_) {
+        const detail::combo_timer qt(ctx_, detail::combo_profile::quantize);
+        quantize_column(values, specs_[f.spec], c);
+      } else {
+        all_values.push_back(std::move(values));
+        all_specs.push_back(f.spec);
+      }
       p->columns.push_back(std::move(c));
+    }
+    if (!per_column_quantize_) {
+      const detail::combo_timer qt(ctx_, detail::combo_profile::quantize);
+      quantize_columns(all_values, all_specs, p->columns);
     }
     return p;
   }
@@ -386,6 +455,9 @@ class gpu_combinations final : public device_combinations {
   std::vector<std::int32_t> ctr_cats_;
   std::vector<bool> nan_is_one_;
   std::map<std::int32_t, device_buffer<std::uint32_t>> hashes_, eval_hashes_;
+  // CBGPU_COMBO_QUANTIZE_PER_COLUMN set: one quantize_device call per column (the first version,
+  // kept for A/B benchmarks); else one per projection.
+  bool per_column_quantize_ = std::getenv("CBGPU_COMBO_QUANTIZE_PER_COLUMN") != nullptr;
   detail::target_state ts_;
   combination_book<projection_data, committed_column> book_{prepared_};
 };
