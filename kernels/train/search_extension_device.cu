@@ -188,8 +188,7 @@ __global__ void __launch_bounds__(choose_threads) ext_choose_kernel(search_view 
   }
   if (t == 0) {
     const bool ext = s_feature[0] >= v.features;
-    out->column = ext ? static_cast<int>(s_feature[0] - v.features) : -1;
-    out->bin = ext ? s_bin[0] : -1;
+    *out = ext_choice{ext ? static_cast<int>(s_feature[0] - v.features) : -1, ext ? s_bin[0] : -1, {0, 0}};
   }
 }
 
@@ -259,7 +258,7 @@ bool extension_level(const context& ctx, const search_view& v, const quantize::d
   CBG_EXPECTS(v.row_list == nullptr, status::internal, "extension_level: row lists are on");
   const cudaStream_t stream = ctx.stream();
   using prof = ctr::detail::combo_profile;
-  ++ctr::detail::combo_profile_data().levels;
+  if (ctr::detail::combo_profile_on()) ++ctr::detail::combo_profile_data().levels;
   std::optional<ctr::detail::combo_timer> timer(std::in_place, ctx, prof::readbacks);
   const search_state st = read_back(ctx, v.state, "tree structure");
   if (st.status != 0 || st.count < level) return false;  // bad values, or the tree ended before this level

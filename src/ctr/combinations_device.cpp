@@ -360,7 +360,7 @@ class gpu_combinations final : public device_combinations {
     auto p = std::make_unique<projection_data>();
     p->proj = proj;
     p->ids = device_buffer<std::uint32_t>(un, stream, res);
-    ++detail::combo_profile_data().projections;
+    if (detail::combo_profile_on()) ++detail::combo_profile_data().projections;
     {
       const detail::combo_timer timer(ctx_, detail::combo_profile::keys_sort);
       const device_buffer<std::uint64_t> keys = row_keys(proj, false);
@@ -394,7 +394,7 @@ class gpu_combinations final : public device_combinations {
     int last_j = -1;
     for (const combination_feature& f : features) {
       const model::ctr_description& d = f.desc;
-      ++detail::combo_profile_data().columns;
+      if (detail::combo_profile_on()) ++detail::combo_profile_data().columns;
       device_buffer<float> values(un, stream, res);
       std::optional<detail::combo_timer> timer(std::in_place, ctx_, detail::combo_profile::ctr_values);
       if (is_counter(d.base.type)) {

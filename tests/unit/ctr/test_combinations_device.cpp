@@ -28,6 +28,7 @@
 #include "cbg/train/trainer.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
+#include "support/shrink.hpp"
 #include "unit/ctr/cat_data.hpp"
 #include "unit/ctr/ctr_compare.hpp"
 
@@ -162,9 +163,11 @@ std::unique_ptr<combo_data> make_combo_data(const std::shared_ptr<cbg::context>&
   return d;
 }
 
+// After the work queued on `ctx`'s stream (a non-blocking stream: cudaMemcpy alone would not wait for it).
 template <class T>
-std::vector<T> to_host(const T* d, std::size_t n) {
+std::vector<T> to_host(const cbg::context& ctx, const T* d, std::size_t n) {
   std::vector<T> v(n);
+  REQUIRE(cudaStreamSynchronize(ctx.stream()) == cudaSuccess);
   if (n > 0) REQUIRE(cudaMemcpy(v.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost) == cudaSuccess);
   return v;
 }
@@ -243,7 +246,7 @@ void run_levels(int complexity, bool binary, bool strict, std::int64_t rows) {
     for (std::size_t k = 0; k < hc.size(); ++k) {
       CHECK(dc[k].border_count == hc[k].border_count);
       if (!strict) {
-        const std::vector<std::uint8_t> bins = to_host(dc[k].bins, static_cast<std::size_t>(rows));
+        const std::vector<std::uint8_t> bins = to_host(*gpu, dc[k].bins, static_cast<std::size_t>(rows));
         CHECK(std::equal(bins.begin(), bins.end(), hc[k].bins));
       }
     }
@@ -272,7 +275,7 @@ void run_levels(int complexity, bool binary, bool strict, std::int64_t rows) {
     REQUIRE(hx->eval_values(f) != nullptr);
     REQUIRE(dx->eval_values(f) != nullptr);
     if (!strict) {
-      const std::vector<float> ev = to_host(dx->eval_values(f), static_cast<std::size_t>(rows / 4));
+      const std::vector<float> ev = to_host(*gpu, dx->eval_values(f), static_cast<std::size_t>(rows / 4));
       CHECK(std::equal(ev.begin(), ev.end(), hx->eval_values(f)));
     }
     CHECK(h.derived[k].ctr.base.proj.cat_features.size() + h.derived[k].ctr.base.proj.float_splits.size() +
@@ -293,7 +296,8 @@ TEST_CASE("GPU feature combinations equal the host's: candidates, bins, tables, 
 
 TEST_CASE("GPU feature combinations work in strict mode (no dataset-sized copy back)", "[ctr][gpu]") {
   CBG_REQUIRE_GPU();
-  run_levels(4, true, true, 50000);  // every learn column 200 KB: above the strict limit
+  // Every learn column 200 KB (80 KB under CBGPU_TEST_SHRINK): above the strict limit.
+  run_levels(4, true, true, cbg::test::shrunk<std::int64_t>(50000, 20000));
 }
 
 // Training with combinations on the host and on the GPU: the same .cbm bytes; the model has
@@ -306,8 +310,10 @@ void train_both(int complexity, bool binary, bool strict, std::int64_t rows, con
   auto he = make_combo_data(cpu, rows / 4, binary, 42, false, classes);
   auto dl = make_combo_data(gpu, rows, binary, 41, true, classes);
   auto de = make_combo_data(gpu, rows / 4, binary, 42, true, classes);
-  const std::string params = std::string(R"({"iterations": 25, "depth": 5, "verbose": false, "one_hot_max_size": 3,
-      "learning_rate": 0.2, "loss_function": ")") + (classes > 2 ? "MultiClass" : binary ? "Logloss" : "RMSE") +
+  // CBGPU_TEST_SHRINK: fewer trees (the tools slow every level's candidate columns down).
+  const std::string params = std::string(R"({"iterations": )") + std::to_string(cbg::test::shrunk(25, 6)) +
+                             R"(, "depth": 5, "verbose": false, "one_hot_max_size": 3,
+      "learning_rate": 0.2, "loss_function": ")" + std::string(classes > 2 ? "MultiClass" : binary ? "Logloss" : "RMSE") +
                              R"(", "max_ctr_complexity": )" + std::to_string(complexity) + extra + "}";
   cbg::train::train_options ho, go;
   ho.eval = he->pool.get();
@@ -359,7 +365,7 @@ TEST_CASE("GPU training with feature combinations equals the host reference byte
 
 TEST_CASE("GPU training with feature combinations works in strict mode", "[ctr][gpu]") {
   CBG_REQUIRE_GPU();
-  train_both(4, true, true, 50000, "");
+  train_both(4, true, true, cbg::test::shrunk<std::int64_t>(50000, 20000), "");
 }
 
 }  // namespace
