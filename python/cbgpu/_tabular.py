@@ -170,3 +170,48 @@ def _has_text(x: Any) -> bool:
         return any(isinstance(v, (str, bytes)) for row in x for v in row)
     except TypeError:
         return False
+
+
+def is_catboost_pool(x: Any) -> bool:
+    """Whether `x` is a catboost.Pool (checked by type name: catboost need not be installed)."""
+    return type(x).__module__.split(".")[0] in ("catboost", "_catboost") and hasattr(x, "get_features")
+
+
+def from_catboost_pool(x: Any, y: Any = None, weight: Any = None, baseline: Any = None) -> tuple:
+    """(features, label, weight, baseline) of a catboost.Pool: its numeric features as float32, and
+    its label, weights (when not all 1) and baseline unless given; anything else is returned as it is.
+    A pool with categorical, text or embedding features is refused: catboost.Pool does not give their
+    values back (pass the data itself, a DataFrame or arrays, with cat_features)."""
+    if not is_catboost_pool(x):
+        return x, y, weight, baseline
+    other = [kind for kind, get in (("categorical", "get_cat_feature_indices"), ("text", "get_text_feature_indices"),
+                                    ("embedding", "get_embedding_feature_indices"))
+             if hasattr(x, get) and len(getattr(x, get)())]
+    if other:
+        raise ValueError(f"a catboost.Pool with {' and '.join(other)} features: catboost.Pool does not give those "
+                         "values back; pass the data itself (a DataFrame or arrays) with cat_features")
+    features = np.ascontiguousarray(np.asarray(x.get_features(), dtype=np.float32))
+    if y is None and x.has_label():
+        y = np.asarray(x.get_label())
+    if weight is None:
+        w = np.asarray(x.get_weight(), dtype=np.float32)
+        weight = w if w.size and np.any(w != 1) else None
+    if baseline is None:
+        b = x.get_baseline()
+        baseline = np.asarray(b, dtype=np.float64) if b is not None and np.size(b) else None
+        if baseline is not None and baseline.ndim == 2 and baseline.shape[1] == 1:
+            baseline = baseline[:, 0]
+    return features, y, weight, baseline
+
+
+def eval_pair(eval_set: Any) -> Any:
+    """eval_set as an (X, y) pair (or None): a one-element list is its element; a catboost.Pool its
+    numeric features and label."""
+    if isinstance(eval_set, list):
+        if len(eval_set) != 1:
+            raise ValueError(f"eval_set: one (X, y) pair or catboost.Pool is supported, not {len(eval_set)}")
+        eval_set = eval_set[0]
+    if is_catboost_pool(eval_set):
+        x, y, _, _ = from_catboost_pool(eval_set)
+        return x, y
+    return eval_set

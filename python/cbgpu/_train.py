@@ -15,7 +15,8 @@ from ._capi import (CBG_DEVICE_CPU, _check, cbg_train_callbacks_t, cbg_train_ite
 from ._context import Context
 from ._model import Model
 from ._pool import Pool
-from ._tabular import feature_names, host_table, is_dataframe, resolve_cat_features
+from ._tabular import (eval_pair, feature_names, from_catboost_pool, host_table, is_dataframe,
+                       resolve_cat_features)
 
 #: Fields of the progress dict a callback receives (cbg_train_progress_t).
 PROGRESS_FIELDS = ("iteration", "iterations", "metric", "learn_metric", "eval_metric", "best_eval_metric",
@@ -142,13 +143,12 @@ class _Estimator:
     def _fit(self, X: Any, y: Any, eval_set: Any, sample_weight: Any, baseline: Any,
              callback: Callable[[dict], Any] | None, params: dict,
              cat_features: Sequence[Any] | None = None) -> "_Estimator":
+        if y is None:
+            raise ValueError("y: the labels are missing (pass y, or a catboost.Pool with a label)")
         cats = list(cat_features) if cat_features is not None else self._cat_features
         if cats is not None and any(isinstance(c, str) for c in cats) and is_dataframe(X):
             cats = resolve_cat_features(cats, feature_names(X), None)  # names of the learn set, for eval sets too
-        if isinstance(eval_set, list):
-            if len(eval_set) != 1:
-                raise ValueError(f"eval_set: one (X, y) pair is supported, not {len(eval_set)}")
-            eval_set = eval_set[0]
+        eval_set = eval_pair(eval_set)
         device = self._device if self._device is not None else _device_of(X)
         with Context(device, seed=self._seed) as ctx:
             learn = self._pool(ctx, X, y, cats, sample_weight, baseline)
@@ -171,6 +171,7 @@ class _Estimator:
         context, with the model's categorical features; plain numeric host matrices as they are."""
         model = self._model()
         cats = model.cat_feature_indices()
+        X = from_catboost_pool(X)[0]
         if isinstance(X, Pool) or _output.is_device_array(X):
             yield X
             return
@@ -245,13 +246,15 @@ class _Estimator:
 
 class CatBoostRegressor(_Estimator):
     """A small catboost.CatBoostRegressor look-alike: fit(X, y, eval_set=(X, y), sample_weight=...),
-    predict(X). Host arrays train on the host reference path, CUDA arrays on their GPU (or pass
+    predict(X). X (and eval_set) may also be a numeric catboost.Pool: its features, label, weights and
+    baseline are used. Host arrays train on the host reference path, CUDA arrays on their GPU (or pass
     device=)."""
 
-    def fit(self, X: Any, y: Any, eval_set: Any = None, sample_weight: Any = None, baseline: Any = None,
+    def fit(self, X: Any, y: Any = None, eval_set: Any = None, sample_weight: Any = None, baseline: Any = None,
             callback: Callable[[dict], Any] | None = None,
             cat_features: Sequence[Any] | None = None) -> "CatBoostRegressor":
         params = {"loss_function": self._default_loss, **self._params}
+        X, y, sample_weight, baseline = from_catboost_pool(X, y, sample_weight, baseline)
         return self._fit(X, y, eval_set, sample_weight, baseline, callback, params, cat_features)
 
     def predict(self, X: Any, prediction_type: str = "RawFormulaVal", ntree_start: int = 0, ntree_end: int = 0,
@@ -265,16 +268,18 @@ class CatBoostClassifier(_Estimator):
     """A small catboost.CatBoostClassifier look-alike: any class labels (mapped to 0..K-1; Logloss
     for two classes, MultiClass otherwise unless loss_function says), predict, predict_proba."""
 
-    def fit(self, X: Any, y: Any, eval_set: Any = None, sample_weight: Any = None, baseline: Any = None,
+    def fit(self, X: Any, y: Any = None, eval_set: Any = None, sample_weight: Any = None, baseline: Any = None,
             callback: Callable[[dict], Any] | None = None,
             cat_features: Sequence[Any] | None = None) -> "CatBoostClassifier":
+        X, y, sample_weight, baseline = from_catboost_pool(X, y, sample_weight, baseline)
+        if y is None:
+            raise ValueError("y: the labels are missing (pass y, or a catboost.Pool with a label)")
         labels = _to_host(y)
         self.classes_ = np.unique(labels)
         loss = self._params.get("loss_function", "Logloss" if len(self.classes_) <= 2 else "MultiClass")
         params = {**self._params, "loss_function": loss}
         index = _like(X, np.searchsorted(self.classes_, labels).astype(np.float32))
-        if isinstance(eval_set, list) and len(eval_set) == 1:
-            eval_set = eval_set[0]
+        eval_set = eval_pair(eval_set)
         if eval_set is not None:
             ex, ey = eval_set
             eval_set = (ex, _like(ex, np.searchsorted(self.classes_, _to_host(ey)).astype(np.float32)))
