@@ -143,12 +143,12 @@ class _Estimator:
     def _fit(self, X: Any, y: Any, eval_set: Any, sample_weight: Any, baseline: Any,
              callback: Callable[[dict], Any] | None, params: dict,
              cat_features: Sequence[Any] | None = None) -> "_Estimator":
+        """Trains on (X, y); eval_set is None or an (X, y) pair (the public fits apply eval_pair)."""
         if y is None:
             raise ValueError("y: the labels are missing (pass y, or a catboost.Pool with a label)")
         cats = list(cat_features) if cat_features is not None else self._cat_features
         if cats is not None and any(isinstance(c, str) for c in cats) and is_dataframe(X):
             cats = resolve_cat_features(cats, feature_names(X), None)  # names of the learn set, for eval sets too
-        eval_set = eval_pair(eval_set)
         device = self._device if self._device is not None else _device_of(X)
         with Context(device, seed=self._seed) as ctx:
             learn = self._pool(ctx, X, y, cats, sample_weight, baseline)
@@ -255,7 +255,7 @@ class CatBoostRegressor(_Estimator):
             cat_features: Sequence[Any] | None = None) -> "CatBoostRegressor":
         params = {"loss_function": self._default_loss, **self._params}
         X, y, sample_weight, baseline = from_catboost_pool(X, y, sample_weight, baseline)
-        return self._fit(X, y, eval_set, sample_weight, baseline, callback, params, cat_features)
+        return self._fit(X, y, eval_pair(eval_set), sample_weight, baseline, callback, params, cat_features)
 
     def predict(self, X: Any, prediction_type: str = "RawFormulaVal", ntree_start: int = 0, ntree_end: int = 0,
                 output_type: str | None = None) -> Any:
