@@ -8,6 +8,10 @@
 #   CBGPU_SANITIZE_JOBS     run the unit test cases one process each, this many at a time (default 1:
 #                           all cases in one process); a summary line per tool then adds up the cases
 #                           and names those that failed. Several processes share the GPU.
+#   CBGPU_SANITIZE_PARTS    with JOBS > 1: cases tagged [parts] (loops over independent variants) run as
+#                           this many processes, each a share of the variants (CBGPU_TEST_PART=k/n,
+#                           tests/support/shrink.hpp); default 1. racecheck's cost is per kernel launch,
+#                           so this is how its slowest cases finish.
 #   CBGPU_SANITIZE_CASE_TIMEOUT  seconds per unit test case (or per process), 0 (default): no limit
 #   CBGPU_SANITIZE_DEADLINE  a time (seconds since the epoch) by which everything must end: each process
 #                           gets at most what is left, and a case not started by then is reported
@@ -26,6 +30,7 @@ out="${OUT:-/tmp/cbgpu-sanitize}"
 filter="${CBGPU_SANITIZE_FILTER:-[gpu]}"
 targets="${CBGPU_SANITIZE_TARGETS:-unit capi}"
 jobs="${CBGPU_SANITIZE_JOBS:-1}"
+parts="${CBGPU_SANITIZE_PARTS:-1}"
 case_timeout="${CBGPU_SANITIZE_CASE_TIMEOUT:-0}"
 deadline="${CBGPU_SANITIZE_DEADLINE:-0}"
 mkdir -p "$out"
@@ -66,10 +71,10 @@ export sanitizer case_timeout deadline
 # The names of the unit test cases that the filter selects, escaped for a Catch2 test spec.
 # Catch2 2 has --list-test-names-only (its exit code is the count); Catch2 3 lists names quietly.
 unit_cases() {
-  local names
-  names="$("$unit" "$filter" --list-test-names-only 2>&1)"
+  local names spec="${1:-$filter}"
+  names="$("$unit" "$spec" --list-test-names-only 2>&1)"
   if grep -qi 'unrecogni[sz]ed' <<<"$names"; then
-    names="$("$unit" "$filter" --list-tests --verbosity quiet 2>&1)"
+    names="$("$unit" "$spec" --list-tests --verbosity quiet 2>&1)"
   fi
   sed -e '/^$/d' -e 's/\\/\\\\/g' -e 's/[],[*~"]/\\&/g' <<<"$names"
 }
@@ -91,10 +96,16 @@ for tool in "${tools[@]}"; do
     dir="$out/sanitize-$tool-unit"
     mkdir -p "$dir"
     start=$(date +%s)
-    unit_cases | awk '{print NR "\t" $0}' >"$dir/cases.tsv"
-    # One process per case, $jobs at a time; each appends "n<TAB>exit<TAB>seconds<TAB>summary".
+    # cases.tsv: "n<TAB>name<TAB>part", part "k/n" for a share of a [parts] case's variants, "-" for all.
+    split_names="$([ "$parts" -gt 1 ] && unit_cases "[parts]")"
+    unit_cases | split_names="$split_names" awk -v parts="$parts" '
+      BEGIN { m = split(ENVIRON["split_names"], a, "\n"); for (i = 1; i <= m; ++i) split_set[a[i]] = 1 }
+      { if ($0 in split_set) { for (k = 0; k < parts; ++k) print ++n "\t" $0 "\t" k "/" parts }
+        else print ++n "\t" $0 "\t-" }' >"$dir/cases.tsv"
+    # One process per line, $jobs at a time; each appends "n<TAB>exit<TAB>seconds<TAB>summary".
     tr '\n' '\0' <"$dir/cases.tsv" |
-      xargs -0 -P "$jobs" -I{} bash -c 'n="${1%%	*}"; name="${1#*	}";
+      xargs -0 -P "$jobs" -I{} bash -c 'n="${1%%	*}"; rest="${1#*	}"; name="${rest%	*}"; part="${rest##*	}";
+        [ "$part" != - ] && export CBGPU_TEST_PART="$part";
         r="$(sanitize "$2" "$3/case-$n.log" "$4" "$name")";
         printf "%s\t%s\n" "$n" "$r" >>"$3/results.tsv"' _ {} "$tool" "$dir" "$unit"
     secs=$(($(date +%s) - start))
@@ -102,7 +113,7 @@ for tool in "${tools[@]}"; do
     bad=$(awk -F'\t' '{split($2, a, " "); if (a[1] != 0 && a[1] != 125) print $1}' "$dir/results.tsv" | tr '\n' ' ')
     not_run=$(awk -F'\t' '{split($2, a, " "); if (a[1] == 125) print $1}' "$dir/results.tsv" | tr '\n' ' ')
     # Cases by time, slowest first, with their names (durations.tsv).
-    awk -F'\t' 'NR == FNR {name[$1] = $2; next} {split($2, a, " "); printf "%d\t%s\t%s\n", a[2], a[1], name[$1]}' \
+    awk -F'\t' 'NR == FNR {name[$1] = $2 ($3 == "-" ? "" : " (part " $3 ")"); next} {split($2, a, " "); printf "%d\t%s\t%s\n", a[2], a[1], name[$1]}' \
       "$dir/cases.tsv" "$dir/results.tsv" | sort -rn >"$dir/durations.tsv"
     slowest=$(head -n 1 "$dir/durations.tsv" | cut -f1,3)
     errors=$(cat "$dir"/case-*.log | grep -hoE '(ERROR SUMMARY|RACECHECK SUMMARY): [0-9]+ (errors?|hazards?)' |

@@ -284,10 +284,12 @@ void run_levels(int complexity, bool binary, bool strict, std::int64_t rows) {
   }
 }
 
-TEST_CASE("GPU feature combinations equal the host's: candidates, bins, tables, eval values", "[ctr][gpu]") {
+TEST_CASE("GPU feature combinations equal the host's: candidates, bins, tables, eval values", "[ctr][gpu][parts]") {
   CBG_REQUIRE_GPU();
+  std::size_t variant = 0;
   for (const int complexity : {2, 3, 4}) {
     for (const bool binary : {true, false}) {
+      if (!cbg::test::in_test_part(variant++)) continue;
       INFO("max_ctr_complexity " << complexity << (binary ? ", binary" : ", regression"));
       run_levels(complexity, binary, false, 6000);
     }
@@ -349,18 +351,22 @@ TEST_CASE("The GPU comparison's data gives the host model combinations with floa
   CHECK(one_hots > 0);
 }
 
-TEST_CASE("GPU training with feature combinations equals the host reference byte for byte", "[ctr][gpu]") {
+TEST_CASE("GPU training with feature combinations equals the host reference byte for byte", "[ctr][gpu][parts]") {
   CBG_REQUIRE_GPU();
+  std::size_t variant = 0;
   for (const int complexity : {2, 3, 4}) {
     for (const bool binary : {true, false}) {
+      if (!cbg::test::in_test_part(variant++)) continue;
       INFO("max_ctr_complexity " << complexity << (binary ? ", Logloss" : ", RMSE"));
       train_both(complexity, binary, false, 4000, "");
     }
   }
   // Score noise on the combination columns (Cosine, random_strength); three classes (three der
   // channels in the columns' histograms, Borders over two target borders).
-  train_both(3, true, false, 4000, R"(, "random_strength": 2, "score_function": "Cosine")");
-  train_both(2, true, false, 4000, "", 3);
+  if (cbg::test::in_test_part(variant++)) {
+    train_both(3, true, false, 4000, R"(, "random_strength": 2, "score_function": "Cosine")");
+  }
+  if (cbg::test::in_test_part(variant++)) train_both(2, true, false, 4000, "", 3);
 }
 
 TEST_CASE("GPU training with feature combinations works in strict mode", "[ctr][gpu]") {

@@ -739,7 +739,7 @@ std::vector<float> layout(const std::vector<float>& col_major, std::int64_t rows
 
 }  // namespace
 
-TEST_CASE("GPU quantizer: every border type and the first_rows rule equal the host", "[gpu][quantize]") {
+TEST_CASE("GPU quantizer: every border type and the first_rows rule equal the host", "[gpu][quantize][parts]") {
   CBG_REQUIRE_GPU();
   struct shape {
     std::int64_t rows;
@@ -762,7 +762,9 @@ TEST_CASE("GPU quantizer: every border type and the first_rows rule equal the ho
       {260000, 70, true, 128, q::nan_mode::min, q::default_max_subset_size, q::subset_rule::sampled,
        false},  // segmented sort by default, greedy/median/uniform only
   };
-  for (shape s : shapes) {
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    if (!cbg::test::in_test_part(i)) continue;
+    shape s = shapes[i];
     // Under CBGPU_TEST_SHRINK: sampled subsets stay smaller than the rows, still more than one chunk
     // of 8 features, and the exact types (whose kernels the tools slow the most) on the small shapes only.
     if (cbg::test::test_shrink()) {

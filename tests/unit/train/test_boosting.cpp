@@ -606,7 +606,7 @@ TEST_CASE("host training: labels that do not fit the loss are refused", "[train]
 using cbg::test::device_pool;
 using device_pool_fixture = cbg::test::device_train_pool;
 
-TEST_CASE("GPU training equals the host reference tree for tree, byte for byte", "[gpu][train]") {
+TEST_CASE("GPU training equals the host reference tree for tree, byte for byte", "[gpu][train][parts]") {
   CBG_REQUIRE_GPU();
   auto hctx = make_context(cbg::cpu_device);
   auto gctx = make_context(0);
@@ -636,7 +636,9 @@ TEST_CASE("GPU training equals the host reference tree for tree, byte for byte",
       // 1024 leaves x 3 channels: leaf sums past the block's shared copy (global atomics).
       {"binary", R"({"loss_function": "Logloss", "iterations": 4, "depth": 10, "leaf_estimation_iterations": 2})"},
   };
-  for (const gpu_case& c : cases) {
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    if (!cbg::test::in_test_part(i)) continue;
+    const gpu_case& c = cases[i];
     CAPTURE(c.params);
     dataset d = make_data(cbg::test::shrunk<std::int64_t>(20000, 4000), 7, c.kind, 21, /*weights=*/true);
     dataset e = make_data(cbg::test::shrunk<std::int64_t>(3000, 1000), 7, c.kind, 22);
