@@ -18,6 +18,7 @@
 #include "cbg/memory/device_buffer.hpp"
 #include "cbg/train/score_math.hpp"
 #include "kernels/ctr/ctr_device.hpp"
+#include "kernels/train/choose_best.cuh"
 
 namespace cbg::train::detail {
 
@@ -148,47 +149,17 @@ constexpr int choose_threads = 256;
 // scans them: a total order, so a reduction gives the same answer.
 __global__ void __launch_bounds__(choose_threads) ext_choose_kernel(search_view v, ext_columns e, const double* scores,
                                                                      ext_choice* out) {
-  __shared__ double s_score[choose_threads];
-  __shared__ std::int32_t s_feature[choose_threads];
-  __shared__ std::int32_t s_bin[choose_threads];
-  const int t = threadIdx.x;
-  double score = 0.0;
-  std::int32_t feature = -1;
-  std::int32_t bin = -1;
-  const auto consider = [&](double sc, std::int32_t f, std::int32_t b) {
-    if (feature < 0 || better_candidate(sc, f, b, score, feature, bin)) {
-      score = sc;
-      feature = f;
-      bin = b;
-    }
-  };
-  for (std::int64_t f = t; f < v.features; f += choose_threads) {
-    const feature_best fb = v.best[f];
-    if (fb.bin >= 0) consider(fb.score, static_cast<std::int32_t>(f), fb.bin);
-  }
+  block_best mine = thread_best_feature<choose_threads>(v, 0, v.features);
   const std::int64_t cells = static_cast<std::int64_t>(e.count) * e.max_borders;
-  for (std::int64_t i = t; i < cells; i += choose_threads) {
+  for (std::int64_t i = threadIdx.x; i < cells; i += choose_threads) {
     const int k = static_cast<int>(i / e.max_borders);
     const int b = static_cast<int>(i % e.max_borders);
-    if (b < e.nb[k] - 1) consider(scores[i], static_cast<std::int32_t>(v.features + k), b);
+    if (b < e.nb[k] - 1) keep_better(mine, scores[i], static_cast<std::int32_t>(v.features + k), b);
   }
-  s_score[t] = score;
-  s_feature[t] = feature;
-  s_bin[t] = bin;
-  __syncthreads();
-  for (int s = choose_threads / 2; s > 0; s >>= 1) {
-    if (t < s && s_feature[t + s] >= 0 &&
-        (s_feature[t] < 0 ||
-         better_candidate(s_score[t + s], s_feature[t + s], s_bin[t + s], s_score[t], s_feature[t], s_bin[t]))) {
-      s_score[t] = s_score[t + s];
-      s_feature[t] = s_feature[t + s];
-      s_bin[t] = s_bin[t + s];
-    }
-    __syncthreads();
-  }
-  if (t == 0) {
-    const bool ext = s_feature[0] >= v.features;
-    *out = ext_choice{ext ? static_cast<int>(s_feature[0] - v.features) : -1, ext ? s_bin[0] : -1, {0, 0}};
+  const block_best best = block_best_of<choose_threads>(mine);
+  if (threadIdx.x == 0) {
+    const bool ext = best.feature >= v.features;
+    *out = ext_choice{ext ? static_cast<int>(best.feature - v.features) : -1, ext ? best.bin : -1, {0, 0}};
   }
 }
 
