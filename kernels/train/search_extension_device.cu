@@ -7,9 +7,9 @@
 #include <optional>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
-#include <map>
-#include <utility>
+#include <memory>
 #include <vector>
 
 #include "cbg/core/cuda_check.hpp"
@@ -18,6 +18,7 @@
 #include "cbg/memory/device_buffer.hpp"
 #include "cbg/train/score_math.hpp"
 #include "kernels/ctr/ctr_device.hpp"
+#include "kernels/train/choose_best.cuh"
 
 namespace cbg::train::detail {
 
@@ -136,59 +137,54 @@ __global__ void ext_score_kernel(search_view v, ext_columns e, const long long* 
   scores[i] = score;
 }
 
-struct ext_choice {
+// What a level reads back, in one copy: the extension's choice, the search state after the level's
+// choose_split and the float borders of its splits (the next level's candidates need both).
+struct ext_record {
   int column = -1;  // -1: the pool's split stands
   int bin = -1;
   int reserved[2] = {0, 0};
+  search_state state;
+  float borders[max_depth] = {};  // split i's border when its feature is the pool's, else 0
 };
+
+// Thread 0 of a block writes the record whole (every word, reserved ones included).
+__device__ inline void write_record(const search_view& v, const float* borders, int column, int bin, ext_record* out) {
+  ext_record r;
+  r.column = column;
+  r.bin = bin;
+  r.state = *v.state;
+  for (int i = 0; i < max_depth; ++i) {
+    const split sp = r.state.splits[i];
+    const bool pool_split = i < r.state.count && sp.feature >= 0 && sp.feature < v.features && sp.bin >= 0 &&
+                            sp.bin < quantize::border_stride;
+    r.borders[i] = pool_split ? borders[static_cast<std::int64_t>(sp.feature) * quantize::border_stride + sp.bin] : 0.0f;
+  }
+  *out = r;
+}
+
+// The record without a choice (a level whose previous one read nothing back).
+__global__ void ext_state_kernel(search_view v, const float* borders, ext_record* out) {
+  write_record(v, borders, -1, -1, out);
+}
 
 constexpr int choose_threads = 256;
 
 // The best of the pool's features (v.best) and the columns (feature v.features + k), as the host
-// scans them: a total order, so a reduction gives the same answer.
+// scans them: a total order, so a reduction gives the same answer. No choice when the derivatives
+// hold a NaN or infinity (state.status: the search fails after the tree).
 __global__ void __launch_bounds__(choose_threads) ext_choose_kernel(search_view v, ext_columns e, const double* scores,
-                                                                     ext_choice* out) {
-  __shared__ double s_score[choose_threads];
-  __shared__ std::int32_t s_feature[choose_threads];
-  __shared__ std::int32_t s_bin[choose_threads];
-  const int t = threadIdx.x;
-  double score = 0.0;
-  std::int32_t feature = -1;
-  std::int32_t bin = -1;
-  const auto consider = [&](double sc, std::int32_t f, std::int32_t b) {
-    if (feature < 0 || better_candidate(sc, f, b, score, feature, bin)) {
-      score = sc;
-      feature = f;
-      bin = b;
-    }
-  };
-  for (std::int64_t f = t; f < v.features; f += choose_threads) {
-    const feature_best fb = v.best[f];
-    if (fb.bin >= 0) consider(fb.score, static_cast<std::int32_t>(f), fb.bin);
-  }
+                                                                     const float* borders, ext_record* out) {
+  block_best mine = thread_best_feature<choose_threads>(v, 0, v.features);
   const std::int64_t cells = static_cast<std::int64_t>(e.count) * e.max_borders;
-  for (std::int64_t i = t; i < cells; i += choose_threads) {
+  for (std::int64_t i = threadIdx.x; i < cells; i += choose_threads) {
     const int k = static_cast<int>(i / e.max_borders);
     const int b = static_cast<int>(i % e.max_borders);
-    if (b < e.nb[k] - 1) consider(scores[i], static_cast<std::int32_t>(v.features + k), b);
+    if (b < e.nb[k] - 1) keep_better(mine, scores[i], static_cast<std::int32_t>(v.features + k), b);
   }
-  s_score[t] = score;
-  s_feature[t] = feature;
-  s_bin[t] = bin;
-  __syncthreads();
-  for (int s = choose_threads / 2; s > 0; s >>= 1) {
-    if (t < s && s_feature[t + s] >= 0 &&
-        (s_feature[t] < 0 ||
-         better_candidate(s_score[t + s], s_feature[t + s], s_bin[t + s], s_score[t], s_feature[t], s_bin[t]))) {
-      s_score[t] = s_score[t + s];
-      s_feature[t] = s_feature[t + s];
-      s_bin[t] = s_bin[t + s];
-    }
-    __syncthreads();
-  }
-  if (t == 0) {
-    const bool ext = s_feature[0] >= v.features;
-    *out = ext_choice{ext ? static_cast<int>(s_feature[0] - v.features) : -1, ext ? s_bin[0] : -1, {0, 0}};
+  const block_best best = block_best_of<choose_threads>(mine);
+  if (threadIdx.x == 0) {
+    const bool ext = best.feature >= v.features && v.state->status == 0;
+    write_record(v, borders, ext ? static_cast<int>(best.feature - v.features) : -1, ext ? best.bin : -1, out);
   }
 }
 
@@ -232,14 +228,10 @@ unsigned grid_for(std::int64_t n, int threads, int cap) {
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(cap, (n + threads - 1) / threads)));
 }
 
+// Grows `b` to at least n elements (contents not kept).
 template <class T>
-device_buffer<T> upload(const context& ctx, const std::vector<T>& v, const char* what) {
-  device_buffer<T> d(std::max<std::size_t>(v.size(), 1), ctx.stream(), ctx.resource());
-  if (!v.empty()) {
-    copy_bytes(d.data(), memory_kind::device, v.data(), memory_kind::host, v.size() * sizeof(T), ctx.stream(),
-               ctx.copies(), ctx.rules(), CBG_COPY_SITE(what));
-  }
-  return d;
+void ensure(device_buffer<T>& b, std::size_t n, const context& ctx) {
+  if (b.size() < n || b.stream() != ctx.stream()) b = device_buffer<T>(std::max<std::size_t>(n, 1), ctx.stream(), ctx.resource());
 }
 
 template <class T>
@@ -253,25 +245,68 @@ T read_back(const context& ctx, const T* d, const char* what) {
 
 }  // namespace
 
+// The extension's scratch, kept for the training (device_search_extension::workspace): the level's
+// column tables in one block, the histograms, the scores and the read-back record, each grown to
+// the largest level seen; and the tree's state as the last record (or the host's own update) left it.
+struct extension_workspace {
+  device_buffer<std::byte> columns;  // [K] pointers, [K] offsets, [K] noise, [K] bin counts
+  device_buffer<long long> hist;
+  device_buffer<double> scores;
+  device_buffer<ext_record> record;
+  std::vector<std::byte> host_columns;
+  // The tree's state before level `known` (its choose_split not counted): valid when known is the
+  // level being searched; otherwise the level reads it back first.
+  int known = -1;
+  ext_record tree;
+};
+
+namespace {
+
+// The tree's splits before `level`, and their borders: the last level's record, else read back now.
+const ext_record& tree_before(const context& ctx, const search_view& v, const quantize::device_quantized& q,
+                              extension_workspace& w, int level) {
+  if (level == 0) {
+    // Nothing chosen yet; a non-finite derivative (state.status) is seen by ext_choose_kernel.
+    w.tree = ext_record{};
+    w.known = 0;
+  }
+  if (w.known != level) {
+    ext_state_kernel<<<1, 1, 0, ctx.stream()>>>(v, q.borders.data(), w.record.data());
+    CBG_CHECK_CUDA(ctx.stream());
+    w.tree = read_back(ctx, w.record.data(), "tree structure");
+    w.known = level;
+  }
+  return w.tree;
+}
+
+}  // namespace
+
 bool extension_level(const context& ctx, const search_view& v, const quantize::device_quantized& q,
                      device_search_extension& ext, const tree_search_params& params, int level, bool last_level) {
   CBG_EXPECTS(v.row_list == nullptr, status::internal, "extension_level: row lists are on");
+  CBG_EXPECTS(level >= 0 && level < max_depth, status::internal, "extension_level: bad level");
   const cudaStream_t stream = ctx.stream();
   using prof = ctr::detail::combo_profile;
   if (ctr::detail::combo_profile_on()) ++ctr::detail::combo_profile_data().levels;
+  if (!ext.workspace) ext.workspace = std::make_shared<extension_workspace>();
+  extension_workspace& w = *ext.workspace;
+  ensure(w.record, 1, ctx);
   std::optional<ctr::detail::combo_timer> timer(std::in_place, ctx, prof::readbacks);
-  const search_state st = read_back(ctx, v.state, "tree structure");
-  if (st.status != 0 || st.count < level) return false;  // bad values, or the tree ended before this level
+  const ext_record& tree = tree_before(ctx, v, q, w, level);
+  // The next level reads back unless this one leaves its record.
+  w.known = -1;
+  const search_state& st = tree.state;
+  if (st.status != 0 || st.count < level) {  // bad values, or the tree ended before this level
+    w.known = level + 1;  // it stays so
+    return false;
+  }
   const std::vector<split> chosen(st.splits, st.splits + level);
-  std::map<std::pair<std::int32_t, std::int32_t>, float> borders;
   const auto float_border = [&](std::int32_t f, std::int32_t bin) {
-    const auto key = std::make_pair(f, bin);
-    auto it = borders.find(key);
-    if (it == borders.end()) {
-      const float* at = q.borders.data() + static_cast<std::size_t>(f) * quantize::border_stride + bin;
-      it = borders.emplace(key, read_back(ctx, at, "split border")).first;
+    for (int i = 0; i < level; ++i) {
+      if (st.splits[i].feature == f && st.splits[i].bin == bin && f < v.features) return tree.borders[i];
     }
-    return it->second;
+    const float* at = q.borders.data() + static_cast<std::size_t>(f) * quantize::border_stride + bin;
+    return read_back(ctx, at, "split border");  // not one of the splits: asked for once, never in practice
   };
   timer.reset();
   timer.emplace(ctx, prof::candidates);
@@ -280,38 +315,43 @@ bool extension_level(const context& ctx, const search_view& v, const quantize::d
   if (cols.empty()) return false;
   timer.emplace(ctx, prof::hist_score);
 
+  // The column tables in one block: 8-byte fields first, then the 4-byte bin counts.
   const auto K = static_cast<int>(cols.size());
-  std::vector<const std::uint8_t*> ptrs(cols.size());
-  std::vector<std::int32_t> nb(cols.size());
-  std::vector<std::int64_t> offset(cols.size());
-  std::vector<double> noise(cols.size(), 0.0);
+  const std::size_t n = cols.size();
+  static_assert(sizeof(const std::uint8_t*) == 8 && sizeof(std::int64_t) == 8 && sizeof(double) == 8);
+  const std::size_t table_bytes = n * (3 * 8 + sizeof(std::int32_t));
+  w.host_columns.resize(table_bytes);
+  auto* ptrs = reinterpret_cast<const std::uint8_t**>(w.host_columns.data());
+  auto* offset = reinterpret_cast<std::int64_t*>(w.host_columns.data() + n * 8);
+  auto* noise = reinterpret_cast<double*>(w.host_columns.data() + 2 * n * 8);
+  auto* nb = reinterpret_cast<std::int32_t*>(w.host_columns.data() + 3 * n * 8);
   std::int64_t total = 0;
   int max_borders = 1;
-  for (std::size_t k = 0; k < cols.size(); ++k) {
+  for (std::size_t k = 0; k < n; ++k) {
     ptrs[k] = cols[k].bins;
     nb[k] = cols[k].border_count + 1;
     offset[k] = total;
     total += nb[k];
     max_borders = std::max(max_borders, cols[k].border_count);
-    if (ext.column_noise) noise[k] = ext.column_noise(level, k);
+    noise[k] = ext.column_noise ? ext.column_noise(level, k) : 0.0;
   }
-  const device_buffer<const std::uint8_t*> d_ptrs = upload(ctx, ptrs, "extension columns");
-  const device_buffer<std::int32_t> d_nb = upload(ctx, nb, "extension columns");
-  const device_buffer<std::int64_t> d_offset = upload(ctx, offset, "extension columns");
-  const device_buffer<double> d_noise = upload(ctx, noise, "extension score noise");
+  ensure(w.columns, table_bytes, ctx);
+  copy_bytes(w.columns.data(), memory_kind::device, w.host_columns.data(), memory_kind::host, table_bytes, stream,
+             ctx.copies(), ctx.rules(), CBG_COPY_SITE("extension columns"));
+  std::byte* d_tables = w.columns.data();
   ext_columns e;
-  e.bins = d_ptrs.data();
-  e.nb = d_nb.data();
-  e.offset = d_offset.data();
-  e.noise = ext.column_noise ? d_noise.data() : nullptr;
+  e.bins = reinterpret_cast<const std::uint8_t* const*>(d_tables);
+  e.offset = reinterpret_cast<const std::int64_t*>(d_tables + n * 8);
+  e.noise = ext.column_noise ? reinterpret_cast<const double*>(d_tables + 2 * n * 8) : nullptr;
+  e.nb = reinterpret_cast<const std::int32_t*>(d_tables + 3 * n * 8);
   e.count = K;
   e.total_bins = total;
   e.max_borders = max_borders;
 
   const std::size_t leaves = std::size_t{1} << level;
   const std::size_t hist_size = leaves * static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(total);
-  device_buffer<long long> hist(hist_size, stream, ctx.resource());
-  CBG_CUDA_TRY(cudaMemsetAsync(hist.data(), 0, hist_size * sizeof(long long), stream));
+  ensure(w.hist, hist_size, ctx);
+  CBG_CUDA_TRY(cudaMemsetAsync(w.hist.data(), 0, hist_size * sizeof(long long), stream));
   if (v.rows > 0) {
     const dim3 grid(grid_for(v.rows, 256, std::max(1, 2048 / K)), static_cast<unsigned>(K));
     // Shared-memory histograms when a block's fit the default 48 KiB (CBGPU_COMBO_GLOBAL_HIST set:
@@ -321,34 +361,46 @@ bool extension_level(const context& ctx, const search_view& v, const quantize::d
     const std::size_t shared = leaves * static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(stride) *
                                sizeof(long long);
     if (!global_only && shared <= 48 * 1024) {
-      ext_histogram_shared_kernel<<<grid, 256, shared, stream>>>(v, e, level, stride, hist.data());
+      ext_histogram_shared_kernel<<<grid, 256, shared, stream>>>(v, e, level, stride, w.hist.data());
     } else {
-      ext_histogram_kernel<<<grid, 256, 0, stream>>>(v, e, level, hist.data());
+      ext_histogram_kernel<<<grid, 256, 0, stream>>>(v, e, level, w.hist.data());
     }
     CBG_CHECK_CUDA(stream);
   }
   const std::int64_t cells = static_cast<std::int64_t>(K) * max_borders;
-  device_buffer<double> scores(static_cast<std::size_t>(cells), stream, ctx.resource());
-  ext_score_kernel<<<grid_for(cells, 128, 1 << 20), 128, 0, stream>>>(v, e, hist.data(), level, params.score,
-                                                                       params.l2_leaf_reg, scores.data());
+  ensure(w.scores, static_cast<std::size_t>(cells), ctx);
+  ext_score_kernel<<<grid_for(cells, 128, 1 << 20), 128, 0, stream>>>(v, e, w.hist.data(), level, params.score,
+                                                                       params.l2_leaf_reg, w.scores.data());
   CBG_CHECK_CUDA(stream);
-  device_buffer<ext_choice> choice(1, stream, ctx.resource());
-  ext_choose_kernel<<<1, choose_threads, 0, stream>>>(v, e, scores.data(), choice.data());
+  ext_choose_kernel<<<1, choose_threads, 0, stream>>>(v, e, w.scores.data(), q.borders.data(), w.record.data());
   CBG_CHECK_CUDA(stream);
-  const ext_choice won = read_back(ctx, choice.data(), "extension split");
+  // The one read-back of the level: the choice, and the state and borders the next level starts from.
+  w.tree = read_back(ctx, w.record.data(), "extension split");
+  w.known = level + 1;
+  const ext_record& won = w.tree;
   timer.reset();
   if (won.column < 0) return false;
 
   const std::int32_t id = ext.commit(static_cast<std::size_t>(won.column));
   const split sp{id, won.bin};
   const bool stop = std::find(chosen.begin(), chosen.end(), sp) != chosen.end();
+  // ext_take_kernel's update, on the host's copy too.
+  if (stop) {
+    w.tree.state.stopped = 1;
+    w.tree.state.count = level;
+  } else {
+    w.tree.state.splits[level] = sp;
+    w.tree.state.count = level + 1;
+    w.tree.state.stopped = 0;
+    w.tree.borders[level] = 0.0f;
+  }
   timer.emplace(ctx, prof::leaves);
   ext_take_kernel<<<1, 1, 0, stream>>>(v.state, level, sp, stop ? 1 : 0);
   CBG_CHECK_CUDA(stream);
   if (!stop) {
     if (!last_level) {
       ext_compute_bit_kernel<<<grid_for(static_cast<std::int64_t>(leaves), 256, 1 << 16), 256, 0, stream>>>(
-          v, e, hist.data(), level, won.column, won.bin);
+          v, e, w.hist.data(), level, won.column, won.bin);
       CBG_CHECK_CUDA(stream);
     }
     if (v.rows > 0) {

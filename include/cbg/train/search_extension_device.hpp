@@ -19,6 +19,10 @@
 
 namespace cbg::train {
 
+namespace detail {
+struct extension_workspace;  // kernels/train/search_extension_device.cu
+}  // namespace detail
+
 class device_search_extension {
  public:
   struct column {
@@ -42,6 +46,10 @@ class device_search_extension {
 
   // Score noise of candidate column `column` at level `level` (as search_extension::column_noise).
   std::function<double(int level, std::size_t column)> column_noise;
+
+  // The GPU search's scratch for this extension's levels (device buffers grown to the largest
+  // level, the tree's splits so far): created by the first search, kept for the training.
+  std::shared_ptr<detail::extension_workspace> workspace;
 };
 
 // The GPU backend whose searches use `extension` (null: none); it must outlive the backend. One
