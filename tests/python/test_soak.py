@@ -5,7 +5,9 @@ Soak: THREADS host threads, each with STREAMS CuPy streams, predict with one mod
 CBGPU_SOAK_SECONDS (3 s in the suite; scripts run it longer) while another thread trains a second
 model again and again on its own context. Every prediction must equal the single-threaded one, every
 retrained model must be byte-identical to the first, no call may fail, and the device memory the
-contexts hold must be back where it started (flat).
+contexts hold must be back where it started (flat). The host's resident set is sampled through the
+run: from a quarter of the time (threads, streams and caches set up by then) to the end it may grow
+by at most RSS_SLACK_MIB when the soak lasts a minute or more (a shorter run only reports it).
 Determinism: CBGPU_DETERMINISM_RUNS (10) trainings of the same data and seed give byte-identical
 model files.
 """
@@ -24,11 +26,12 @@ SECONDS = float(os.environ.get("CBGPU_SOAK_SECONDS", "3"))
 THREADS = int(os.environ.get("CBGPU_SOAK_THREADS", "16"))
 STREAMS = 4
 RUNS = int(os.environ.get("CBGPU_DETERMINISM_RUNS", "10"))
+RSS_SLACK_MIB = 16
 PARAMS = {"iterations": 40, "depth": 6, "loss_function": "Logloss", "random_seed": 11}
 
 
 def _rss_bytes() -> int:
-    """The process's resident set (Linux), reported by the soak (not asserted: CuPy caches)."""
+    """The process's resident set (Linux), 0 where /proc is missing."""
     try:
         with open("/proc/self/statm") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -91,8 +94,17 @@ def test_concurrent_prediction_while_training(cp):
             except BaseException as e:  # noqa: BLE001
                 errors.append(e)
 
+        start = time.monotonic()
+        rss_samples: list[tuple[float, int]] = []  # (seconds since the start, bytes)
+
+        def sampler() -> None:
+            while time.monotonic() < deadline:
+                rss_samples.append((time.monotonic() - start, _rss_bytes()))
+                time.sleep(min(1.0, SECONDS / 20))
+
         threads = [threading.Thread(target=predictor, args=(t,)) for t in range(THREADS)]
         threads.append(threading.Thread(target=trainer))
+        threads.append(threading.Thread(target=sampler))
         for t in threads:
             t.start()
         for t in threads:
@@ -106,9 +118,17 @@ def test_concurrent_prediction_while_training(cp):
         ctx.sync()
         after = ctx.memory_stats()["in_use_bytes"], train_ctx.memory_stats()["in_use_bytes"]
         assert after[0] <= before[0] and after[1] == before[1], f"device memory not flat: {before} -> {after}"
+        rss_end = _rss_bytes()
+        settled = next((r for t, r in rss_samples if t >= SECONDS / 4), rss_end)
+        growth = rss_end - settled
         print(f"soak: {sum(predictions)} predictions by {THREADS}x{STREAMS} streams and {len(trained)} "
               f"trainings in {SECONDS:.0f} s; device bytes in use {before} -> {after}; host RSS "
-              f"{rss_before / 2**20:.0f} -> {_rss_bytes() / 2**20:.0f} MiB")
+              f"{rss_before / 2**20:.0f} MiB at the start, {settled / 2**20:.0f} at {SECONDS / 4:.0f} s, "
+              f"{rss_end / 2**20:.0f} at the end ({growth / 2**20:+.1f} MiB over the last three quarters, "
+              f"{growth / max(1, sum(predictions)):+.0f} bytes per prediction)")
+        if SECONDS >= 60 and settled > 0:
+            assert growth <= RSS_SLACK_MIB * 2**20, (
+                f"host memory grew by {growth / 2**20:.1f} MiB after the first quarter of the soak")
 
 
 def test_reruns_are_byte_identical(cp):
