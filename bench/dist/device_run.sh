@@ -109,7 +109,7 @@ for what in "$@"; do
       # <bundle>/bench/cbgpu-multi-bench-old (a build of the code before, when present): ms per
       # iteration (no profile), then the per-pass device times (CBGPU_BOOSTING_PROFILE, 50 and 100 iterations).
       devs="${CBGPU_POINT_DEVICES:-0}"
-      for v in old ${CBGPU_POINT_VARIANTS:-1 2 4}; do
+      for v in old ${CBGPU_POINT_VARIANTS:-1 2 3 4}; do
         b="$bench"
         if [ "$v" = old ]; then b="$bundle/bench/cbgpu-multi-bench-old"; [ -x "$b" ] || continue; fi
         say "point: $v, devices $devs"

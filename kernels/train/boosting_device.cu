@@ -343,7 +343,10 @@ __device__ inline bool resolve_search_pass(point_args& a) {
 // FP64 chains the compiler interleaves), then the value is added and the leaf sums taken in row
 // order, so that the ordered value sum is the one-row loop's (the leaf sums are integers: any order).
 // The channel loops run to the compile-time bound CH with a guard, so that a row's channels stay in
-// registers, and the leaf sums use shared-memory atomics when they fit (not generic ones).
+// registers. The leaf sums go through a generic pointer (shared memory when they fit, else global)
+// on purpose: sm_90 has no 64-bit shared-memory atomic add, so an atomicAdd the compiler knows to be
+// on shared memory becomes a compare-and-swap loop (ATOMS.CAST.SPIN.64; the kernel took 2.7x as
+// long, H100, 2026-11-22), while the generic ATOM.E.ADD.64 adds in place in either space.
 // One row at a time (U = 1) with 64-bit shared atomics measured 2.66 ms for a Higgs-shape Logloss
 // leaf estimation (11 passes, H200, 2026-11-21); two rows in flight with the sums split into two
 // 32-bit counters took 3.11 ms (bench/RESULTS.md).
@@ -435,11 +438,9 @@ __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
         if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
         if (a.scales == nullptr) continue;
         const auto v = static_cast<unsigned long long>(to_fixed64(ch[c], scales[c]));
-        if (shared_sums) {
-          atomicAdd(&block_sums[leaf[u] * channels + c], v);
-        } else {
-          atomicAdd(&a.sums[static_cast<std::int64_t>(leaf[u]) * channels + c], v);
-        }
+        atomicAdd(shared_sums ? &block_sums[leaf[u] * channels + c]
+                              : &a.sums[static_cast<std::int64_t>(leaf[u]) * channels + c],
+                  v);
       }
     }
   }
@@ -1665,6 +1666,7 @@ class device_backend final : public boosting_backend {
     const int u = point_rows();
     if (loss_.dims == 1 && loss_.kind == loss_kind::logloss) {
       if (u == 4) point_kernel<1, logloss_kind, 4><<<tiles, lanes, 0, stream()>>>(a);
+      else if (u == 3) point_kernel<1, logloss_kind, 3><<<tiles, lanes, 0, stream()>>>(a);
       else if (u == 2) point_kernel<1, logloss_kind, 2><<<tiles, lanes, 0, stream()>>>(a);
       else point_kernel<1, logloss_kind, 1><<<tiles, lanes, 0, stream()>>>(a);
     } else if (loss_.dims == 1) {
@@ -1756,13 +1758,13 @@ class device_backend final : public boosting_backend {
     }();
     return enabled;
   }
-  // Rows in flight per lane of the point kernel (CBGPU_POINT_ROWS=1, 2 or 4; the A/B switch of the
+  // Rows in flight per lane of the point kernel (CBGPU_POINT_ROWS=1, 2, 3 or 4; the A/B switch of the
   // benchmark, Logloss only).
   static int point_rows() {
     static const int rows = [] {
       const char* e = std::getenv("CBGPU_POINT_ROWS");
       const std::string_view v = e == nullptr ? "4" : e;
-      return v == "1" ? 1 : v == "2" ? 2 : 4;
+      return v == "1" ? 1 : v == "2" ? 2 : v == "3" ? 3 : 4;
     }();
     return rows;
   }
