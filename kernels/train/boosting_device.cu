@@ -339,17 +339,19 @@ __device__ inline bool resolve_search_pass(point_args& a) {
   return false;
 }
 
-// U rows of a lane in flight: the batch's loads are issued first, then each row's math (independent
-// FP64 chains the compiler interleaves), then the value is added and the leaf sums taken in row
+// A lane's rows in batches of U: the batch's loads are issued first, then each row's math (independent
+// FP64 chains the compiler may interleave), then the value is added and the leaf sums taken in row
 // order, so that the ordered value sum is the one-row loop's (the leaf sums are integers: any order).
+// U = 1 is the one in use: on the Higgs shape (Logloss, H100, 2026-11-22) a pass took 207 us with
+// U = 1, 213 with 2, 250 with 3 and 319 with 4 (40, 62, ~80 and 94 registers: fewer resident warps
+// cost more than the overlap gains; the kernel is bound by its FP64 math, not by load latency).
 // The channel loops run to the compile-time bound CH with a guard, so that a row's channels stay in
 // registers. The leaf sums go through a generic pointer (shared memory when they fit, else global)
 // on purpose: sm_90 has no 64-bit shared-memory atomic add, so an atomicAdd the compiler knows to be
 // on shared memory becomes a compare-and-swap loop (ATOMS.CAST.SPIN.64; the kernel took 2.7x as
 // long, H100, 2026-11-22), while the generic ATOM.E.ADD.64 adds in place in either space.
-// One row at a time (U = 1) with 64-bit shared atomics measured 2.66 ms for a Higgs-shape Logloss
-// leaf estimation (11 passes, H200, 2026-11-21); two rows in flight with the sums split into two
-// 32-bit counters took 3.11 ms (bench/RESULTS.md).
+// Earlier: two rows in flight with the sums split into two 32-bit counters took 3.11 ms for a
+// Higgs-shape Logloss leaf estimation against 2.66 for one row (H200, 2026-11-21, bench/RESULTS.md).
 template <int D, int K = -1, int U = 1>
 __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
   if (!resolve_search_pass(a)) return;
@@ -1663,17 +1665,9 @@ class device_backend final : public boosting_backend {
   }
   void launch_point(const point_args& a) {
     const int tiles = tiles_of(rows());
-    const int u = point_rows();
-    if (loss_.dims == 1 && loss_.kind == loss_kind::logloss) {
-      if (u == 4) point_kernel<1, logloss_kind, 4><<<tiles, lanes, 0, stream()>>>(a);
-      else if (u == 3) point_kernel<1, logloss_kind, 3><<<tiles, lanes, 0, stream()>>>(a);
-      else if (u == 2) point_kernel<1, logloss_kind, 2><<<tiles, lanes, 0, stream()>>>(a);
-      else point_kernel<1, logloss_kind, 1><<<tiles, lanes, 0, stream()>>>(a);
-    } else if (loss_.dims == 1) {
-      point_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
-    } else {
-      point_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
-    }
+    if (loss_.dims == 1 && loss_.kind == loss_kind::logloss) point_kernel<1, logloss_kind><<<tiles, lanes, 0, stream()>>>(a);
+    else if (loss_.dims == 1) point_kernel<1><<<tiles, lanes, 0, stream()>>>(a);
+    else point_kernel<0><<<tiles, lanes, 0, stream()>>>(a);
     CBG_CHECK_CUDA(stream());
   }
 
@@ -1757,16 +1751,6 @@ class device_backend final : public boosting_backend {
       return e == nullptr || std::string_view(e) != "0";
     }();
     return enabled;
-  }
-  // Rows in flight per lane of the point kernel (CBGPU_POINT_ROWS=1, 2, 3 or 4; the A/B switch of the
-  // benchmark, Logloss only).
-  static int point_rows() {
-    static const int rows = [] {
-      const char* e = std::getenv("CBGPU_POINT_ROWS");
-      const std::string_view v = e == nullptr ? "4" : e;
-      return v == "1" ? 1 : v == "2" ? 2 : v == "3" ? 3 : 4;
-    }();
-    return rows;
   }
   bool fused_layout(int channels, std::size_t slots, bool value, pass_fold& f) {
     if (!fused_passes() || !pass_layout(channels, slots, value, f)) return false;
