@@ -343,8 +343,8 @@ __device__ inline bool resolve_search_pass(point_args& a) {
 // FP64 chains the compiler may interleave), then the value is added and the leaf sums taken in row
 // order, so that the ordered value sum is the one-row loop's (the leaf sums are integers: any order).
 // U = 1 is the one in use: on the Higgs shape (Logloss, H100, 2026-11-22) a pass took 207 us with
-// U = 1, 213 with 2, 250 with 3 and 319 with 4 (40, 62, ~80 and 94 registers: fewer resident warps
-// cost more than the overlap gains; the kernel is bound by its FP64 math, not by load latency).
+// U = 1, 213 with 2, 250 with 3 and 319 with 4 (U = 1, 2, 4: 40, 62 and 94 registers; the fewer
+// resident warps cost more than the overlap gains: the kernel is not bound by load latency).
 // The channel loops run to the compile-time bound CH with a guard, so that a row's channels stay in
 // registers. The leaf sums go through a generic pointer (shared memory when they fit, else global)
 // on purpose: sm_90 has no 64-bit shared-memory atomic add, so an atomicAdd the compiler knows to be
