@@ -12,7 +12,9 @@
 # and scores the whole histogram), oldscorestages (stages with CBGPU_DIST_SLICED_SCORE=0, 2 and 4
 # GPUs; every stages mode sets CBGPU_BOOSTING_PROFILE_SEARCH=1: the search's stages too), slicedstages (stages with CBGPU_DIST_SLICED_SCORE=1, 4 GPUs), tests4sliced ([gpu][dist] on 4
 # GPUs with the sliced search forced on), wide (2M x 512 on 1 and 4 GPUs, sliced search automatic
-# and off, with CBGPU_BOOSTING_PROFILE). Results go to $OUT (or /tmp/cbgpu-multi).
+# and off, with CBGPU_BOOSTING_PROFILE), point (one GPU: this build against the bundle's
+# bench/cbgpu-multi-bench-old, ms per iteration and per-call / per-pass device times). Results go to $OUT
+# (or /tmp/cbgpu-multi).
 set -u
 cd "$(dirname "$0")/../.."
 bundle="$1"
@@ -101,6 +103,21 @@ for what in "$@"; do
         --iterations 50 2>&1 | tee -a "$log"
       CBGPU_DIST_SLICED_SCORE=0 CBGPU_BOOSTING_PROFILE_SEARCH=1 CBGPU_BOOSTING_PROFILE="$out/stages-wide-old.jsonl" "$bench" --rows 2000000 \
         --features 512 --devices "0;0-3" --iterations 50 2>&1 | tee -a "$log"
+      ;;
+    point)
+      # One GPU (${CBGPU_POINT_DEVICES:-0}): this build against <bundle>/bench/cbgpu-multi-bench-old (a
+      # build of the code before, when present): ms per iteration (no profile), then the per-call and
+      # per-pass device times (CBGPU_BOOSTING_PROFILE, 50 and 100 iterations).
+      devs="${CBGPU_POINT_DEVICES:-0}"
+      for v in old new; do
+        b="$bench"
+        if [ "$v" = old ]; then b="$bundle/bench/cbgpu-multi-bench-old"; [ -x "$b" ] || continue; fi
+        say "point: $v, devices $devs"
+        "$b" --devices "$devs" --repeat 2 2>&1 | tee -a "$log"
+        rm -f "$out/point-$v.jsonl"
+        CBGPU_BOOSTING_PROFILE="$out/point-$v.jsonl" "$b" --devices "$devs" --iterations 50 2>&1 | tee -a "$log"
+        python3 bench/dist/profile_summary.py --boosting "$out/point-$v.jsonl" 2>&1 | tee -a "$log"
+      done
       ;;
     *) say "unknown: $what" ;;
   esac

@@ -3,11 +3,15 @@
 """Summarises a CBGPU_DIST_PROFILE file (one JSON line per sharded training, src/dist/rank_threads.hpp).
 
     bench/dist/profile_summary.py profile.jsonl [--per A:B ...]
+    bench/dist/profile_summary.py --boosting stages.jsonl
+
 
 Prints, per training, the time inside the training loop (backend calls and the trainer's gaps between
 them), the set-up and tear-down phases and each rank's collectives and reads. With --per A:B (line
 numbers from 1, e.g. the 100- and 200-iteration trainings of cbgpu-multi-bench), the difference B - A
 divided by the difference of their weak_target calls: the loop's cost per iteration, by call.
+With --boosting, the file is a CBGPU_BOOSTING_PROFILE one (kernels/train/boosting_device.cu, one line per
+training and device): each call's (and leaf-pass stage's) device time per call in microseconds.
 """
 import argparse
 import json
@@ -22,11 +26,24 @@ def loop_ms(p):
     return sum(c["wall_ms"] + c["gap_before_ms"] for name, c in p["calls"].items() if name not in ("setup", "teardown"))
 
 
+def boosting(path):
+    with open(path) as f:
+        lines = [json.loads(line)["boosting_profile"] for line in f if "boosting_profile" in line]
+    for i, p in enumerate(lines, 1):
+        calls = ", ".join(f"{name} {1000 * c['ms'] / c['calls']:.1f} us x {c['calls']}"
+                          for name, c in p.items() if c.get("calls", 0) > 0)
+        print(f"{i}: {calls}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("file")
     ap.add_argument("--per", action="append", default=[], help="A:B, two line numbers (from 1)")
+    ap.add_argument("--boosting", action="store_true", help="a CBGPU_BOOSTING_PROFILE file")
     args = ap.parse_args()
+    if args.boosting:
+        boosting(args.file)
+        return
     lines = load(args.file)
     for i, p in enumerate(lines, 1):
         its = p["calls"].get("weak_target", {}).get("n", 0)

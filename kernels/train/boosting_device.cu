@@ -212,13 +212,26 @@ struct weak_args {
 // order, so the ordered sums are those of the one-row loop.
 constexpr int row_batch = 2;
 
-// Rows j0 .. j0 + row_batch - 1 of the lane in its tile (r = tile * 4096 + j * 256 + lane), or -1.
-__device__ inline void batch_rows(int j0, std::int64_t n, std::int64_t (&r)[row_batch]) {
+// Rows j0 .. j0 + B - 1 of the lane in its tile (r = tile * 4096 + j * 256 + lane), or -1.
+template <int B>
+__device__ inline void batch_rows(int j0, std::int64_t n, std::int64_t (&r)[B]) {
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * sum_tile + threadIdx.x;
 #pragma unroll
-  for (int u = 0; u < row_batch; ++u) {
+  for (int u = 0; u < B; ++u) {
     const std::int64_t row = first + static_cast<std::int64_t>(j0 + u) * lanes;
     r[u] = j0 + u < sum_rows_per_lane && row < n ? row : -1;
+  }
+}
+
+// The leaf channels of a row (leaf_channels' layout: [der (D), hess (hess_channels), w]) for a fixed
+// dimension count D, written with compile-time indices only, so that they stay in registers.
+template <int D, int CH>
+__device__ inline void fixed_leaf_channels(int hess_channels, const double* der, const double* hess, double w,
+                                           double (&ch)[CH]) {
+#pragma unroll
+  for (int c = 0; c < CH; ++c) {
+    const int k = c - D;  // the hessian channel c would be
+    ch[c] = c < D ? der[c < D ? c : 0] : (k < hess_channels && k < D ? hess[k >= 0 && k < D ? k : 0] : w);
   }
 }
 
@@ -255,14 +268,22 @@ __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
         if (a.saved != nullptr) a.saved[r] = make_double2(der[0], hess[0]);
       }
       sigma[u] = row.sigma;
-      leaf_channels(l, a.req.hess_channels, der, hess, w, ch[u]);
+      if constexpr (D > 0) {
+        fixed_leaf_channels<D>(a.req.hess_channels, der, hess, w, ch[u]);
+      } else {
+        leaf_channels(l, a.req.hess_channels, der, hess, w, ch[u]);
+      }
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       if (rows[u] < 0) continue;
       acc[0] += sigma[u];
       acc[1] += value[u];
-      for (int c = 0; c < channels; ++c) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[u][c])));
+#pragma unroll
+      for (int c = 0; c < CH; ++c) {
+        if (c >= channels) break;
+        atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[u][c])));
+      }
     }
   }
   __syncthreads();
@@ -318,16 +339,29 @@ __device__ inline bool resolve_search_pass(point_args& a) {
   return false;
 }
 
-// One row at a time with 64-bit shared atomics: this form measured 2.66 ms for a Higgs-shape Logloss
-// leaf estimation (11 passes, H200, 2026-11-21); two rows in flight with the sums split into two
-// 32-bit counters took 3.11 ms (bench/RESULTS.md).
-template <int D, int K = -1>
+// A lane's rows in batches of U: the batch's loads are issued first, then each row's math (independent
+// FP64 chains the compiler may interleave), then the value is added and the leaf sums taken in row
+// order, so that the ordered value sum is the one-row loop's (the leaf sums are integers: any order).
+// U = 1 is the one in use: on the Higgs shape (Logloss, H100, 2026-11-22) a pass took 207 us with
+// U = 1, 213 with 2, 250 with 3 and 319 with 4 (U = 1, 2, 4: 40, 62 and 94 registers; the fewer
+// resident warps cost more than the overlap gains: the kernel is not bound by load latency).
+// The channel loops run to the compile-time bound CH with a guard, so that a row's channels stay in
+// registers. The leaf sums go through a generic pointer (shared memory when they fit, else global)
+// on purpose: sm_90 has no 64-bit shared-memory atomic add, so an atomicAdd the compiler knows to be
+// on shared memory becomes a compare-and-swap loop (ATOMS.CAST.SPIN.64; the kernel took 2.7x as
+// long, H100, 2026-11-22), while the generic ATOM.E.ADD.64 adds in place in either space.
+// Earlier: two rows in flight with the sums split into two 32-bit counters took 3.11 ms for a
+// Higgs-shape Logloss leaf estimation against 2.66 for one row (H200, 2026-11-21, bench/RESULTS.md).
+template <int D, int K = -1, int U = 1>
 __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
   if (!resolve_search_pass(a)) return;
   __shared__ double shared[lanes];
   __shared__ unsigned block_max[max_channels];
   __shared__ unsigned long long block_sums[shared_sum_slots];
   __shared__ fixed_scale scales[max_channels];
+  constexpr int DA = D > 0 ? D : max_dims;
+  constexpr int HA = D > 0 ? D : max_hessian;
+  constexpr int CH = D > 0 ? D + D + 1 : max_channels;
   const loss_spec l = fixed_loss<D, K>(a.loss);
   const int channels = l.dims + a.hess_channels + 1;
   const int slots = a.leaves * channels;
@@ -340,53 +374,75 @@ __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
     for (int s = static_cast<int>(threadIdx.x); s < slots; s += lanes) block_sums[s] = 0;
   }
   __syncthreads();
+  // What the pass computes (block-uniform): the sums at the approx from the weak pass's der and hess
+  // (no math), the function value only, or the derivatives (and the value).
+  bool from_saved = false;
+  if constexpr (D == 1) from_saved = a.saved != nullptr && a.point == nullptr && !a.want_value;
+  const bool value_only = !from_saved && a.scales == nullptr && !a.want_max;
   double acc[1] = {0.0};
-  CBG_FOR_TILE_ROWS(r, a.v.n) {
-    double ap[D > 0 ? D : max_dims], der[D > 0 ? D : max_dims];
-    double hess[D > 0 ? D : max_hessian];
-    const std::uint32_t leaf = a.leaf[r];
-    const double w = weight_of(a.v.weight, r);
-    if constexpr (D == 1) {
-      if (a.saved != nullptr && a.point == nullptr && !a.want_value) {
-        // The sums at the approx: the weak pass's der and hess, no math.
-        const double2 dh = a.saved[r];
-        der[0] = dh.x;
-        hess[0] = dh.y;
-        double ch[D + D + 1];
-        leaf_channels(l, a.hess_channels, der, hess, w, ch);
-        for (int c = 0; c < channels; ++c) {
-          if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
-          if (a.scales != nullptr) {
-            const auto v = static_cast<unsigned long long>(to_fixed64(ch[c], scales[c]));
-            atomicAdd(shared_sums ? &block_sums[leaf * channels + c] : &a.sums[static_cast<std::int64_t>(leaf) * channels + c], v);
-          }
+  for (int j0 = 0; j0 < sum_rows_per_lane; j0 += U) {
+    std::int64_t rows[U];
+    batch_rows(j0, a.v.n, rows);
+    if (rows[0] < 0) break;
+    std::uint32_t leaf[U];
+    double w[U], ap[U][DA], der[U][DA], hess[U][HA];
+    float t[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t r = rows[u] < 0 ? rows[0] : rows[u];  // past the end: a valid row, unused
+      leaf[u] = a.leaf[r];
+      w[u] = weight_of(a.v.weight, r);
+      t[u] = 0.f;
+      if constexpr (D == 1) {
+        if (from_saved) {
+          const double2 dh = a.saved[r];
+          der[u][0] = dh.x;
+          hess[u][0] = dh.y;
+          continue;
         }
-        continue;
+      }
+      gather_approx(a.v.approx, a.v.n, l.dims, r, ap[u]);
+      t[u] = a.v.target[r];
+    }
+    if (!from_saved && a.point != nullptr) {
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        for (int k = 0; k < l.dims; ++k) ap[u][k] += a.point[static_cast<std::int64_t>(leaf[u]) * l.dims + k];
       }
     }
-    gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
-    if (a.point != nullptr) {
-      for (int k = 0; k < l.dims; ++k) ap[k] += a.point[static_cast<std::int64_t>(leaf) * l.dims + k];
+    double value[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      value[u] = 0.0;
+      if (from_saved || rows[u] < 0) continue;
+      if (value_only) {
+        if (a.want_value) value[u] = -w[u] * point_loss(l, ap[u], t[u]);
+      } else if (a.want_value) {
+        value[u] = -w[u] * point_loss_and_derivatives(l, ap[u], t[u], w[u], der[u], hess[u]);
+      } else {
+        point_derivatives(l, ap[u], t[u], w[u], der[u], hess[u]);
+      }
     }
-    const float t = a.v.target[r];
-    if (a.scales == nullptr && !a.want_max) {
-      if (a.want_value) acc[0] += -w * point_loss(l, ap, t);
-      continue;
-    }
-    if (a.want_value) {
-      acc[0] += -w * point_loss_and_derivatives(l, ap, t, w, der, hess);
-    } else {
-      point_derivatives(l, ap, t, w, der, hess);
-    }
-    double ch[D > 0 ? D + D + 1 : max_channels];
-    leaf_channels(l, a.hess_channels, der, hess, w, ch);
-    for (int c = 0; c < channels; ++c) {
-      if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
-      if (a.scales != nullptr) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (rows[u] < 0) break;
+      if (a.want_value) acc[0] += value[u];
+      if (value_only) continue;
+      double ch[CH];
+      if constexpr (D > 0) {
+        fixed_leaf_channels<D>(a.hess_channels, der[u], hess[u], w[u], ch);
+      } else {
+        leaf_channels(l, a.hess_channels, der[u], hess[u], w[u], ch);
+      }
+#pragma unroll
+      for (int c = 0; c < CH; ++c) {
+        if (c >= channels) break;
+        if (a.want_max) atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[c])));
+        if (a.scales == nullptr) continue;
         const auto v = static_cast<unsigned long long>(to_fixed64(ch[c], scales[c]));
-        unsigned long long* slot = shared_sums ? &block_sums[leaf * channels + c]
-                                               : &a.sums[static_cast<std::int64_t>(leaf) * channels + c];
-        atomicAdd(slot, v);
+        atomicAdd(shared_sums ? &block_sums[leaf[u] * channels + c]
+                              : &a.sums[static_cast<std::int64_t>(leaf[u]) * channels + c],
+                  v);
       }
     }
   }
