@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "bench_command.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <memory>
 #include <cstdio>
 #include <fstream>
@@ -18,7 +20,7 @@
 #include "json_writer.hpp"
 #include "library.hpp"
 #include "managed_tensor.hpp"
-#include "missing_stages.hpp"
+#include "prediction_run.hpp"
 #include "synthetic_data.hpp"
 #include "timer.hpp"
 #include "training_run.hpp"
@@ -40,7 +42,7 @@ int32_t parse_device(const std::string& s) {
 
 // Phase timings; std::nullopt: the phase did not run.
 struct phase_times {
-  double generate = 0, context = 0, pool = 0, train = 0, save = 0, total = 0;
+  double generate = 0, context = 0, pool = 0, train = 0, save = 0, predict = 0, total = 0;
   std::optional<double> upload;
 };
 
@@ -57,6 +59,14 @@ struct training_facts {
   std::string params;
 };
 
+// The prediction stage: the learn rows (their metric must equal training's last learn metric) and
+// the held-out rows (timed; their metrics measure the model).
+struct prediction_facts {
+  prediction_run learn, held_out;
+  std::vector<metric_value> learn_metrics, held_out_metrics;
+  bool learn_metric_matches = false;
+};
+
 struct bench_facts {
   int64_t rows = 0, features = 0, positives = 0;
   int32_t visible_devices = 0;
@@ -67,6 +77,7 @@ struct bench_facts {
   cbg_copy_stats_t copies{};
   uint64_t tensors_given = 0, tensors_released = 0;
   training_facts training;
+  prediction_facts prediction;
 };
 
 // The dataset in the pool's memory: on a GPU, device copies made with cbg_tensor_copy (accounted
@@ -161,6 +172,7 @@ void write_json(const std::string& path, const bench_options& o, const bench_fac
     j.null();
   }
   j.key("pool").value(f.ms.pool).key("train").value(f.ms.train).key("save_model").value(f.ms.save);
+  j.key("predict").value(f.ms.predict);
   j.key("total").value(f.ms.total);
   j.key("end_to_end_from_device").value(f.ms.pool + f.ms.train);
   j.key("end_to_end_from_host").value(f.ms.upload.value_or(0.0) + f.ms.pool + f.ms.train);
@@ -189,13 +201,24 @@ void write_json(const std::string& path, const bench_options& o, const bench_fac
   j.key("released_by_library").value(f.tensors_released);
   j.end_object();
 
-  j.key("not_implemented").begin_array();
-  for (const missing_stage& s : missing_stages) {
-    j.begin_object().key("stage").value(s.stage).key("issue").value(int64_t{s.issue});
-    j.key("effect").value(s.what).end_object();
-  }
-  j.end_array();
-  j.key("complete").value(false);
+  const prediction_facts& p = f.prediction;
+  const auto metrics = [&j](const std::vector<metric_value>& values) {
+    j.begin_object();
+    for (const metric_value& m : values) j.key(m.name).value(m.value);
+    j.end_object();
+  };
+  j.key("prediction").begin_object();
+  j.key("evaluator").value(f.device >= 0 ? "cbg_predict_to_device" : "cbg_predict_to_host");
+  j.key("learn_rows").value(p.learn.rows).key("learn_metrics");
+  metrics(p.learn_metrics);
+  j.key("learn_metric_matches_training").value(p.learn_metric_matches);
+  j.key("held_out_rows").value(p.held_out.rows).key("held_out_seed").value(o.seed + 1);
+  j.key("held_out_first_ms").value(p.held_out.first_ms).key("held_out_ms").value(p.held_out.ms);
+  j.key("held_out_metrics");
+  metrics(p.held_out_metrics);
+  j.end_object();
+  j.key("not_implemented").begin_array().end_array();  // every stage of the pipeline runs
+  j.key("complete").value(true);
   j.end_object();
 
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -216,6 +239,9 @@ CLI::App* add_bench_command(CLI::App& app, bench_options& o) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--seed", o.seed, "Seed of the data generator and the context")
       ->capture_default_str();
+  cmd->add_option("--eval-rows", o.eval_rows,
+                  "Held-out rows to predict (the generator with seed + 1); default rows / 4, 0: none")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--layout", o.layout, "Feature matrix layout")
       ->capture_default_str()
       ->check(CLI::IsMember({"column", "row"}));
@@ -258,6 +284,10 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
         "out of host memory generating {} rows x {} features ({} of float32)", o.rows, o.features,
         format_bytes(static_cast<uint64_t>(o.rows) * static_cast<uint64_t>(o.features) * 4)));
   }
+  synthetic_options held_out_options = so;
+  held_out_options.rows = o.eval_rows >= 0 ? o.eval_rows : std::max<int64_t>(1, o.rows / 4);
+  held_out_options.seed = o.seed + 1;
+  synthetic_dataset held_out = held_out_options.rows > 0 ? make_synthetic_dataset(held_out_options) : synthetic_dataset{};
   f.ms.generate = t.elapsed_ms();
   f.rows = data.rows;
   f.features = data.n_features;
@@ -279,8 +309,12 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   fmt::print("{:<10} {:>10.1f} ms\n", "generate", f.ms.generate);
   fmt::print("{:<10} {:>10.1f} ms\n", "context", f.ms.context);
 
+  // The labels stay on the host too, for the metrics of the predictions.
+  const std::vector<float> learn_label = data.label, held_out_label = held_out.label;
   t = stopwatch();
   pool_tensors tensors = place_data(ctx.get(), f.device, std::move(data));
+  std::optional<pool_tensors> held_out_tensors;
+  if (held_out.rows > 0) held_out_tensors = place_data(ctx.get(), f.device, std::move(held_out));
   if (f.device >= 0) {
     f.ms.upload = t.elapsed_ms();
     fmt::print("{:<10} {:>10.1f} ms  (cudaMalloc + cbg_tensor_copy to device {})\n", "upload",
@@ -298,6 +332,14 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   cbg_pool_t* raw_pool = nullptr;
   check(cbg_pool_from_dlpack(ctx.get(), &desc, &raw_pool), "cbg_pool_from_dlpack");
   pool_handle pool(raw_pool);
+  pool_handle held_out_pool;
+  if (held_out_tensors) {
+    check(cbg_pool_desc_init(&desc), "cbg_pool_desc_init");
+    desc.features = held_out_tensors->features.give();
+    desc.label = held_out_tensors->label.give();
+    check(cbg_pool_from_dlpack(ctx.get(), &desc, &raw_pool), "cbg_pool_from_dlpack (held-out rows)");
+    held_out_pool.reset(raw_pool);
+  }
   f.ms.pool = t.elapsed_ms();
   f.pool = pool_info(pool.get());
   fmt::print("{:<10} {:>10.1f} ms  pool: {}\n", "pool", f.ms.pool, describe_pool(f.pool));
@@ -343,14 +385,35 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   }
 
   f.copies = copy_stats(ctx.get());
-  fmt::print("copies: {}\n", describe_copy_stats(f.copies));
+  fmt::print("copies: {} (up to the trained model)\n", describe_copy_stats(f.copies));
 
-  fmt::print("not implemented yet:\n");
-  for (const missing_stage& s : missing_stages) {
-    fmt::print("  {:<10} (issue #{}): {}\n", s.stage, s.issue, s.what);
+  // Prediction: the learn rows' metric must be training's (the evaluator and the trainer agree);
+  // the held-out rows are timed and measure the model.
+  t = stopwatch();
+  prediction_facts& pf = f.prediction;
+  pf.learn = predict_raw(ctx.get(), run.model.get(), pool.get(), f.rows);
+  pf.learn_metrics = binary_label_metrics(o.loss_function, pf.learn.raw, learn_label);
+  const double from_training = tf.learn_metric, from_evaluator = pf.learn_metrics.front().value;
+  pf.learn_metric_matches = pf.learn_metrics.front().name == tf.metric &&
+                            std::fabs(from_evaluator - from_training) <= 1e-9 * std::fmax(1.0, std::fabs(from_training));
+  if (held_out_pool) {
+    pf.held_out = predict_raw(ctx.get(), run.model.get(), held_out_pool.get(), static_cast<int64_t>(held_out_label.size()));
+    pf.held_out_metrics = binary_label_metrics(o.loss_function, pf.held_out.raw, held_out_label);
   }
+  f.ms.predict = t.elapsed_ms();
+  const char* evaluator = f.device >= 0 ? "GPU evaluator, cbg_predict_to_device" : "host evaluator, cbg_predict_to_host";
+  if (held_out_pool) {
+    const auto& h = pf.held_out;
+    std::string scores;
+    for (const metric_value& m : pf.held_out_metrics) scores += fmt::format(", {} {:.6f}", m.name, m.value);
+    fmt::print("{:<10} {:>10.3f} ms  {} held-out rows ({}): {:.3g} rows/s (first call {:.1f} ms){}\n", "predict", h.ms,
+               h.rows, evaluator, 1e3 * static_cast<double>(h.rows) / std::fmax(h.ms, 1e-6), h.first_ms, scores);
+  }
+  fmt::print("check      learn {} from the evaluator {:.9g}, from training {:.9g}: {}\n", pf.learn_metrics.front().name,
+             from_evaluator, from_training, pf.learn_metric_matches ? "the same" : "DIFFERENT");
 
-  // Freeing the pool hands every tensor back through its deleter: check that it happened.
+  // Freeing the pools hands every tensor back through its deleter: check that it happened.
+  held_out_pool.reset();
   pool.reset();
   ctx.reset();
   f.tensors_given = managed_tensor::given_count();
@@ -363,6 +426,11 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   if (!o.json_path.empty()) {
     write_json(o.json_path, o, f, command_line);
     fmt::print("json: wrote {}\n", o.json_path);
+  }
+  if (!pf.learn_metric_matches) {
+    fmt::print(stderr, "error: the evaluator's learn {} ({:.17g}) is not training's {} ({:.17g})\n",
+               pf.learn_metrics.front().name, from_evaluator, tf.metric, from_training);
+    return exit_failure;
   }
   if (f.tensors_released != f.tensors_given) {
     fmt::print(stderr, "error: the library released {} of the {} tensors it was given\n",

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `cbgpu-bench bench`: the end-to-end benchmark on a synthetic Higgs-like dataset: data generation,
 // device upload, pool construction, training (ms per iteration, peak device memory), the model
-// file; it reports, stage by stage, the ones that do not exist yet (GPU prediction, issue #6).
+// file, prediction (GPU evaluator: time, the learn metric checked against training's, the metric on
+// held-out rows).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@ namespace cbgpu_bench {
 struct bench_options {
   int64_t rows = 100000;
   int64_t features = 28;
+  int64_t eval_rows = -1;  // held-out rows (the generator with seed + 1); -1: rows / 4, 0: none
   uint64_t seed = 0;
   std::string layout = "column";  // "column" or "row" major feature matrix
   std::string device = "auto";    // "auto", "cpu", or a CUDA ordinal
