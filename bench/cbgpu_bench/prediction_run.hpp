@@ -18,7 +18,8 @@ struct prediction_run {
   int64_t rows = 0;
   double first_ms = 0;      // the first call (on a GPU: the model's upload included)
   double ms = 0;            // the same call again (steady state)
-  std::vector<double> raw;  // RawFormulaVal, one per row (the model has one dimension)
+  int64_t columns = 1;      // the model's dimensions
+  std::vector<double> raw;  // RawFormulaVal, [rows, columns] row-major
 };
 
 // Predicts RawFormulaVal for the `rows` rows of `pool` twice, timing each call to its end.
@@ -30,9 +31,10 @@ struct metric_value {
   double value = 0;
 };
 
-// The training loss's metric of raw predictions against 0/1 labels: Logloss (and Accuracy) for
-// Logloss and CrossEntropy, RMSE for any other loss (raw values are then the predictions).
-std::vector<metric_value> binary_label_metrics(const std::string& loss_function, const std::vector<double>& raw,
-                                               const std::vector<float>& label);
+// Metrics of raw predictions against the class labels (0/1 here): Logloss and Accuracy for Logloss and
+// CrossEntropy, MultiClass and Accuracy for a model of several dimensions (softmax), RMSE of the raw
+// values otherwise. The first is the one to compare with training's metric when the names agree.
+std::vector<metric_value> label_metrics(const std::string& loss_function, const prediction_run& run,
+                                        const std::vector<float>& label);
 
 }  // namespace cbgpu_bench
