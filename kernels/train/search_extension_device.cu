@@ -189,16 +189,20 @@ __global__ void __launch_bounds__(choose_threads) ext_choose_kernel(search_view 
 }
 
 // A won column: the state (its split, or the end of the tree when it repeats one).
-__global__ void ext_take_kernel(search_state* s, int level, split sp, int stop) {
-  if (stop != 0) {
-    s->stopped = 1;
-    s->count = level;
+// The won column's split taken into the tree (or the tree stopped when it repeats a split): on the
+// device's state and on the host's copy of it, the same update.
+__host__ __device__ inline void take_split(search_state& s, int level, split sp, bool stop) {
+  if (stop) {
+    s.stopped = 1;
+    s.count = level;
   } else {
-    s->splits[level] = sp;
-    s->count = level + 1;
-    s->stopped = 0;
+    s.splits[level] = sp;
+    s.count = level + 1;
+    s.stopped = 0;
   }
 }
+
+__global__ void ext_take_kernel(search_state* s, int level, split sp, int stop) { take_split(*s, level, sp, stop != 0); }
 
 // The next level computes the lighter child of each leaf (as choose_kernel).
 __global__ void ext_compute_bit_kernel(search_view v, ext_columns e, const long long* hist, int level, int k,
@@ -384,16 +388,9 @@ bool extension_level(const context& ctx, const search_view& v, const quantize::d
   const std::int32_t id = ext.commit(static_cast<std::size_t>(won.column));
   const split sp{id, won.bin};
   const bool stop = std::find(chosen.begin(), chosen.end(), sp) != chosen.end();
-  // ext_take_kernel's update, on the host's copy too.
-  if (stop) {
-    w.tree.state.stopped = 1;
-    w.tree.state.count = level;
-  } else {
-    w.tree.state.splits[level] = sp;
-    w.tree.state.count = level + 1;
-    w.tree.state.stopped = 0;
-    w.tree.borders[level] = 0.0f;
-  }
+  // ext_take_kernel's update, on the host's copy too (a column's split has no float border).
+  take_split(w.tree.state, level, sp, stop);
+  if (!stop) w.tree.borders[level] = 0.0f;
   timer.emplace(ctx, prof::leaves);
   ext_take_kernel<<<1, 1, 0, stream>>>(v.state, level, sp, stop ? 1 : 0);
   CBG_CHECK_CUDA(stream);
