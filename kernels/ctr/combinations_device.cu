@@ -77,11 +77,6 @@ __global__ void eval_counts_kernel(const std::uint64_t* eval_keys, std::int64_t 
 }
 
 // The bins of the one feature of a quantized single-column pool (group 0, byte 0).
-__global__ void bins_kernel(const std::uint32_t* index, std::int64_t n, std::uint8_t* bins) {
-  const std::int64_t i = thread_index();
-  if (i < n) bins[i] = static_cast<std::uint8_t>(index[i] & 0xffu);
-}
-
 __global__ void feature_bins_kernel(const std::uint32_t* index, std::int64_t n, unsigned shift, std::uint8_t* bins) {
   const std::int64_t i = thread_index();
   if (i < n) bins[i] = static_cast<std::uint8_t>((index[i] >> shift) & 0xffu);
@@ -136,12 +131,6 @@ void count_known_keys(const context& ctx, const std::uint64_t* keys, std::int64_
   if (n <= 0) return;
   eval_counts_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(keys, n, sorted,
                                                                     static_cast<std::uint32_t>(unique), counts);
-  CBG_CHECK_CUDA(ctx.stream());
-}
-
-void single_feature_bins(const context& ctx, const std::uint32_t* index, std::int64_t n, std::uint8_t* bins) {
-  if (n <= 0) return;
-  bins_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(index, n, bins);
   CBG_CHECK_CUDA(ctx.stream());
 }
 

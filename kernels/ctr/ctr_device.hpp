@@ -121,8 +121,6 @@ std::size_t dense_ids(const context& ctx, const std::uint64_t* keys, std::int64_
 // counts[id] += 1 for each of n keys found among the `unique` sorted keys.
 void count_known_keys(const context& ctx, const std::uint64_t* keys, std::int64_t n, const std::uint64_t* sorted,
                       std::size_t unique, std::int32_t* counts);
-// The bins of the single feature of a quantized one-column pool.
-void single_feature_bins(const context& ctx, const std::uint32_t* index, std::int64_t n, std::uint8_t* bins);
 // The bins of feature f of a quantized pool (index layout of quantizer.hpp).
 void feature_bins(const context& ctx, const std::uint32_t* index, std::int64_t padded_rows, std::int64_t f,
                   std::int64_t n, std::uint8_t* bins);

@@ -289,28 +289,10 @@ class gpu_combinations final : public device_combinations {
     return static_cast<std::int32_t>(n_);
   }
 
-  // Quantizes one learn column as the host does (the CTR's border count and type, no NaNs).
-  void quantize_column(const device_buffer<float>& values, const ctr_spec& s, column_data& out) {
-    view_set views;
-    pool_inputs in;
-    in.columns.push_back(views.device_floats(values.data(), n_, ctx_.device()));
-    const pool one = pool::build(learn_.ctx(), std::move(in));
-    quantize::options qo;
-    qo.border_count = s.ctr_border_count;
-    qo.type = s.ctr_border_type;
-    qo.mode = quantize::nan_mode::forbidden;
-    const quantize::device_quantized q = quantize::quantize_device(one, qo);
-    const std::int32_t count = download(ctx_, q.border_count.data(), 1, "combination border count")[0];
-    out.borders = count > 0 ? download(ctx_, q.borders.data(), static_cast<std::size_t>(count), "combination borders")
-                            : std::vector<float>{};
-    out.bins = device_buffer<std::uint8_t>(static_cast<std::size_t>(n_), ctx_.stream(), ctx_.resource());
-    detail::single_feature_bins(ctx_, q.index.data(), n_, out.bins.data());
-    CBG_CUDA_TRY(cudaStreamSynchronize(ctx_.stream()));  // q and the pool's views go out of scope
-  }
-
-  // Quantizes all of a projection's learn columns in one quantize_device call: one pool of the
-  // columns, each with its CTR's border count and type (overrides). The border subset is the same
-  // rows for every feature, so each column gets the borders of quantize_column.
+  // Quantizes all of a projection's learn columns as the host does each (the CTR's border count and
+  // type, no NaNs), in one quantize_device call: one pool of the columns, each with its CTR's border
+  // count and type (overrides). The border subset is the same rows for every feature, so each column
+  // gets the borders it would get alone.
   void quantize_columns(const std::vector<device_buffer<float>>& values, const std::vector<std::size_t>& spec,
                         std::vector<column_data>& out) {
     if (values.empty()) return;
@@ -424,16 +406,11 @@ class gpu_combinations final : public device_combinations {
       timer.reset();
       column_data c;
       c.desc = d;
-      if (per_column_quantize_) {
-        const detail::combo_timer qt(ctx_, detail::combo_profile::quantize);
-        quantize_column(values, specs_[f.spec], c);
-      } else {
-        all_values.push_back(std::move(values));
-        all_specs.push_back(f.spec);
-      }
+      all_values.push_back(std::move(values));
+      all_specs.push_back(f.spec);
       p->columns.push_back(std::move(c));
     }
-    if (!per_column_quantize_) {
+    {
       const detail::combo_timer qt(ctx_, detail::combo_profile::quantize);
       quantize_columns(all_values, all_specs, p->columns);
     }
@@ -455,9 +432,6 @@ class gpu_combinations final : public device_combinations {
   std::vector<std::int32_t> ctr_cats_;
   std::vector<bool> nan_is_one_;
   std::map<std::int32_t, device_buffer<std::uint32_t>> hashes_, eval_hashes_;
-  // CBGPU_COMBO_QUANTIZE_PER_COLUMN set: one quantize_device call per column (the first version,
-  // kept for A/B benchmarks); else one per projection.
-  bool per_column_quantize_ = std::getenv("CBGPU_COMBO_QUANTIZE_PER_COLUMN") != nullptr;
   detail::target_state ts_;
   combination_book<projection_data, committed_column> book_{prepared_};
 };
