@@ -358,9 +358,10 @@ __device__ inline bool resolve_search_pass(point_args& a) {
 // A lane's rows in batches of U: the batch's loads are issued first, then each row's math (independent
 // FP64 chains the compiler may interleave), then the value is added and the leaf sums taken in row
 // order, so that the ordered value sum is the one-row loop's (the leaf sums are integers: any order).
-// U = 1 is the one in use: on the Higgs shape (Logloss, H100, 2026-11-22) a pass took 207 us with
-// U = 1, 213 with 2, 250 with 3 and 319 with 4 (U = 1, 2, 4: 40, 62 and 94 registers; the fewer
-// resident warps cost more than the overlap gains: the kernel is not bound by load latency).
+// U = 1: on the Higgs shape (Logloss, H100, 2026-11-22) a pass took 207 us with U = 1, 213 with 2,
+// 250 with 3 and 319 with 4 (U = 1, 2, 4: 40, 62 and 94 registers; the fewer resident warps cost more
+// than the overlap gains: the kernel is not bound by load latency). The loop keeps the batch's shape
+// for U = 1 on purpose: written as a plain one-row loop the same body took 46-48 registers (ptxas).
 // The channel loops run to the compile-time bound CH with a guard, so that a row's channels stay in
 // registers. The leaf sums go through a generic pointer (shared memory when they fit, else global)
 // on purpose: sm_90 has no 64-bit shared-memory atomic add, so an atomicAdd the compiler knows to be
@@ -368,8 +369,9 @@ __device__ inline bool resolve_search_pass(point_args& a) {
 // long, H100, 2026-11-22), while the generic ATOM.E.ADD.64 adds in place in either space.
 // Earlier: two rows in flight with the sums split into two 32-bit counters took 3.11 ms for a
 // Higgs-shape Logloss leaf estimation against 2.66 for one row (H200, 2026-11-21, bench/RESULTS.md).
-template <int D, int K = -1, int U = 1>
+template <int D, int K = -1>
 __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
+  constexpr int U = 1;  // rows of a lane in flight (above)
   if (!resolve_search_pass(a)) return;
   __shared__ double shared[lanes];
   __shared__ unsigned block_max[max_channels];
