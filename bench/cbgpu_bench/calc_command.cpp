@@ -104,16 +104,6 @@ pool_handle device_pool(cbg_context_t* ctx, const cbg_model_t* model, const load
   return pool_handle(pool);
 }
 
-dl::DLTensor matrix(void* data, int64_t* shape, dl::DLDevice device) {
-  dl::DLTensor t{};
-  t.data = data;
-  t.device = device;
-  t.ndim = 2;
-  t.dtype = dl::DLDataType{dl::kDLFloat, 64, 1};
-  t.shape = shape;
-  return t;
-}
-
 // Evaluates every block on the GPU.
 void predict_on_gpu(cbg_context_t* ctx, const cbg_model_t* model, const loaded_dataset& data,
                     std::vector<prediction_block>& blocks) {
@@ -129,8 +119,8 @@ void predict_on_gpu(cbg_context_t* ctx, const cbg_model_t* model, const loaded_d
     desc.prediction_type = prediction_type(b.type_name);
     int64_t shape[2] = {data.rows, b.columns};
     const std::shared_ptr<void> out = device_allocate(b.values.size() * sizeof(double), device);
-    dl::DLTensor device_out = matrix(out.get(), shape, dl::DLDevice{dl::kDLCUDA, device});
-    dl::DLTensor host_out = matrix(b.values.data(), shape, dl::DLDevice{dl::kDLCPU, 0});
+    dl::DLTensor device_out = dl::float64_matrix(out.get(), shape, dl::DLDevice{dl::kDLCUDA, device});
+    dl::DLTensor host_out = dl::float64_matrix(b.values.data(), shape, dl::DLDevice{dl::kDLCPU, 0});
     const cbg_tensor_ref_t dst{CBG_TENSOR_DLTENSOR, &host_out};
     const cbg_tensor_ref_t src{CBG_TENSOR_DLTENSOR, &device_out};
     const stopwatch predict;

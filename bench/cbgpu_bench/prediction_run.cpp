@@ -12,21 +12,6 @@
 
 namespace cbgpu_bench {
 
-namespace {
-
-// [rows] for one column, else [rows, columns] row-major.
-dl::DLTensor matrix(double* data, int64_t* shape, dl::DLDevice device) {
-  dl::DLTensor t{};
-  t.data = data;
-  t.device = device;
-  t.ndim = shape[1] == 1 ? 1 : 2;
-  t.dtype = dl::DLDataType{dl::kDLFloat, 64, 1};
-  t.shape = shape;
-  return t;
-}
-
-}  // namespace
-
 prediction_run predict_raw(cbg_context_t* ctx, const cbg_model_t* model, const cbg_pool_t* pool, int64_t rows) {
   prediction_run run;
   run.rows = rows;
@@ -38,7 +23,7 @@ prediction_run predict_raw(cbg_context_t* ctx, const cbg_model_t* model, const c
   check(cbg_predict_desc_init(&desc), "cbg_predict_desc_init");
   desc.prediction_type = CBG_PREDICTION_RAW_FORMULA_VAL;
   int64_t shape[2] = {rows, run.columns};
-  dl::DLTensor host_out = matrix(run.raw.data(), shape, dl::DLDevice{dl::kDLCPU, 0});
+  dl::DLTensor host_out = dl::float64_matrix(run.raw.data(), shape, dl::DLDevice{dl::kDLCPU, 0});
   const cbg_tensor_ref_t host_ref{CBG_TENSOR_DLTENSOR, &host_out};
   const int32_t device = context_device(ctx);
   double* timings[2] = {&run.first_ms, &run.ms};
@@ -51,7 +36,7 @@ prediction_run predict_raw(cbg_context_t* ctx, const cbg_model_t* model, const c
     return run;
   }
   const std::shared_ptr<void> memory = device_allocate(values * sizeof(double), device);
-  dl::DLTensor device_out = matrix(static_cast<double*>(memory.get()), shape, dl::DLDevice{dl::kDLCUDA, device});
+  dl::DLTensor device_out = dl::float64_matrix(memory.get(), shape, dl::DLDevice{dl::kDLCUDA, device});
   const cbg_tensor_ref_t device_ref{CBG_TENSOR_DLTENSOR, &device_out};
   for (double* ms : timings) {
     const stopwatch t;
