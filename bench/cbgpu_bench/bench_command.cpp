@@ -6,7 +6,6 @@
 #include <cmath>
 #include <memory>
 #include <cstdio>
-#include <fstream>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -14,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cbg/io/atomic_file.hpp"
 #include "cuda_device.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
@@ -228,10 +228,11 @@ void write_json(const std::string& path, const bench_options& o, const bench_fac
   j.key("complete").value(true);
   j.end_object();
 
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << j.str() << '\n';
-  out.close();
-  if (!out) throw usage_error(fmt::format("--json: cannot write '{}'", path));
+  try {
+    cbg::io::write_file_atomically(path, j.str() + '\n');
+  } catch (const cbg::io::file_error& e) {
+    throw usage_error(fmt::format("--json: {}", e.what()));
+  }
 }
 
 }  // namespace

@@ -5,11 +5,11 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 
 #include <fmt/format.h>
 
+#include "cbg/io/atomic_file.hpp"
 #include "errors.hpp"
 
 namespace cbgpu_bench {
@@ -134,10 +134,11 @@ void write_png(const std::string& path, int32_t width, int32_t height, const std
   }
   chunk(png, "IDAT", zlib_stored(raw));
   chunk(png, "IEND", {});
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
-  out.close();
-  if (!out) throw usage_error(fmt::format("--plot-learning-curve: cannot write '{}'", path));
+  try {
+    cbg::io::write_file_atomically(path, {reinterpret_cast<const char*>(png.data()), png.size()});
+  } catch (const cbg::io::file_error& e) {
+    throw usage_error(fmt::format("--plot-learning-curve: {}", e.what()));
+  }
 }
 
 std::string plot_learning_curve(const std::string& path, const std::vector<double>& learn,

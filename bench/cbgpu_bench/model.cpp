@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cbg/io/atomic_file.hpp"
 #include "errors.hpp"
 #include "library.hpp"
 
@@ -38,6 +39,23 @@ int32_t model_format(const std::string& name) {
   if (name == "Json" || name == "json") return CBG_MODEL_FORMAT_JSON;
   throw usage_error(
       fmt::format("--model-format: '{}' is not supported (CatboostBinary, Json)", name));
+}
+
+void save_models(cbg_model_t* model, const std::vector<std::pair<std::string, int32_t>>& outputs) {
+  std::vector<std::string> bytes;
+  for (const auto& output : outputs) {
+    const void* data = nullptr;
+    std::size_t size = 0;
+    check(cbg_model_save_buffer(model, output.second, &data, &size), "cbg_model_save_buffer");
+    bytes.emplace_back(static_cast<const char*>(data), size);
+  }
+  std::vector<std::pair<std::string, std::string_view>> files;
+  for (std::size_t i = 0; i < outputs.size(); ++i) files.emplace_back(outputs[i].first, bytes[i]);
+  try {
+    cbg::io::write_files_atomically(files);
+  } catch (const cbg::io::file_error& e) {
+    throw usage_error(fmt::format("--model-file: {}", e.what()));
+  }
 }
 
 cbg_model_info_t model_info(const cbg_model_t* model) {

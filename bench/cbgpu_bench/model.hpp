@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cbgpu/cbgpu.h"
@@ -24,6 +25,10 @@ model_handle load_model(const std::string& path, int32_t format);
 // CatBoost's --model-format value ("CatboostBinary", "Json") as CBG_MODEL_FORMAT_*; throws
 // usage_error for the others.
 int32_t model_format(const std::string& name);
+
+// Writes the model to each (file, CBG_MODEL_FORMAT_*) pair, all or nothing: on any failure every old
+// file stays as it was. Throws usage_error naming the file and the reason.
+void save_models(cbg_model_t* model, const std::vector<std::pair<std::string, int32_t>>& outputs);
 
 cbg_model_info_t model_info(const cbg_model_t* model);
 

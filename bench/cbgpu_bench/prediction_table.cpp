@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "prediction_table.hpp"
 
-#include <fstream>
 
 #include <fmt/format.h>
 
+#include "cbg/io/atomic_file.hpp"
 #include "errors.hpp"
 
 namespace cbgpu_bench {
@@ -45,23 +45,31 @@ std::string cell(const prediction_block& b, double value,
 void write_prediction_table(const std::string& path, int64_t rows,
                             const std::vector<prediction_block>& blocks,
                             const std::vector<std::string>& class_names, bool sample_id) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw usage_error(fmt::format("--output-path: cannot write '{}'", path));
-  out << header(blocks, class_names, sample_id) << '\n';
-  for (int64_t r = 0; r < rows; ++r) {
-    std::string line = sample_id ? fmt::format("{}", r) : std::string();
-    bool first = !sample_id;
-    for (const prediction_block& b : blocks) {
-      for (int64_t c = 0; c < b.columns; ++c) {
-        if (!first) line += '\t';
-        first = false;
-        line += cell(b, b.values[static_cast<std::size_t>(r * b.columns + c)], class_names);
+  try {
+    cbg::io::atomic_file out(path);
+    std::string text = header(blocks, class_names, sample_id) + '\n';
+    for (int64_t r = 0; r < rows; ++r) {
+      std::string line = sample_id ? fmt::format("{}", r) : std::string();
+      bool first = !sample_id;
+      for (const prediction_block& b : blocks) {
+        for (int64_t c = 0; c < b.columns; ++c) {
+          if (!first) line += '\t';
+          first = false;
+          line += cell(b, b.values[static_cast<std::size_t>(r * b.columns + c)], class_names);
+        }
+      }
+      text += line;
+      text += '\n';
+      if (text.size() >= (std::size_t{1} << 20)) {
+        out.write(text);
+        text.clear();
       }
     }
-    out << line << '\n';
+    out.write(text);
+    out.commit();
+  } catch (const cbg::io::file_error& e) {
+    throw usage_error(fmt::format("--output-path: {}", e.what()));
   }
-  out.close();
-  if (!out) throw usage_error(fmt::format("--output-path: cannot write '{}'", path));
 }
 
 }  // namespace cbgpu_bench

@@ -241,6 +241,9 @@ model read_cbm(const void* data, std::size_t size) {
 
   model m;
   m.approx_dimension = trees->ApproxDimension();
+  // Checked before the bias is sized from it (validate() checks the rest).
+  if (m.approx_dimension < 1 || m.approx_dimension > max_approx_dimension)
+    malformed(fmt::format("approx dimension {} out of range 1..{}", m.approx_dimension, max_approx_dimension));
   m.tree_splits = vec(trees->TreeSplits());
   m.tree_sizes = vec(trees->TreeSizes());
   m.tree_start_offsets = vec(trees->TreeStartOffsets());

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Format dispatch and files.
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iterator>
+#include <string>
 
 #include <fmt/format.h>
 
 #include "cbg/core/error.hpp"
+#include "cbg/io/atomic_file.hpp"
+#include "cbg/io/read_file.hpp"
 #include "cbg/model/io.hpp"
 
 namespace cbg::model {
@@ -35,20 +34,22 @@ std::vector<std::uint8_t> write_model(const model& m, file_format format) {
 model load_model_file(const std::string& path, file_format format) {
   if (format != file_format::cbm && format != file_format::json)
     CBG_FAIL(status::invalid_argument, fmt::format("unknown model format {}", static_cast<int>(format)));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) CBG_FAIL(status::io, fmt::format("cannot open model file '{}': {}", path, std::strerror(errno)));
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) CBG_FAIL(status::io, fmt::format("cannot read model file '{}'", path));
+  std::string bytes;
+  try {
+    bytes = io::read_file(path);
+  } catch (const io::file_error& e) {
+    CBG_FAIL(status::io, fmt::format("model file: {}", e.what()));
+  }
   return read_model(bytes.data(), bytes.size(), format);
 }
 
 void save_model_file(const model& m, const std::string& path, file_format format) {
   const auto bytes = write_model(m, format);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) CBG_FAIL(status::io, fmt::format("cannot create model file '{}': {}", path, std::strerror(errno)));
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) CBG_FAIL(status::io, fmt::format("cannot write model file '{}'", path));
+  try {
+    io::write_file_atomically(path, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
+  } catch (const io::file_error& e) {
+    CBG_FAIL(status::io, fmt::format("model file: {}", e.what()));
+  }
 }
 
 }  // namespace cbg::model

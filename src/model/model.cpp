@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cbg/core/error.hpp"
+#include "cbg/model/io.hpp"
 
 namespace cbg::model {
 
@@ -131,7 +132,7 @@ std::vector<binary_feature> binary_features(const model& m) {
 }
 
 void validate(const model& m) {
-  if (m.approx_dimension < 1 || m.approx_dimension > (1 << 16))
+  if (m.approx_dimension < 1 || m.approx_dimension > max_approx_dimension)
     bad(fmt::format("approx dimension {} out of range", m.approx_dimension));
   const auto dim = static_cast<std::size_t>(m.approx_dimension);
 

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <map>
 #include <memory>
 
@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cbg/core/error.hpp"
+#include "cbg/io/atomic_file.hpp"
 #include "cbg/ctr/combinations.hpp"
 #include "cbg/train/search_extension.hpp"
 #include "cbg/train/search_extension_device.hpp"
@@ -276,11 +277,6 @@ void write_train_dir(const train_params& p, const std::vector<tracked_metric>& m
   std::error_code ec;
   fs::create_directories(p.train_dir, ec);
   CBG_EXPECTS(!ec, status::io, fmt::format("cannot create train_dir '{}': {}", p.train_dir, ec.message()));
-  const auto open = [&](const char* name) {
-    std::ofstream f(fs::path(p.train_dir) / name, std::ios::binary | std::ios::trunc);
-    CBG_EXPECTS(f.good(), status::io, fmt::format("cannot write {}/{}", p.train_dir, name));
-    return f;
-  };
   nlohmann::json meta;
   meta["learn_sets"] = {"learn"};
   meta["test_sets"] = has_eval ? nlohmann::json::array({"test"}) : nlohmann::json::array();
@@ -297,10 +293,7 @@ void write_train_dir(const train_params& p, const std::vector<tracked_metric>& m
   meta["iteration_count"] = planned;
   meta["name"] = p.name;
 
-  std::ofstream learn = open("learn_error.tsv");
-  std::ofstream test;
-  if (has_eval) test = open("test_error.tsv");
-  std::ofstream time_left = open("time_left.tsv");
+  std::ostringstream learn, test, time_left;
   learn << "iter";
   if (has_eval) test << "iter";
   for (const auto& t : metrics) {
@@ -338,8 +331,18 @@ void write_train_dir(const train_params& p, const std::vector<tracked_metric>& m
                              k + 1 < iterations_logged.size() ? "," : "");
   }
   json_text += "]}";
-  std::ofstream js = open("catboost_training.json");
-  js << json_text;
+  // All the logs or none: a failure leaves the previous run's logs as they were.
+  const std::string learn_text = learn.str(), test_text = test.str(), time_text = time_left.str();
+  std::vector<std::pair<std::string, std::string_view>> files{
+      {(fs::path(p.train_dir) / "learn_error.tsv").string(), learn_text},
+      {(fs::path(p.train_dir) / "time_left.tsv").string(), time_text},
+      {(fs::path(p.train_dir) / "catboost_training.json").string(), json_text}};
+  if (has_eval) files.emplace_back((fs::path(p.train_dir) / "test_error.tsv").string(), test_text);
+  try {
+    io::write_files_atomically(files);
+  } catch (const io::file_error& e) {
+    CBG_FAIL(status::io, fmt::format("train_dir: {}", e.what()));
+  }
 }
 
 }  // namespace
@@ -454,6 +457,13 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   if (multiclass && given_classes > 0) {
     facts.classes = given_classes;  // prepare_targets refuses labels outside [0, classes), naming the row
   } else if (multiclass) {
+    if (!(lf.all_integer && lf.min >= 0 && lf.max < 1e6)) {
+      // Let the target check name the first offending row and its label.
+      target_rule probe;
+      probe.loss = p.loss.kind;
+      probe.classes = lf.max >= 1 ? static_cast<int>(std::min(std::floor(lf.max), 999999.0)) + 1 : 1;
+      b->prepare_targets(probe);
+    }
     CBG_EXPECTS(lf.all_integer && lf.min >= 0 && lf.max < 1e6, status::bad_data,
                 fmt::format("{} takes class indices 0, 1, ... as labels (found {} .. {}{})", p.loss_name,
                             lf.min, lf.max, lf.all_integer ? "" : ", not all integers"));

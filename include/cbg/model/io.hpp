@@ -38,4 +38,8 @@ void save_model_file(const model& m, const std::string& path, file_format format
 inline constexpr std::string_view cbm_format_version = "FlabuffersModel_v1";
 inline constexpr std::string_view cbm_ctr_part_id = "static_provider_v1";
 
+// The most outputs per object a model may have (its approx dimension), checked by validate() and by
+// the readers before anything is sized from it.
+inline constexpr int max_approx_dimension = 1 << 16;
+
 }  // namespace cbg::model
