@@ -10,6 +10,7 @@
 
 #include "cbg/core/error.hpp"
 #include "cbgpu/cbgpu.h"
+#include "call_scope.hpp"
 
 namespace cbg::capi {
 
@@ -25,21 +26,24 @@ template <class F>
 cbg_status guarded(const char* function, F&& body) noexcept {
   nvtxRangePushA(function);
   cbg_status code = CBG_OK;
-  try {
-    clear_last_error();
-    body();
-  } catch (const cbg::error& e) {
-    code = static_cast<cbg_status>(e.code());
-    set_last_error(function, e.what());
-  } catch (const std::bad_alloc&) {
-    code = CBG_ERR_OUT_OF_MEMORY;
-    set_last_error(function, "out of host memory");
-  } catch (const std::exception& e) {
-    code = CBG_ERR_INTERNAL;
-    set_last_error(function, e.what());
-  } catch (...) {
-    code = CBG_ERR_INTERNAL;
-    set_last_error(function, "unknown exception");
+  {
+    const call_scope scope;  // the handles the body checks stay alive until it returns
+    try {
+      clear_last_error();
+      body();
+    } catch (const cbg::error& e) {
+      code = static_cast<cbg_status>(e.code());
+      set_last_error(function, e.what());
+    } catch (const std::bad_alloc&) {
+      code = CBG_ERR_OUT_OF_MEMORY;
+      set_last_error(function, "out of host memory");
+    } catch (const std::exception& e) {
+      code = CBG_ERR_INTERNAL;
+      set_last_error(function, e.what());
+    } catch (...) {
+      code = CBG_ERR_INTERNAL;
+      set_last_error(function, "unknown exception");
+    }
   }
   nvtxRangePop();
   return code;

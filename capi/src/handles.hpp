@@ -11,6 +11,7 @@
 #include "cbg/quantize/quantizer.hpp"
 #include "cbg/model/model.hpp"
 #include "cbg/runtime/context.hpp"
+#include "call_scope.hpp"
 
 struct cbg_context_t {
   std::shared_ptr<cbg::context> impl;
@@ -54,18 +55,26 @@ constexpr handle_type type_of<cbg_quantized_t>() { return handle_type::quantized
 template <>
 constexpr handle_type type_of<cbg_model_t>() { return handle_type::model; }
 
-// The registry: a process-wide set of live handles, mutex-protected (documented global state).
-void register_handle(const void* h, handle_type t);
-// Removes `h`; false when it was not a live handle of type `t`.
-bool unregister_handle(const void* h, handle_type t);
-bool is_live(const void* h, handle_type t);
+// The registry: a process-wide map of handles (documented global state, mutex-protected). Each
+// entry counts the calls using the handle: a call holds a reference from checked() until it returns,
+// so a handle freed by another thread meanwhile is destroyed only when the last such call returns,
+// and every call that starts after the free is refused.
+using handle_deleter = void (*)(void*) noexcept;
+void register_handle(void* h, handle_type t, handle_deleter del);
+// Takes a reference for the calling thread's current call (call_scope.hpp); false when `h` is not a
+// live handle of type `t`.
+bool acquire_for_call(const void* h, handle_type t);
+// Marks `h` dead (later calls are refused) and destroys it now, or when the last call holding it
+// returns; false when it was not a live handle of type `t`.
+bool retire_handle(const void* h, handle_type t);
 const char* type_name(handle_type t) noexcept;
 
-// The handle, or an exception with CBG_ERR_NULL_POINTER / CBG_ERR_INVALID_HANDLE naming `arg`.
+// The handle, held until the current call returns, or an exception with CBG_ERR_NULL_POINTER /
+// CBG_ERR_INVALID_HANDLE naming `arg`.
 template <class H>
 H& checked(H* h, const char* arg) {
   CBG_EXPECTS(h != nullptr, status::null_pointer, std::string(arg) + " is NULL");
-  CBG_EXPECTS(is_live(h, type_of<H>()), status::invalid_handle,
+  CBG_EXPECTS(acquire_for_call(h, type_of<H>()), status::invalid_handle,
               std::string(arg) + " is not a live " + type_name(type_of<H>()) +
                   " handle (already freed, or not made by cbgpu)");
   return *h;
@@ -79,18 +88,17 @@ const H& checked(const H* h, const char* arg) {
 template <class H, class... Args>
 void publish(H** out, Args&&... args) {
   auto owner = std::make_unique<H>(std::forward<Args>(args)...);
-  register_handle(owner.get(), type_of<H>());
+  register_handle(owner.get(), type_of<H>(), [](void* p) noexcept { delete static_cast<H*>(p); });
   *out = owner.release();
 }
 
-// Unregisters and destroys `h`; NULL is a no-op.
+// Retires `h` (destroyed now or when the last call using it returns); NULL is a no-op.
 template <class H>
 void destroy(H* h, const char* arg) {
   if (h == nullptr) return;
-  CBG_EXPECTS(unregister_handle(h, type_of<H>()), status::invalid_handle,
+  CBG_EXPECTS(retire_handle(h, type_of<H>()), status::invalid_handle,
               std::string(arg) + " is not a live " + type_name(type_of<H>()) +
                   " handle (already freed, or not made by cbgpu)");
-  delete h;
 }
 
 }  // namespace cbg::capi

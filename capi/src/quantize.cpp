@@ -86,16 +86,15 @@ CBG_API cbg_status cbg_quantize_pool(cbg_pool_t* pool, const cbg_quantize_desc_t
     read_desc(*desc, d, sizeof(cbg_quantize_desc_t), "cbg_quantize_desc_t");
     const cbg::pool& p = checked(pool, "pool").impl;
     const cbg::quantize::options o = to_options(d);
-    auto q = std::make_unique<cbg_quantized_t>();
-    q->ctx = p.ctx();
-    q->on_device = !p.ctx()->is_cpu();
-    if (q->on_device) {
-      q->device = cbg::quantize::quantize_device(p, o);
+    cbg_quantized_t q;
+    q.ctx = p.ctx();
+    q.on_device = !p.ctx()->is_cpu();
+    if (q.on_device) {
+      q.device = cbg::quantize::quantize_device(p, o);
     } else {
-      q->host = cbg::quantize::quantize_host(p, o);
+      q.host = cbg::quantize::quantize_host(p, o);
     }
-    register_handle(q.get(), handle_type::quantized);
-    *out = q.release();
+    publish(out, std::move(q));
   });
 }
 

@@ -15,6 +15,7 @@
 #include "cbg/tensor/dlpack.hpp"
 #include "cbgpu/cbgpu.h"
 #include "support/catch.hpp"
+#include "support/host_tensor.hpp"
 
 namespace {
 
@@ -52,21 +53,7 @@ const dataset& data() {
   return d;
 }
 
-// A borrowed host DLTensor over caller memory; it keeps its shape.
-struct host_tensor {
-  std::int64_t shape[2];
-  DLTensor t{};
-  host_tensor(const void* ptr, std::uint8_t code, std::uint8_t bits, std::int64_t n0, std::int64_t n1) {
-    shape[0] = n0;
-    shape[1] = n1;
-    t.data = const_cast<void*>(ptr);
-    t.device = {kDLCPU, 0};
-    t.ndim = n1 > 0 ? 2 : 1;
-    t.dtype = {code, bits, 1};
-    t.shape = shape;
-  }
-  cbg_tensor_ref_t ref() { return {CBG_TENSOR_DLTENSOR, &t}; }
-};
+using cbg::test::host_tensor;
 
 cbg_context_t* cpu_context() {
   cbg_context_desc_t d;
