@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "cbg/categorical/hashing.hpp"
+#include "cbg/core/checked_math.hpp"
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/data/pool.hpp"
 #include "cbg/runtime/device.hpp"
@@ -142,7 +143,10 @@ class arrow_importer {
     const std::string what = fmt::format("arrow column {} ('{}')", j, cs.name != nullptr ? cs.name : "");
     CBG_EXPECTS(cs.format != nullptr, status::invalid_argument, fmt::format("{}: format is NULL", what));
     const std::string_view format = cs.format;
-    CBG_EXPECTS(offset >= ca.offset && offset - ca.offset + rows <= ca.length, status::shape,
+    CBG_EXPECTS(ca.length >= 0 && ca.offset >= 0 && rows >= 0 && offset >= 0, status::shape,
+                fmt::format("{}: negative length or offset (length {}, offset {}, rows {})", what, ca.length,
+                            ca.offset, rows));
+    CBG_EXPECTS(offset >= ca.offset && cbg::checked_add(offset - ca.offset, rows, what) <= ca.length, status::shape,
                 fmt::format("{}: length {} is shorter than the struct's {} rows (from row {})", what, ca.length,
                             rows, offset - ca.offset));
     CBG_EXPECTS(ca.n_buffers >= 2 && ca.buffers != nullptr, status::invalid_argument,
@@ -160,7 +164,8 @@ class arrow_importer {
     } else if (dtype_of_format(format, type)) {
       const std::size_t width = type.bits / 8;
       const auto* base = static_cast<const unsigned char*>(ca.buffers[1]);
-      in.columns.push_back(tensors_.add(base == nullptr ? nullptr : base + offset * width, type, rows));
+      const std::int64_t skip = cbg::checked_mul(offset, static_cast<std::int64_t>(width), what);
+      in.columns.push_back(tensors_.add(base == nullptr ? nullptr : base + skip, type, rows));
     } else {
       CBG_FAIL(status::dtype,
                fmt::format("{}: Arrow format '{}' is not supported; features are int8..int64, uint8..uint64, "
@@ -188,7 +193,8 @@ class arrow_importer {
   // Offset `i` of an offsets buffer (int32 or int64), read where it lives (8 bytes at most).
   std::int64_t read_offset(const void* offsets, bool wide, std::int64_t i) {
     const std::size_t width = wide ? 8 : 4;
-    const auto* p = static_cast<const unsigned char*>(offsets) + i * static_cast<std::int64_t>(width);
+    const auto* p = static_cast<const unsigned char*>(offsets) +
+                    cbg::checked_mul(i, static_cast<std::int64_t>(width), "arrow: string offsets");
     unsigned char raw[8] = {};
     if (place_.memory == cbg::memory_kind::host || place_.memory == cbg::memory_kind::pinned_host) {
       std::memcpy(raw, p, width);
@@ -216,8 +222,10 @@ class arrow_importer {
     const auto* offsets = static_cast<const unsigned char*>(a.buffers[1]);
     cbg::string_column_input s;
     s.feature = feature;
-    const unsigned char* first = offsets == nullptr ? nullptr : offsets + offset * (wide ? 8 : 4);
-    s.offsets = tensors_.add(first, offset_type, rows + 1);
+    const std::string what = fmt::format("arrow column {} offsets", feature);
+    const std::int64_t skip = cbg::checked_mul(offset, std::int64_t{wide ? 8 : 4}, what);
+    const unsigned char* first = offsets == nullptr ? nullptr : offsets + skip;
+    s.offsets = tensors_.add(first, offset_type, cbg::checked_add(rows, std::int64_t{1}, what));
     // Offsets index the data buffer from its start; its size is the largest offset (Arrow's rule).
     const std::int64_t bytes = first == nullptr ? 0 : std::max<std::int64_t>(read_offset(first, wide, rows), 0);
     s.bytes = tensors_.add(a.buffers[2], DLDataType{kDLUInt, 8, 1}, bytes);
@@ -240,10 +248,14 @@ class arrow_importer {
     CBG_EXPECTS(da.null_count == 0 || da.buffers[0] == nullptr, status::bad_data,
                 fmt::format("{}: the dictionary has {} null entries; CatBoost refuses missing categorical values",
                             what, da.null_count));
+    CBG_EXPECTS(da.offset >= 0 && da.length >= 0, status::shape,
+                fmt::format("{}: the dictionary has a negative length or offset (length {}, offset {})", what,
+                            da.length, da.offset));
     cbg::string_column_input s = strings(std::string_view(ds.format) == "U", da, da.offset, da.length,
                                          static_cast<std::int64_t>(j));
     const auto* codes = static_cast<const unsigned char*>(ca.buffers[1]);
-    s.codes = tensors_.add(codes == nullptr ? nullptr : codes + offset * (code_type.bits / 8), code_type, rows);
+    const std::int64_t skip = cbg::checked_mul(offset, std::int64_t{code_type.bits / 8}, what);
+    s.codes = tensors_.add(codes == nullptr ? nullptr : codes + skip, code_type, rows);
     in.columns.emplace_back();
     in.string_columns.push_back(s);
   }
@@ -317,7 +329,8 @@ CBG_API cbg_status cbg_pool_from_arrow(cbg_context_t* ctx, const cbg_pool_desc_t
                     status::bad_data, fmt::format("arrow: the struct has {} null rows", a.null_count));
         for (std::int64_t k = 0; k < a.n_children; ++k) {
           const ArrowArray& ca = *a.children[k];
-          importer.add(static_cast<std::size_t>(k), *schema->children[k], ca, a.offset + ca.offset, a.length, in);
+          importer.add(static_cast<std::size_t>(k), *schema->children[k], ca,
+                       cbg::checked_add(a.offset, ca.offset, fmt::format("arrow column {}: offset", k)), a.length, in);
           const char* nm = schema->children[k]->name;
           names.emplace_back(nm != nullptr ? nm : "");
         }

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cbg/apply/input.hpp"
+#include "cbg/core/checked_math.hpp"
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/core/error.hpp"
 #include "cbg/memory/device_buffer.hpp"
@@ -263,6 +264,9 @@ std::array<std::int64_t, 2> output_shape(const model::model& m, const predict_op
   const auto range = tree_range(m, o);
   const std::size_t cols =
       o.output == output_kind::leaf_indexes ? range[1] - range[0] : cm::prediction_columns(m, o.type);
+  // The caller allocates rows x cols elements of up to 8 bytes from this: the product must fit.
+  (void)checked_mul(checked_mul(rows, static_cast<std::int64_t>(cols), "prediction output: element count"),
+                    std::int64_t{8}, "prediction output: bytes");
   return {rows, static_cast<std::int64_t>(cols)};
 }
 

@@ -2,12 +2,14 @@
 #include "cbg/data/pool.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "cbg/categorical/hashing.hpp"
+#include "cbg/core/checked_math.hpp"
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/core/error.hpp"
 #include "cbg/data/value_checks.hpp"
@@ -64,7 +66,7 @@ tensor_view import_rows_tensor(const tensor_ref& ref, std::string_view role, int
   return v;
 }
 
-// Refuses NaN/inf values (and negative ones for weights) in each column of `t`, counting where the
+// Refuses NaN/inf values (and negative or only zero ones for weights) in each column of `t`, counting where the
 // data lives: a kernel for device memory, a loop for host memory.
 void check_values(const tensor_view& t, std::string_view role, bool allow_negative,
                   const context& ctx) {
@@ -82,6 +84,11 @@ void check_values(const tensor_view& t, std::string_view role, bool allow_negati
     CBG_EXPECTS(allow_negative || n.negative == 0, status::bad_data,
                 fmt::format("{} has {} negative values out of {}; {} values must be >= 0", where,
                             n.negative, c.size, role));
+    // CatBoost refuses such a pool too ("All data in Weights is 0"): nothing would be learned.
+    CBG_EXPECTS(allow_negative || c.size == 0 || n.positive > 0, status::bad_data,
+                fmt::format("{} is 0 for all {} objects; CatBoost refuses all-zero {}s: give some objects a "
+                            "positive {}",
+                            where, c.size, role, role));
   }
 }
 
@@ -114,6 +121,9 @@ pool pool::build(std::shared_ptr<context> ctx, pool_inputs in) {
   if (has_matrix) {
     const tensor_view m = import_tensor(in.features, import_rules{"features", 2, 2, false, device});
     rows = m.shape[0];
+    // Feature indexes are 32-bit in the model files (and CatBoost).
+    CBG_EXPECTS(m.shape[1] <= std::numeric_limits<std::int32_t>::max(), status::shape,
+                fmt::format("features: {} columns; at most {}", m.shape[1], std::numeric_limits<std::int32_t>::max()));
     for (std::int64_t j = 0; j < m.shape[1]; ++j) slots.emplace_back(column_of(m, j));
   } else {
     for (std::size_t j = 0; j < in.columns.size(); ++j) {
@@ -149,6 +159,10 @@ pool pool::build(std::shared_ptr<context> ctx, pool_inputs in) {
   }
   const auto n_features = static_cast<std::int64_t>(p.features_.size());
   CBG_EXPECTS(n_features > 0, status::shape, "pool: the feature matrix has no columns");
+  // Zero strides let a tensor declare more rows than its memory holds; what the library derives from
+  // the pool (bins, hashes, gradients: at most 8 bytes per row and feature) must still be sizeable.
+  (void)checked_mul(checked_mul(std::max<std::int64_t>(rows, 0), n_features, "pool: rows x features"),
+                    std::int64_t{8}, "pool: bytes of rows x features");
 
   if (present(in.label)) p.label_ = import_rows_tensor(in.label, "label", device, rows);
   if (present(in.weight)) {
@@ -257,6 +271,7 @@ column_view pool::import_string_column(const string_column_input& sc, std::size_
 
   column_view c;
   c.type = dtype::uint32;
+  (void)checked_mul(n, std::int64_t{sizeof(std::uint32_t)}, what + ": hashes");
   c.size = n;
   c.stride = 1;
   c.hashed = true;

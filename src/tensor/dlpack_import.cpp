@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cbg/core/checked_math.hpp"
 #include "cbg/core/error.hpp"
 #include "cbg/tensor/dlpack.hpp"
 
@@ -184,7 +185,10 @@ tensor_view import_tensor(const tensor_ref& ref, const import_rules& rules) {
   CBG_EXPECTS(t.ndim == 0 || t.shape != nullptr, status::shape,
               fmt::format("{}: shape is NULL for a rank-{} tensor", rules.role, t.ndim));
   v.rank = t.ndim;
+  // Every size below is checked: a shape, stride or offset whose product or sum overflows is refused
+  // before any loop or allocation uses it.
   std::int64_t expected_stride = 1;
+  std::int64_t numel = 1;
   for (int i = v.rank - 1; i >= 0; --i) {
     CBG_EXPECTS(t.shape[i] >= 0, status::shape,
                 fmt::format("{}: dimension {} has negative extent {}", rules.role, i, t.shape[i]));
@@ -198,12 +202,32 @@ tensor_view import_tensor(const tensor_ref& ref, const import_rules& rules) {
                               rules.role, t.strides[i], i));
       v.strides[i] = t.strides[i];
     }
-    expected_stride *= std::max<std::int64_t>(t.shape[i], 1);
+    numel = checked_mul(numel, t.shape[i], fmt::format("{}: element count", rules.role));
+    if (i > 0) expected_stride = checked_mul(expected_stride, std::max<std::int64_t>(t.shape[i], 1),
+                                             fmt::format("{}: row-major stride", rules.role));
   }
-  const std::int64_t numel = v.size();
   CBG_EXPECTS(t.data != nullptr || numel == 0, status::null_pointer,
               fmt::format("{}: the data pointer is NULL for a tensor of {} elements", rules.role,
                           numel));
+  // The bytes the elements span: (the last element's offset + 1) x the item size, from data +
+  // byte_offset; it must fit in the address space.
+  std::uint64_t span = 0;
+  if (numel > 0) {
+    const std::string what = fmt::format("{}: byte extent", rules.role);
+    std::int64_t last = 0;
+    for (int i = 0; i < v.rank; ++i) {
+      last = checked_add(last, checked_mul(v.shape[i] - 1, v.strides[i], what), what);
+    }
+    span = static_cast<std::uint64_t>(
+        checked_mul(checked_add(last, std::int64_t{1}, what), static_cast<std::int64_t>(size_of(v.type)), what));
+    std::uintptr_t end = 0;
+    CBG_EXPECTS(!__builtin_add_overflow(reinterpret_cast<std::uintptr_t>(t.data), t.byte_offset, &end) &&
+                    !__builtin_add_overflow(end, span, &end),
+                status::shape,
+                fmt::format("{}: data pointer + byte_offset ({}) + the {} bytes the elements span wrap around "
+                            "the address space",
+                            rules.role, t.byte_offset, span));
+  }
   v.data = static_cast<const unsigned char*>(t.data) + t.byte_offset;
   const auto address = reinterpret_cast<std::uintptr_t>(v.data);
   CBG_EXPECTS(numel == 0 || address % size_of(v.type) == 0, status::shape,

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cbg/core/checked_math.hpp"
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/core/error.hpp"
 #include "cbg/runtime/device.hpp"
@@ -78,7 +79,8 @@ void copy_tensor(const context& ctx, const mutable_tensor_view& dst, const tenso
 
   if (same_dense_layout(src, dst.as_const())) {
     // Both sides hold the elements in one dense block in the same order: one copy.
-    copy_bytes(d, dst.memory, s, src.memory, static_cast<std::size_t>(n * isz), stream, ctx.copies(),
+    copy_bytes(d, dst.memory, s, src.memory, static_cast<std::size_t>(checked_mul(n, isz, "tensor copy: bytes")),
+               stream, ctx.copies(),
                ctx.rules(), site);
   } else {
     // A 2-D copy per outer index: rows along `inner` (a dimension contiguous on both sides, else
