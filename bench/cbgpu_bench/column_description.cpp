@@ -43,12 +43,12 @@ column_type parse_type(std::string_view s, const std::string& where) {
       throw not_implemented_error(
           fmt::format("{}: column type '{}' is not supported yet (supported: Label, Num, Categ, "
                       "Weight, Baseline, Auxiliary)",
-                      where, s));
+                      where, visible_controls(s)));
     }
   }
   throw usage_error(fmt::format("{}: unknown column type '{}' (expected one of Label, Num, Categ, "
                                 "Weight, Baseline, Auxiliary)",
-                                where, s));
+                                where, visible_controls(s)));
 }
 
 }  // namespace
@@ -71,20 +71,21 @@ column_description read_column_description(std::istream& in, const std::string& 
   cd.path = path;
   std::string line;
   for (int64_t line_no = 1; std::getline(in, line); ++line_no) {
+    if (line_no == 1) drop_utf8_bom(line);
     const std::string_view text = trim(line);
     if (text.empty()) continue;
     const std::string where = fmt::format("{}:{}", path, line_no);
     const std::vector<std::string_view> fields = split(text, '\t');
     if (fields.size() < 2 || fields.size() > 3) {
       throw usage_error(fmt::format("{}: expected '<index><TAB><type>[<TAB><name>]', got '{}'",
-                                    where, text));
+                                    where, visible_controls(text)));
     }
     int64_t index = -1;
     const std::string_view idx = trim(fields[0]);
     const auto [end, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), index);
     if (ec != std::errc() || end != idx.data() + idx.size() || index < 0) {
       throw usage_error(fmt::format("{}: column index '{}' is not a non-negative integer", where,
-                                    fields[0]));
+                                    visible_controls(fields[0])));
     }
     column_spec spec;
     spec.type = parse_type(trim(fields[1]), where);

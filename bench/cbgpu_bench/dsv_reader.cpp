@@ -112,7 +112,7 @@ class row_sink {
     const std::optional<float> v = parse_float(field);
     if (!v) {
       throw usage_error(fmt::format("{}: {} '{}' is not a number", where(column, line_no), role,
-                                    trim(field)));
+                                    visible_controls(trim(field))));
     }
     return *v;
   }
@@ -125,7 +125,7 @@ class row_sink {
     if (!v) {
       throw usage_error(fmt::format("{}: '{}' is not a number (mark the column Categ in the "
                                     "column description if it is categorical)",
-                                    where(column, line_no), s));
+                                    where(column, line_no), visible_controls(s)));
     }
     return *v;
   }
@@ -162,6 +162,7 @@ loaded_dataset read_dsv(std::istream& in, const std::string& path, const dsv_for
   int64_t line_no = 0;
   while (std::getline(in, line)) {
     ++line_no;
+    if (line_no == 1) drop_utf8_bom(line);
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::vector<std::string_view> fields = split(line, format.delimiter);
     if (format.has_header && line_no == 1) {

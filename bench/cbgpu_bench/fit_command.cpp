@@ -3,9 +3,7 @@
 
 #include <charconv>
 #include <cstdio>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -13,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cbg/io/read_file.hpp"
 #include "column_description.hpp"
 #include "cuda_device.hpp"
 #include "dataset_pool.hpp"
@@ -50,11 +49,11 @@ std::vector<std::pair<std::string, int32_t>> model_outputs(const std::string& fi
 }
 
 std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw usage_error(fmt::format("--params-file: cannot open '{}'", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  try {
+    return cbg::io::read_file(path);
+  } catch (const cbg::io::file_error& e) {
+    throw usage_error(fmt::format("--params-file: {}", e.what()));
+  }
 }
 
 // Progress lines are the library's info records (category cbgpu.train), as CatBoost prints them.
@@ -173,14 +172,12 @@ int run_fit(fit_options o) {
   parameter_values params = o.parameters;
   params.emplace("train_dir", o.train_dir);
   std::fflush(stdout);
-  training_run run = train_pool(learn.get(), test.get(), parameters_json(params, params_file));
+  training_run run = train_pool(learn.get(), test.get(), parameters_json(params, params_file, o.params_file));
   fmt::print("trained {} trees in {:.1f} ms ({:.3f} ms per iteration, median)\n",
              model_info(run.model.get()).n_trees, run.train_ms,
              median_after(run.iteration_ms, std::min<std::size_t>(5, run.iteration_ms.size() / 2)));
   const stopwatch save;
-  for (const auto& [file, file_format] : outputs) {
-    check(cbg_model_save_file(run.model.get(), file.c_str(), file_format), "cbg_model_save_file");
-  }
+  save_models(run.model.get(), outputs);
   fmt::print("wrote model {} ({:.1f} ms); training logs in {}\n", o.model_file, save.elapsed_ms(), o.train_dir);
   if (!o.learning_curve_png.empty()) {
     const std::string range = plot_learning_curve(o.learning_curve_png, run.learn_history, run.eval_history);

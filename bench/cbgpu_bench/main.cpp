@@ -14,6 +14,7 @@
 #include "errors.hpp"
 #include "exit_codes.hpp"
 #include "fit_command.hpp"
+#include "text.hpp"
 #include "version_command.hpp"
 
 namespace {
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
   // Errors go to stderr; flush what was printed before them so that logs keep the order.
   auto report = [](const char* prefix, const char* what) {
     std::fflush(stdout);
-    fmt::print(stderr, "{}{}\n", prefix, what);
+    fmt::print(stderr, "{}{}\n", prefix, visible_controls(what));
   };
   try {
     if (bench->parsed()) return run_bench(bench_opts, std::vector<std::string>(argv, argv + argc));

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cbg/io/json_position.hpp"
 #include "errors.hpp"
 #include "text.hpp"
 
@@ -72,11 +73,18 @@ context_handle make_counted_context(int32_t device, uint64_t seed, allocation_co
   return context_handle(ctx);
 }
 
-std::string parameters_json(const parameter_values& values, const std::string& base_json) {
+std::string parameters_json(const parameter_values& values, const std::string& base_json,
+                            const std::string& base_path) {
   nlohmann::json out = nlohmann::json::object();
   if (!base_json.empty()) {
-    out = nlohmann::json::parse(base_json, nullptr, false);
-    if (!out.is_object()) throw usage_error("--params-file: the file does not hold a JSON object");
+    try {
+      out = nlohmann::json::parse(base_json);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw usage_error(fmt::format("--params-file: {}: {}", base_path, cbg::io::describe_json_error(base_json, e)));
+    } catch (const nlohmann::json::exception& e) {
+      throw usage_error(fmt::format("--params-file: {}: {}", base_path, e.what()));
+    }
+    if (!out.is_object()) throw usage_error(fmt::format("--params-file: {}: the file does not hold a JSON object", base_path));
   }
   for (const auto& [k, v] : values) {
     if (k == "custom_metric" && v.find(',') != std::string::npos) {

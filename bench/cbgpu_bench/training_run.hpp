@@ -30,7 +30,8 @@ context_handle make_counted_context(int32_t device, uint64_t seed, allocation_co
 // booleans given as text; a comma-separated custom_metric becomes a list) over the object of
 // `base_json` (a --params-file's text; may be empty). Throws usage_error when base_json is not a
 // JSON object.
-std::string parameters_json(const parameter_values& values, const std::string& base_json = {});
+std::string parameters_json(const parameter_values& values, const std::string& base_json = {},
+                            const std::string& base_path = {});
 
 struct training_run {
   model_handle model;

@@ -18,13 +18,14 @@ constexpr int value_check_block = 256;  // one block per 256 threads; occupancy 
 
 __global__ __launch_bounds__(value_check_block) void count_values_kernel(
     column_view column, unsigned long long* totals) {
-  unsigned long long nan = 0, inf = 0, neg = 0;
+  unsigned long long nan = 0, inf = 0, neg = 0, pos = 0;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
        i < column.size; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const unsigned bits = classify_value(column.value(i));
     nan += bits & 1u;
     inf += (bits >> 1) & 1u;
     neg += (bits >> 2) & 1u;
+    pos += (bits >> 3) & 1u;
   }
   using reduce = cub::BlockReduce<unsigned long long, value_check_block>;
   __shared__ typename reduce::TempStorage temp;
@@ -33,10 +34,13 @@ __global__ __launch_bounds__(value_check_block) void count_values_kernel(
   const unsigned long long block_inf = reduce(temp).Sum(inf);
   __syncthreads();
   const unsigned long long block_neg = reduce(temp).Sum(neg);
+  __syncthreads();
+  const unsigned long long block_pos = reduce(temp).Sum(pos);
   if (threadIdx.x == 0) {
     if (block_nan != 0) atomicAdd(&totals[0], block_nan);
     if (block_inf != 0) atomicAdd(&totals[1], block_inf);
     if (block_neg != 0) atomicAdd(&totals[2], block_neg);
+    if (block_pos != 0) atomicAdd(&totals[3], block_pos);
   }
 }
 
@@ -48,7 +52,7 @@ value_counts count_values_device(const column_view& column, const context& ctx) 
               "count_values_device cannot read pageable host memory; use count_values_host");
   scoped_device guard(ctx.device());
   const cudaStream_t stream = ctx.stream();
-  device_buffer<unsigned long long> totals(3, stream, ctx.resource());
+  device_buffer<unsigned long long> totals(4, stream, ctx.resource());
   CBG_CUDA_TRY(cudaMemsetAsync(totals.data(), 0, totals.size_bytes(), stream));
   if (column.size > 0) {
     int sms = 0;
@@ -58,11 +62,11 @@ value_counts count_values_device(const column_view& column, const context& ctx) 
     count_values_kernel<<<blocks, value_check_block, 0, stream>>>(column, totals.data());
     CBG_CHECK_CUDA(stream);
   }
-  unsigned long long host[3] = {0, 0, 0};
+  unsigned long long host[4] = {0, 0, 0, 0};
   copy_bytes(host, memory_kind::host, totals.data(), memory_kind::device, sizeof(host), stream,
              ctx.copies(), ctx.rules(), CBG_COPY_SITE("value check totals"));
   CBG_CUDA_TRY(cudaStreamSynchronize(stream));
-  return value_counts{host[0], host[1], host[2]};
+  return value_counts{host[0], host[1], host[2], host[3]};
 }
 
 }  // namespace cbg

@@ -8,14 +8,14 @@
 
 namespace cbg::detail {
 
-void throw_error(status code, const std::string& message, const char* file, int line) {
-  throw error(code, fmt::format("{} [{}:{}]", message, file, line));
+// The messages reach users (cbg_last_error(), the CLI): they say what failed and why, never where in
+// the source. The file and line stay parameters for a debugger stopped here.
+void throw_error(status code, const std::string& message, const char* /*file*/, int /*line*/) {
+  throw error(code, message);
 }
 
-void throw_cuda_error(cudaError_t err, const char* what, const char* file, int line) {
-  const std::string text =
-      fmt::format("{} failed: {} ({}) [{}:{}]", what, cudaGetErrorName(err), cudaGetErrorString(err),
-                  file, line);
+void throw_cuda_error(cudaError_t err, const char* what, const char* /*file*/, int /*line*/) {
+  const std::string text = fmt::format("{} failed: {} ({})", what, cudaGetErrorName(err), cudaGetErrorString(err));
   switch (err) {
     case cudaErrorMemoryAllocation: {
       std::size_t free_bytes = 0, total_bytes = 0;

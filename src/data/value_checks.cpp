@@ -17,6 +17,7 @@ value_counts count_values_host(const column_view& column) {
     counts.nan += bits & 1u;
     counts.infinite += (bits >> 1) & 1u;
     counts.negative += (bits >> 2) & 1u;
+    counts.positive += (bits >> 3) & 1u;
   }
   return counts;
 }

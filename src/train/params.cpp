@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cbg/core/error.hpp"
+#include "cbg/io/json_position.hpp"
 
 namespace cbg::train {
 
@@ -280,9 +281,14 @@ named_metric loss_metric(const train_params& p) {
 train_params parse_params(const std::string& json_text) {
   train_params p;
   if (json_text.find_first_not_of(" \t\r\n") == std::string::npos) return p;
-  const json root = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  CBG_EXPECTS(!root.is_discarded(), status::invalid_argument,
-              "params_json is not valid JSON: " + json_text.substr(0, 200));
+  json root;
+  try {
+    root = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    CBG_FAIL(status::invalid_argument, "params_json is not valid JSON: " + io::describe_json_error(json_text, e));
+  } catch (const json::exception& e) {  // e.g. a number too large for a double
+    CBG_FAIL(status::invalid_argument, std::string("params_json is not valid JSON: ") + e.what());
+  }
   CBG_EXPECTS(root.is_object(), status::invalid_argument, "params_json must be a JSON object");
 
   json flat = json::object();
