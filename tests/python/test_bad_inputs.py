@@ -40,6 +40,7 @@ class Case:
     code: int                       # expected status (C ABI) or exit code (CLI)
     fragments: tuple[str, ...]      # words the message must contain
     run: Callable[["Env"], object]  # C ABI: returns a status or raises CbgError; CLI: the arguments
+    after: Callable[[Path], None] | None = None  # CLI: checks the folder afterwards (old files kept)
 
 
 # ---- the environment every case runs in ------------------------------------------------------------------
@@ -189,7 +190,7 @@ CASES: list[Case] = [
          lambda e: cbgpu.train(e.pool_of(e.X), LOGLOSS)),
     Case("train-logloss-label", "Logloss label 2", BAD, ("label 2", "Logloss"),
          lambda e: e.train(LOGLOSS, y=e.y * 2)),
-    Case("train-class-label", "MultiClass label 1.5 (not a class index)", BAD, ("label", "1.5"),
+    Case("train-class-label", "MultiClass label 1.5 (not a class index)", BAD, ("label 1.5", "row 0"),
          lambda e: e.train({"iterations": 3, "loss_function": "MultiClass"}, y=e.y * 1.5)),
     Case("train-classes-count-label", "MultiClass label outside classes_count (label 2, classes_count 2)", BAD,
          ("label 2", "row"),
@@ -219,8 +220,11 @@ CASES: list[Case] = [
     _param("od_type", "Foo", "IncToDec"),
     _param("random_strength", -1),
     _param("bagging_temperature", -1),
-    Case("params-not-json", "params_json `{` (not JSON)", ARG, ("not valid JSON",),
+    Case("params-not-json", "params_json `{` (not JSON)", ARG, ("not valid JSON", "line 1, column 2"),
          lambda e: _train_raw(e, b"{")),
+    Case("params-json-position", "params_json with a bad literal on its third line", ARG,
+         ("not valid JSON", "line 3, column 15", "invalid literal"),
+         lambda e: _train_raw(e, b'{\n  "depth": 4,\n  "iters": tru\n}')),
     Case("params-not-object", "params_json `[1,2]`", ARG, ("JSON object",), lambda e: _train_raw(e, b"[1,2]")),
     Case("train-null-out", "cbg_train with out = NULL", NUL, ("out is NULL",),
          lambda e: _train_raw(e, b"{}", out=False)),
@@ -238,7 +242,7 @@ CASES: list[Case] = [
          lambda e: e.load("bad.json", "{not json", "json")),
     Case("model-json-fields", "JSON model without features_info", FMT, ("features_info",),
          lambda e: e.load("fields.json", '{"oblivious_trees": 5}', "json")),
-    Case("model-save-path", "saving into a folder that does not exist", IO, ("cannot create",),
+    Case("model-save-path", "saving into a folder that does not exist", IO, ("cannot write", "No such file"),
          lambda e: e.model.save(str(e.tmp / "no_such_dir" / "m.cbm"))),
     # -- prediction --------------------------------------------------------------------------------------------
     Case("predict-read-only", "read-only output tensor", RO, ("read-only",),
@@ -273,6 +277,63 @@ CASES: list[Case] = [
          lambda e: _copy(e, ManagedTensor(np.zeros(3), flags=1), ManagedTensor(np.zeros(3)))),
     Case("copy-shape", "cbg_tensor_copy between [3] and [4]", SHAPE, ("shape",),
          lambda e: _copy(e, ManagedTensor(np.zeros(4)), ManagedTensor(np.zeros(3)))),
+    # -- writes never destroy what was there -------------------------------------------------------------------
+    Case("save-target-folder", "saving onto a path that is a folder", IO, ("cannot write", "Is a directory"),
+         lambda e: _save_over(e, "folder", lambda p: p.mkdir())),
+    Case("save-file-too-large", "saving over a model past the file size limit (RLIMIT_FSIZE, SIGXFSZ ignored)",
+         IO, ("cannot write", "File too large"), lambda e: _save_past_size_limit(e)),
+    Case("save-json-folder", "saving a JSON model onto a folder", IO, ("Is a directory", "m.json"),
+         lambda e: _save_over(e, "m.json", lambda p: p.mkdir(), fmt="json")),
+    Case("save-train-dir-partial", "train_dir whose test_error.tsv is a folder: no log replaced", IO,
+         ("train_dir", "test_error.tsv", "Is a directory"), lambda e: _train_dir_partial(e)),
+    # -- handles ---------------------------------------------------------------------------------------------
+    Case("handle-double-free", "a model freed twice", HANDLE, ("already freed",),
+         lambda e: lib.cbg_model_free(_freed_model(e))),
+    Case("handle-freed-pool", "a freed pool handle", HANDLE, ("not a live cbg_pool_t",),
+         lambda e: lib.cbg_pool_info(_freed_pool(e), ctypes.byref(C.cbg_pool_info_t(ctypes.sizeof(C.cbg_pool_info_t))))),
+    # -- sizes from caller input -------------------------------------------------------------------------------
+    Case("size-shape-2^62", "features of shape [2^62, 4]", SHAPE, ("features", "element count"),
+         lambda e: _pool_from_managed(e, ManagedTensor(e.X, shape=[1 << 62, 4], strides=[4, 1]))),
+    Case("size-wraps-to-zero", "features of shape [2^32, 2^32] (2^64 elements: 0 when wrapped)", SHAPE,
+         ("features", "element count"),
+         lambda e: _pool_from_managed(e, ManagedTensor(e.X, shape=[1 << 32, 1 << 32], strides=[0, 0]))),
+    Case("size-huge-stride", "features [200, 4] with a row stride of 2^62", SHAPE, ("features", "byte extent"),
+         lambda e: _pool_from_managed(e, ManagedTensor(e.X, strides=[1 << 62, 1]))),
+    Case("size-offset-wraps", "byte_offset that wraps the address space", SHAPE, ("features", "address space"),
+         lambda e: _pool_from_managed(e, ManagedTensor(e.X, byte_offset=(1 << 64) - 16))),
+    Case("size-broadcast-rows", "zero-stride features claiming 2^60 rows x 4", SHAPE, ("rows x features",),
+         lambda e: _pool_from_managed(e, ManagedTensor(e.X, shape=[1 << 60, 4], strides=[0, 0]))),
+    Case("size-label-stride", "label with a stride of 2^61 elements", SHAPE, ("label", "byte extent"),
+         lambda e: _pool_from_managed(e, ManagedTensor(e.X), label=ManagedTensor(e.y, strides=[1 << 61]))),
+    Case("size-output-stride", "prediction output with a row stride of 2^62", SHAPE, ("out", "byte extent"),
+         lambda e: e.predict_into(_kept(_out(strides=[1 << 62, 1])))),
+    Case("size-copy-stride", "cbg_tensor_copy from a source with a stride of 2^62", SHAPE, ("src", "byte extent"),
+         lambda e: _copy(e, ManagedTensor(np.zeros(3)), ManagedTensor(np.zeros(3), strides=[1 << 62]))),
+    Case("size-output-shape", "cbg_predict_output_shape for 2^62 rows", SHAPE, ("prediction output",),
+         lambda e: e.model.output_shape(1 << 62)),
+    Case("size-arrow-offset", "Arrow float column with offset 2^62", SHAPE, ("arrow column 0", "does not fit"),
+         lambda e: _arrow_patched(e, offset=1 << 62)),
+    Case("size-arrow-length", "Arrow float column with length -5", SHAPE, ("arrow column 0", "negative length"),
+         lambda e: _arrow_patched(e, length=-5)),
+    # -- readers bounded by their input ---------------------------------------------------------------------------
+    Case("model-folder", "loading a folder as a model", IO, ("cannot read", "Is a directory"),
+         lambda e: cbgpu.Model.load(str(e.tmp))),
+    Case("model-dev-zero", "loading /dev/zero (endless) as a model", IO, ("/dev/zero", "character device"),
+         lambda e: cbgpu.Model.load("/dev/zero")),
+    Case("model-fifo", "loading a FIFO (would block) as a model", IO, ("a FIFO", "not a regular file"),
+         lambda e: cbgpu.Model.load(_fifo(e))),
+    Case("model-size-cap", "a model file above CBGPU_MAX_INPUT_BYTES (100)", IO, ("limit of 100", "CBGPU_MAX_INPUT_BYTES"),
+         lambda e: _with_env("CBGPU_MAX_INPUT_BYTES", "100", lambda: e.load("capped.cbm", e.cbm))),
+    Case("model-huge-core-size", ".cbm declaring a 2^60-byte core in 16 bytes", FMT, ("declared",),
+         lambda e: e.load("huge.cbm", b"CBM1\xff\xff\xff\xff" + (1 << 60).to_bytes(8, "little"))),
+    Case("model-json-folder", "loading a folder as a JSON model", IO, ("Is a directory",),
+         lambda e: cbgpu.Model.load(str(e.tmp), format="json")),
+    # -- refused as CatBoost refuses them ------------------------------------------------------------------------
+    Case("pool-weight-zero", "all sample weights 0 (CatBoost: All data in Weights is 0)", BAD,
+         ("weight", "0 for all 200", "positive"),
+         lambda e: e.pool_of(e.X, label=e.y, weight=np.zeros(ROWS))),
+    Case("train-class-label-negative", "MultiClass label -1 in row 5", BAD, ("label -1", "row 5"),
+         lambda e: e.train({"iterations": 3, "loss_function": "MultiClass"}, y=_nan_at(e.y, 5, -1.0))),
 ]
 
 def _kept(tensor: ManagedTensor) -> ManagedTensor:
@@ -285,11 +346,13 @@ _FOREIGN = ctypes.create_string_buffer(256)
 _KEEP: list = []  # tensors whose ownership a failed call may still hold (their deleters stay callable)
 
 
-def _pool_from_managed(e: Env, tensor: ManagedTensor) -> int:
-    _KEEP.append(tensor)
+def _pool_from_managed(e: Env, tensor: ManagedTensor, label: ManagedTensor | None = None) -> int:
+    _KEEP.extend([tensor, label])
     d = C.cbg_pool_desc_t()
     lib.cbg_pool_desc_init(ctypes.byref(d))
     d.features = tensor.ref()
+    if label is not None:
+        d.label = label.ref()
     out = ctypes.c_void_p()
     status = lib.cbg_pool_from_dlpack(e.ctx.handle, ctypes.byref(d), ctypes.byref(out))
     if status == C.CBG_OK:
@@ -302,6 +365,110 @@ def _copy(e: Env, dst: ManagedTensor, src: ManagedTensor) -> int:
     return lib.cbg_tensor_copy(e.ctx.handle, ctypes.byref(dst.ref()), ctypes.byref(src.ref()))
 
 
+def _arrow_patched(e: Env, **fields) -> int:
+    """cbg_pool_from_arrow over a pyarrow float column whose ArrowArray fields are overwritten."""
+    import pyarrow as pa
+    from cbgpu._pool import _arrow_capsules
+    schema, device_array, keep = _arrow_capsules(pa.array(np.arange(ROWS, dtype=np.float32)))
+    _KEEP.append(keep)
+    moved = C.ArrowDeviceArray.from_address(device_array)
+    for name, value in fields.items():
+        setattr(moved.array, name, value)
+    out = ctypes.c_void_p()
+    status = lib.cbg_pool_from_arrow(e.ctx.handle, None, schema, device_array, ctypes.byref(out))
+    if status == C.CBG_OK:
+        lib.cbg_pool_free(out)
+    return status
+
+
+def _freed_pool(e: Env) -> int:
+    p = e.pool_of(e.X)
+    handle = p.handle
+    p.close()
+    return handle
+
+
+def _with_env(name: str, value: str, run):
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        return run()
+    finally:
+        if old is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = old
+
+
+def _fifo(e: Env) -> str:
+    path = e.tmp / "model.fifo"
+    if not path.exists():
+        os.mkfifo(path)
+    return str(path)
+
+
+def _save_over(e: Env, name: str, make, fmt: str = "cbm"):
+    """Saves onto `name` after make(path) put something there; that something must stay as it was."""
+    folder = e.tmp / f"save-{name}"
+    folder.mkdir()
+    path = folder / name
+    make(path)
+    before = sorted(os.listdir(folder))
+    try:
+        return e.model.save(str(path), format=fmt)
+    finally:
+        assert sorted(os.listdir(folder)) == before, "a temporary file was left behind"
+        assert path.is_dir()
+
+
+_SIZE_LIMIT_CHILD = r"""
+import os, resource, signal, sys
+sys.path.insert(0, sys.argv[3])
+import cbgpu
+from cbgpu import CbgError
+model = cbgpu.Model.load(sys.argv[1])
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), resource.RLIM_INFINITY))
+try:
+    model.save(sys.argv[1], format="json")
+    print("0\nsaved")
+except CbgError as err:
+    print(f"{err.code}\n{err.message}")
+"""
+
+
+def _save_past_size_limit(e: Env):
+    """In a child process (the limit stays there): the old model file must survive a failed save."""
+    folder = e.tmp / "fsize"
+    folder.mkdir()
+    path = folder / "m.cbm"
+    path.write_bytes(e.cbm)
+    limit = len(e.cbm) + 16  # the old file fits, the JSON version does not
+    r = subprocess.run([sys.executable, "-c", _SIZE_LIMIT_CHILD, str(path), str(limit),
+                        str(Path(__file__).resolve().parents[2] / "python")],
+                       capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    assert r.returncode == 0, r.stderr
+    code, message = r.stdout.strip().split("\n", 1)
+    assert path.read_bytes() == e.cbm, "the old model file changed"
+    assert os.listdir(folder) == ["m.cbm"], "a temporary file was left behind"
+    if int(code) != C.CBG_OK:
+        raise CbgError(int(code), C.STATUS_NAMES.get(int(code), code), message)
+    return C.CBG_OK
+
+
+def _train_dir_partial(e: Env):
+    """train_dir logs are replaced together or not at all."""
+    train_dir = e.tmp / "logs"
+    train_dir.mkdir()
+    (train_dir / "learn_error.tsv").write_text("old learn log\n")
+    (train_dir / "test_error.tsv").mkdir()
+    try:
+        return e.train({"iterations": 3, "train_dir": str(train_dir)}, eval_pool=e.pool)
+    finally:
+        assert (train_dir / "learn_error.tsv").read_text() == "old learn log\n", "learn_error.tsv was replaced"
+        assert sorted(os.listdir(train_dir)) == ["learn_error.tsv", "test_error.tsv"]
+
+
 # ---- the CLI ---------------------------------------------------------------------------------------------
 
 DATA = "1\t0.5\t2\n0\t0.1\t3\n1\t0.7\t1\n0\t0.2\t5\n"
@@ -310,6 +477,9 @@ CLI_FILES = {
     "d.tsv": DATA, "ok.cd": CD, "badtype.cd": "0\tLabel\n1\tBanana\n", "far.cd": "0\tLabel\n9\tNum\n",
     "spaces.cd": "0 Label extra stuff here\n", "ragged.tsv": "1\t0.5\n0\t0.1\t3\n", "text.tsv": "1\tabc\t2\n",
     "empty.tsv": "", "badlabel.tsv": "x\t0.5\t2\n", "garbage.cbm": "not a model",
+    "bom.tsv": "\ufeff" + DATA, "bom.cd": "\ufeff" + CD, "midbom.tsv": "1\t0.5\t2\n0\t\ufeff0.1\t3\n",
+    "nul.tsv": "1\t0.5\t2\n0\t0.\x001\t3\n", "cr.cd": "0\tLabel\r\n1\tNum\rx\n",
+    "p.json": '{\n  "depth": 4,\n  "l2_leaf_reg": 3,,\n}\n', "old.cbm": "old model bytes",
 }
 FIT = ["fit", "--cd", "ok.cd", "-i", "2", "-m", "m.cbm", "--learn-set"]
 CALC = ["calc", "--cd", "ok.cd", "-o", "p.tsv", "--input-path", "d.tsv", "-m"]
@@ -341,7 +511,34 @@ CLI_CASES: list[Case] = [
          lambda e: CALC + ["m.cbm", "--prediction-type", "Banana"]),
     Case("cli-output-path", "calc into a folder that does not exist", BAD_INPUT, ("/nonexistent/p.tsv",),
          lambda e: ["calc", "--cd", "ok.cd", "--input-path", "d.tsv", "-m", "m.cbm", "-o", "/nonexistent/p.tsv"]),
+    Case("cli-output-folder", "calc -o naming a folder", BAD_INPUT, ("--output-path", "Is a directory"),
+         lambda e: ["calc", "--cd", "ok.cd", "--input-path", "d.tsv", "-m", "m.cbm", "-o", "."]),
+    Case("cli-model-formats-partial", "--model-format CatboostBinary,Json where the .json path is a folder: "
+         "the old .cbm stays", BAD_INPUT, ("old.cbm.json", "Is a directory"),
+         lambda e: ["fit", "--cd", "ok.cd", "-i", "2", "--learn-set", "d.tsv", "-m", "old.cbm",
+                    "--model-format", "CatboostBinary,Json"],
+         after=lambda d: _assert_text(d / "old.cbm", "old model bytes")),
+    Case("cli-plot-folder", "--plot-learning-curve naming a folder", BAD_INPUT, ("--plot-learning-curve", "Is a directory"),
+         lambda e: FIT + ["d.tsv", "--plot-learning-curve", "."]),
+    Case("cli-params-file-syntax", "--params-file with a syntax error on line 3", BAD_INPUT,
+         ("p.json", "line 3, column 20"), lambda e: FIT + ["d.tsv", "--params-file", "p.json"]),
+    Case("cli-params-file-folder", "--params-file naming a folder", BAD_INPUT, ("--params-file", "Is a directory"),
+         lambda e: FIT + ["d.tsv", "--params-file", "."]),
+    Case("cli-dsv-bom", "data file starting with a UTF-8 byte order mark: accepted", 0, ("trained",),
+         lambda e: FIT + ["bom.tsv"]),
+    Case("cli-cd-bom", ".cd file starting with a UTF-8 byte order mark: accepted", 0, ("trained",),
+         lambda e: ["fit", "--cd", "bom.cd", "-i", "2", "-m", "m2.cbm", "--learn-set", "d.tsv"]),
+    Case("cli-dsv-bom-inside", "a byte order mark inside a data row, shown", BAD_INPUT,
+         ("midbom.tsv:2", "'<U+FEFF>0.1'"), lambda e: FIT + ["midbom.tsv"]),
+    Case("cli-dsv-nul", "a NUL byte inside a number, shown", BAD_INPUT, ("nul.tsv:2", "'0.\\01'"),
+         lambda e: FIT + ["nul.tsv"]),
+    Case("cli-cd-cr", "a carriage return inside a .cd line, shown", BAD_INPUT, ("cr.cd:2", "Num\\rx"),
+         lambda e: ["fit", "--cd", "cr.cd", "-i", "2", "-m", "m2.cbm", "--learn-set", "d.tsv"]),
 ]
+
+
+def _assert_text(path: Path, text: str) -> None:
+    assert path.read_text() == text, f"{path.name} was replaced"
 
 
 # ---- the tests ---------------------------------------------------------------------------------------------
@@ -397,7 +594,8 @@ def cli_dir():
         pytest.skip("CBGPU_BENCH (the cbgpu-bench binary) is not set")
     with tempfile.TemporaryDirectory() as tmp:
         for name, text in CLI_FILES.items():
-            Path(tmp, name).write_text(text)
+            Path(tmp, name).write_bytes(text.encode())
+        Path(tmp, "old.cbm.json").mkdir()
         fit = subprocess.run([bench] + FIT + ["d.tsv"], cwd=tmp, capture_output=True, text=True, timeout=120)
         assert fit.returncode == 0, fit.stderr
         yield bench, tmp
@@ -412,6 +610,8 @@ def test_cli_case(cli_dir, case):
     for fragment in case.fragments:
         assert fragment.lower() in text.lower(), f"{fragment!r} not in {text!r}"
     assert "terminate called" not in text and "Traceback" not in text
+    if case.after is not None:
+        case.after(Path(tmp))
 
 
 def markdown_table() -> str:

@@ -15,7 +15,9 @@
  *  - Handles are typed opaque pointers. `cbg_X_free(NULL)` is a no-op. A freed or foreign handle
  *    passed to any function returns #CBG_ERR_INVALID_HANDLE instead of crashing (handles are checked
  *    against a registry of live handles). Using one handle from several threads at once is allowed
- *    only where a function says "thread-safe".
+ *    only where a function says "thread-safe". A handle freed while other threads are inside calls
+ *    that use it does not crash them: those calls finish (the object is destroyed when the last of
+ *    them returns) and every call that starts after the free returns #CBG_ERR_INVALID_HANDLE.
  *  - "Blocks" means the function returns after the work finished; "enqueues" means the work is
  *    ordered on the context's stream and may still be running when the function returns.
  *  - Descriptor structs start with `struct_size`; set it to sizeof(the struct) (the *_init helpers
@@ -748,8 +750,11 @@ typedef struct cbg_model_t cbg_model_t;
  * @param path    NUL-terminated file name.
  * @param format  CBG_MODEL_FORMAT_CBM or CBG_MODEL_FORMAT_JSON.
  * @param[out] out  the new model; free with cbg_model_free().
+ * Only regular files are read (a folder, a FIFO or a device is refused at once), of at most 16 GiB;
+ * the environment variable `CBGPU_MAX_INPUT_BYTES` (a byte count, read on each call) changes that cap.
  * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_ARGUMENT (format), #CBG_ERR_IO (cannot
- *         open or read), #CBG_ERR_FORMAT (malformed or inconsistent bytes), #CBG_ERR_UNSUPPORTED
+ *         open or read, not a regular file, above the cap: the message names the path and the
+ *         reason), #CBG_ERR_FORMAT (malformed or inconsistent bytes), #CBG_ERR_UNSUPPORTED
  *         (non-symmetric trees, text/embedding/estimated features), #CBG_ERR_OUT_OF_MEMORY.
  * Thread-safe; blocks. @since 0.1
  */
@@ -766,8 +771,13 @@ CBG_API cbg_status cbg_model_load_buffer(const void* data, size_t size, int32_t 
 
 /**
  * @brief Writes the model to a file that CatBoost loads (`CatBoost.load_model(path, format=...)`).
+ * The bytes go to a temporary file in the same folder, synced, then renamed over `path`: on any
+ * failure an existing file at `path` is left as it was and the temporary removed. (A terminal,
+ * /dev/null or a FIFO at `path` is written in place.)
  * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT
- *         (format), #CBG_ERR_IO, #CBG_ERR_UNSUPPORTED (a model JSON cannot hold).
+ *         (format), #CBG_ERR_IO (with the path and the system's reason: "No space left on
+ *         device", "File too large", "Permission denied", "Is a directory"), #CBG_ERR_UNSUPPORTED
+ *         (a model JSON cannot hold).
  * Thread-safe (the model is only read); blocks. @since 0.1
  */
 CBG_API cbg_status cbg_model_save_file(const cbg_model_t* model, const char* path, int32_t format);
