@@ -21,15 +21,14 @@ TEST_CASE("every status code has a distinct description naming its C constant", 
   CHECK(cbg::describe(static_cast<status>(1000)) == "unknown status code");
 }
 
-TEST_CASE("CBG_EXPECTS throws the given code with the message and the source location", "[core]") {
+TEST_CASE("CBG_EXPECTS throws the given code with the message, without a source location", "[core]") {
   try {
     CBG_EXPECTS(1 + 1 == 3, status::shape, std::string("the label has 3 rows"));
     FAIL("CBG_EXPECTS did not throw");
   } catch (const cbg::error& e) {
     CHECK(e.code() == status::shape);
     const std::string what = e.what();
-    CHECK(what.find("the label has 3 rows") != std::string::npos);
-    CHECK(what.find("test_errors.cpp:") != std::string::npos);
+    CHECK(what == "the label has 3 rows");  // users read it: no file or line of ours
   }
   CHECK_NOTHROW([] { CBG_EXPECTS(true, status::shape, std::string("never")); }());
 }
