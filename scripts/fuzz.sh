@@ -27,7 +27,7 @@ sed -e "s/@PROJECT_VERSION_MAJOR@/$major/; s/@PROJECT_VERSION_MINOR@/$minor/; s/
 case "$target" in
   cbm|json) sources=(tests/fuzz/error_shim.cpp src/model/model.cpp src/model/cbm_io.cpp src/model/json_io.cpp
                      src/model/host_evaluator.cpp) ;;
-  params) sources=(tests/fuzz/error_shim.cpp src/train/params.cpp) ;;
+  params) sources=(tests/fuzz/error_shim.cpp src/train/params.cpp src/ctr/options.cpp src/model/model.cpp) ;;
   cd_dsv) sources=(bench/cbgpu_bench/column_description.cpp bench/cbgpu_bench/dsv_reader.cpp) ;;
   *) echo "fuzz.sh: unknown target '$target'" >&2; exit 2 ;;
 esac

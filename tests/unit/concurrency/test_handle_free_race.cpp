@@ -83,6 +83,7 @@ void free_while_predicting(std::int32_t device, int rounds) {
     REQUIRE(pool != nullptr);
     const bool free_model = round % 2 == 0;
     std::atomic<bool> freed{false};
+    std::atomic<int> done_this_round{0};
     std::barrier start(predictors + 1);
     std::vector<std::thread> threads;
     for (int t = 0; t < predictors; ++t) {
@@ -94,6 +95,7 @@ void free_while_predicting(std::int32_t device, int rounds) {
           const cbg_status s = predict(model, pool, out);
           if (s == CBG_OK) {
             ++succeeded;
+            ++done_this_round;
             if (out != expected) ++wrong_values;
             if (after_free) ++late_success;  // started after the free returned: must be refused
           } else if (s == CBG_ERR_INVALID_HANDLE) {
@@ -105,7 +107,8 @@ void free_while_predicting(std::int32_t device, int rounds) {
       });
     }
     start.arrive_and_wait();
-    std::this_thread::yield();
+    // Free once the threads are well under way, so that calls are in flight when it lands.
+    while (done_this_round.load() < 2 * predictors) std::this_thread::yield();
     if ((free_model ? cbg_model_free(model) : cbg_pool_free(pool)) != CBG_OK) ++wrong_status;
     freed = true;
     for (std::thread& t : threads) t.join();
