@@ -28,7 +28,7 @@ case "$target" in
   cbm|json) sources=(tests/fuzz/error_shim.cpp src/model/model.cpp src/model/cbm_io.cpp src/model/json_io.cpp
                      src/model/host_evaluator.cpp) ;;
   params) sources=(tests/fuzz/error_shim.cpp src/train/params.cpp src/ctr/options.cpp src/model/model.cpp) ;;
-  cd_dsv) sources=(bench/cbgpu_bench/column_description.cpp bench/cbgpu_bench/dsv_reader.cpp) ;;
+  cd_dsv) sources=(bench/cbgpu_bench/column_description.cpp bench/cbgpu_bench/dsv_reader.cpp src/io/read_file.cpp) ;;
   *) echo "fuzz.sh: unknown target '$target'" >&2; exit 2 ;;
 esac
 clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

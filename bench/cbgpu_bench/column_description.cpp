@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cbg/io/read_file.hpp"
 #include "errors.hpp"
 #include "text.hpp"
 
@@ -61,6 +62,11 @@ const char* type_name(column_type t) {
 }
 
 column_description read_column_description(const std::string& path) {
+  try {
+    cbg::io::require_regular_file(path);
+  } catch (const cbg::io::file_error& e) {
+    throw usage_error(fmt::format("column description: {}", e.what()));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw usage_error(fmt::format("cannot open column description '{}'", path));
   return read_column_description(in, path);

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "cbg/io/read_file.hpp"
 #include "errors.hpp"
 #include "text.hpp"
 
@@ -146,6 +147,11 @@ char parse_delimiter(const std::string& text) {
 loaded_dataset read_dsv(const std::string& given_path, const dsv_format& format,
                         const std::optional<column_description>& cd) {
   const std::string path = strip_scheme(given_path);
+  try {
+    cbg::io::require_regular_file(path);  // a folder, FIFO or /dev/zero would never give rows
+  } catch (const cbg::io::file_error& e) {
+    throw usage_error(fmt::format("pool file: {}", e.what()));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw usage_error(fmt::format("cannot open pool file '{}'", path));
   return read_dsv(in, path, format, cd);

@@ -22,6 +22,19 @@ const char* kind_of(mode_t mode) {
   return "not a regular file";
 }
 
+// Refuses what is not a regular file of at most `max_bytes`.
+void check_kind_and_size(const std::string& path, const struct stat& st, std::uint64_t max_bytes) {
+  if (S_ISDIR(st.st_mode)) throw file_error("cannot read '" + path + "': " + std::strerror(EISDIR));
+  if (!S_ISREG(st.st_mode)) {
+    throw file_error("cannot read '" + path + "': it is " + kind_of(st.st_mode) + ", not a regular file");
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > max_bytes) {
+    throw file_error("cannot read '" + path + "': it has " + std::to_string(size) + " bytes, more than the limit of " +
+                     std::to_string(max_bytes) + " (CBGPU_MAX_INPUT_BYTES raises it)");
+  }
+}
+
 // Closes the descriptor when the read ends, however it ends.
 struct descriptor {
   int fd;
@@ -47,16 +60,8 @@ std::string read_file(const std::string& path, std::uint64_t max_bytes) {
   if (file.fd < 0) throw file_error("cannot open '" + path + "': " + std::strerror(errno));
   struct stat st{};
   if (::fstat(file.fd, &st) != 0) throw file_error("cannot read '" + path + "': " + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) throw file_error("cannot read '" + path + "': " + std::strerror(EISDIR));
-  if (!S_ISREG(st.st_mode)) {
-    throw file_error("cannot read '" + path + "': it is " + kind_of(st.st_mode) + ", not a regular file");
-  }
-  const auto size = static_cast<std::uint64_t>(st.st_size);
-  if (size > max_bytes) {
-    throw file_error("cannot read '" + path + "': it has " + std::to_string(size) + " bytes, more than the limit of " +
-                     std::to_string(max_bytes) + " (CBGPU_MAX_INPUT_BYTES raises it)");
-  }
-  std::string bytes(static_cast<std::size_t>(size), '\0');
+  check_kind_and_size(path, st, max_bytes);
+  std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
   std::size_t done = 0;
   while (done < bytes.size()) {  // the size when opened: a file that grows meanwhile is read that far
     const ssize_t n = ::read(file.fd, bytes.data() + done, bytes.size() - done);
@@ -69,6 +74,12 @@ std::string read_file(const std::string& path, std::uint64_t max_bytes) {
   }
   bytes.resize(done);
   return bytes;
+}
+
+void require_regular_file(const std::string& path, std::uint64_t max_bytes) {
+  struct stat st{};  // stat, not open: a FIFO is not waited on
+  if (::stat(path.c_str(), &st) != 0) throw file_error("cannot open '" + path + "': " + std::strerror(errno));
+  check_kind_and_size(path, st, max_bytes);
 }
 
 }  // namespace cbg::io

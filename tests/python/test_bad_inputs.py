@@ -524,6 +524,12 @@ CLI_CASES: list[Case] = [
          ("p.json", "line 3, column 20"), lambda e: FIT + ["d.tsv", "--params-file", "p.json"]),
     Case("cli-params-file-folder", "--params-file naming a folder", BAD_INPUT, ("--params-file", "Is a directory"),
          lambda e: FIT + ["d.tsv", "--params-file", "."]),
+    Case("cli-dsv-folder", "a folder as the learn set", BAD_INPUT, ("pool file", "Is a directory"),
+         lambda e: FIT + ["."]),
+    Case("cli-dsv-dev-zero", "/dev/zero (endless, no rows) as the learn set", BAD_INPUT, ("/dev/zero", "character device"),
+         lambda e: FIT + ["/dev/zero"]),
+    Case("cli-cd-fifo", "a FIFO (would block) as the column description", BAD_INPUT, ("pipe.cd", "a FIFO"),
+         lambda e: ["fit", "--cd", "pipe.cd", "-i", "2", "-m", "m2.cbm", "--learn-set", "d.tsv"]),
     Case("cli-dsv-bom", "data file starting with a UTF-8 byte order mark: accepted", 0, ("trained",),
          lambda e: FIT + ["bom.tsv"]),
     Case("cli-cd-bom", ".cd file starting with a UTF-8 byte order mark: accepted", 0, ("trained",),
@@ -596,6 +602,7 @@ def cli_dir():
         for name, text in CLI_FILES.items():
             Path(tmp, name).write_bytes(text.encode())
         Path(tmp, "old.cbm.json").mkdir()
+        os.mkfifo(Path(tmp, "pipe.cd"))
         fit = subprocess.run([bench] + FIT + ["d.tsv"], cwd=tmp, capture_output=True, text=True, timeout=120)
         assert fit.returncode == 0, fit.stderr
         yield bench, tmp

@@ -22,4 +22,8 @@ std::uint64_t max_input_bytes();
 // regular file", "... is 20 GiB, more than the limit of ...").
 std::string read_file(const std::string& path, std::uint64_t max_bytes = max_input_bytes());
 
+// The same checks without reading, for readers that stream the file: throws file_error unless
+// `path` is a regular file of at most `max_bytes`.
+void require_regular_file(const std::string& path, std::uint64_t max_bytes = max_input_bytes());
+
 }  // namespace cbg::io
