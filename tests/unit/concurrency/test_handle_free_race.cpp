@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
 #include "cbg/tensor/dlpack.hpp"
 #include "cbgpu/cbgpu.h"
 #include "support/catch.hpp"
@@ -22,18 +24,38 @@ constexpr std::int64_t features = 4;
 
 using cbg::test::host_tensor;
 
+// Features and label where the context's evaluator reads them: host memory for a CPU context,
+// CUDA managed memory for a GPU one (the GPU evaluator does not read pageable host memory).
 struct data {
-  std::vector<float> x = std::vector<float>(static_cast<std::size_t>(rows * features));
-  std::vector<float> y = std::vector<float>(static_cast<std::size_t>(rows));
-  data() {
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f;
-    for (std::size_t r = 0; r < y.size(); ++r) y[r] = x[r * features] * 3.0f - x[r * features + 1];
+  float* x = nullptr;
+  float* y = nullptr;
+  DLDevice where{kDLCPU, 0};
+  std::vector<float> host;
+  explicit data(std::int32_t device) : host(static_cast<std::size_t>(rows * (features + 1))) {
+    x = host.data();
+    y = host.data() + rows * features;
+    if (device >= 0) {
+      void* managed = nullptr;
+      REQUIRE(cudaMallocManaged(&managed, host.size() * sizeof(float)) == cudaSuccess);
+      x = static_cast<float*>(managed);
+      y = x + rows * features;
+      where = {kDLCUDAManaged, device};
+    }
+    for (std::int64_t i = 0; i < rows * features; ++i) x[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f;
+    for (std::int64_t r = 0; r < rows; ++r) y[r] = x[r * features] * 3.0f - x[r * features + 1];
   }
+  ~data() {
+    if (where.device_type == kDLCUDAManaged) (void)cudaFree(x);
+  }
+  data(const data&) = delete;
+  data& operator=(const data&) = delete;
 };
 
 cbg_pool_t* make_pool(cbg_context_t* ctx, const data& d) {
-  host_tensor xt(d.x.data(), kDLFloat, 32, rows, features);
-  host_tensor yt(d.y.data(), kDLFloat, 32, rows, 0);
+  host_tensor xt(d.x, kDLFloat, 32, rows, features);
+  host_tensor yt(d.y, kDLFloat, 32, rows, 0);
+  xt.t.device = d.where;
+  yt.t.device = d.where;
   cbg_pool_desc_t pd;
   cbg_pool_desc_init(&pd);
   pd.features = xt.ref();
@@ -53,7 +75,7 @@ cbg_status predict(const cbg_model_t* model, const cbg_pool_t* pool, std::vector
 // `rounds` times: a model and a pool, 8 threads predicting with them, and one more thread freeing
 // the model (even rounds) or the pool (odd rounds) while they do. Counts what went wrong.
 void free_while_predicting(std::int32_t device, int rounds) {
-  const data d;
+  const data d(device);
   cbg_context_desc_t cd;
   REQUIRE(cbg_context_desc_init(&cd) == CBG_OK);
   cd.device = device;
