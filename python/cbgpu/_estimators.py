@@ -71,15 +71,24 @@ def _n_columns(x: Any) -> int | None:
 
 
 class _CatBoostEstimator(BaseEstimator):
-    """What the two estimators share. Subclasses define __init__ with the named parameters and call
-    self._init(locals())."""
+    """What the two estimators share, their constructor included: CatBoost's common parameters by
+    name (scikit-learn reads them from this signature), any other CatBoost parameter in **kwargs."""
 
     _default_loss = "RMSE"
 
-    def _init(self, values: dict) -> None:
-        kwargs = values.pop("kwargs", {})
-        for name in ("self", "__class__"):
-            values.pop(name, None)
+    def __init__(self, iterations=None, learning_rate=None, depth=None, l2_leaf_reg=None, model_size_reg=None,
+                 loss_function=None, border_count=None, feature_border_type=None, nan_mode=None,
+                 random_seed=None, random_strength=None, bootstrap_type=None, bagging_temperature=None,
+                 subsample=None, score_function=None, leaf_estimation_method=None,
+                 leaf_estimation_iterations=None, leaf_estimation_backtracking=None, boost_from_average=None,
+                 eval_metric=None, custom_metric=None, od_type=None, od_wait=None, od_pval=None,
+                 early_stopping_rounds=None, use_best_model=None, metric_period=None, verbose=None,
+                 train_dir=None, allow_writing_files=None, thread_count=None, task_type=None, devices=None,
+                 one_hot_max_size=None, max_ctr_complexity=None, simple_ctr=None, combinations_ctr=None,
+                 per_feature_ctr=None, counter_calc_method=None, cat_features=None, device=None, **kwargs):
+        values = dict(locals())
+        kwargs = values.pop("kwargs")
+        del values["self"]
         for name, value in values.items():
             setattr(self, name, value)  # as given: clone checks that get_params returns the same objects
         self._kwargs = kwargs
@@ -412,18 +421,6 @@ class CatBoostRegressor(RegressorMixin, _CatBoostEstimator):
 
     _default_loss = "RMSE"
 
-    def __init__(self, iterations=None, learning_rate=None, depth=None, l2_leaf_reg=None, model_size_reg=None,
-                 loss_function=None, border_count=None, feature_border_type=None, nan_mode=None,
-                 random_seed=None, random_strength=None, bootstrap_type=None, bagging_temperature=None,
-                 subsample=None, score_function=None, leaf_estimation_method=None,
-                 leaf_estimation_iterations=None, leaf_estimation_backtracking=None, boost_from_average=None,
-                 eval_metric=None, custom_metric=None, od_type=None, od_wait=None, od_pval=None,
-                 early_stopping_rounds=None, use_best_model=None, metric_period=None, verbose=None,
-                 train_dir=None, allow_writing_files=None, thread_count=None, task_type=None, devices=None,
-                 one_hot_max_size=None, max_ctr_complexity=None, simple_ctr=None, combinations_ctr=None,
-                 per_feature_ctr=None, counter_calc_method=None, cat_features=None, device=None, **kwargs):
-        self._init(locals())
-
     def fit(self, X: Any, y: Any = None, cat_features: Sequence[Any] | None = None, *, sample_weight: Any = None,
             baseline: Any = None, use_best_model: bool | None = None, eval_set: Any = None, verbose: Any = None,
             metric_period: int | None = None, early_stopping_rounds: int | None = None,
@@ -447,20 +444,8 @@ class CatBoostRegressor(RegressorMixin, _CatBoostEstimator):
 class CatBoostClassifier(ClassifierMixin, _CatBoostEstimator):
     """catboost.CatBoostClassifier's interface over libcbgpu: any class labels (classes_; Logloss for
     two classes, MultiClass otherwise unless loss_function says), predict, predict_proba, score
-    (accuracy). Arguments as CatBoostRegressor's, plus class_names and target_border."""
-
-    def __init__(self, iterations=None, learning_rate=None, depth=None, l2_leaf_reg=None, model_size_reg=None,
-                 loss_function=None, border_count=None, feature_border_type=None, nan_mode=None,
-                 random_seed=None, random_strength=None, bootstrap_type=None, bagging_temperature=None,
-                 subsample=None, score_function=None, leaf_estimation_method=None,
-                 leaf_estimation_iterations=None, leaf_estimation_backtracking=None, boost_from_average=None,
-                 eval_metric=None, custom_metric=None, od_type=None, od_wait=None, od_pval=None,
-                 early_stopping_rounds=None, use_best_model=None, metric_period=None, verbose=None,
-                 train_dir=None, allow_writing_files=None, thread_count=None, task_type=None, devices=None,
-                 one_hot_max_size=None, max_ctr_complexity=None, simple_ctr=None, combinations_ctr=None,
-                 per_feature_ctr=None, counter_calc_method=None, cat_features=None, device=None,
-                 class_names=None, target_border=None, **kwargs):
-        self._init(locals())
+    (accuracy). Arguments as CatBoostRegressor's; CatBoost's class_names, classes_count and
+    target_border go through **kwargs like any other parameter."""
 
     def fit(self, X: Any, y: Any = None, cat_features: Sequence[Any] | None = None, *, sample_weight: Any = None,
             baseline: Any = None, use_best_model: bool | None = None, eval_set: Any = None, verbose: Any = None,
