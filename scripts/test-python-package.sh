@@ -15,10 +15,10 @@ work="$build/python-package"
 rm -rf "$work"
 mkdir -p "$work"
 started=$SECONDS
-python3 -m pip wheel --no-build-isolation --no-deps --quiet --disable-pip-version-check -w "$work/dist" . \
+python3 -m pip wheel --no-build-isolation --no-deps --no-cache-dir --quiet --disable-pip-version-check -w "$work/dist" . \
   -Cbuild-dir="$work/skbuild" -Ccmake.define.CBGPU_PREBUILT_LIBRARY="$lib"
 python3 -m venv --system-site-packages "$work/venv"
-"$work/venv/bin/python" -m pip install --no-index --quiet --disable-pip-version-check "$work"/dist/cbgpu-*.whl
+"$work/venv/bin/python" -m pip install --no-index --no-cache-dir --quiet --disable-pip-version-check "$work"/dist/cbgpu-*.whl
 echo "test-python-package: wheel built and installed in $((SECONDS - started)) s: $(ls "$work"/dist)"
 bench="$build/bench/cbgpu-bench"
 [ -x "$bench" ] && export CBGPU_BENCH="$PWD/$bench"
