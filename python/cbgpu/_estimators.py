@@ -55,6 +55,16 @@ def _to_host(x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
+def _training_device(X: Any, params: dict) -> int:
+    """Where fit trains without an explicit `device`: on the GPU holding X; for host data, on the
+    first of `devices` (else GPU 0) when task_type is "GPU", as CatBoost; else on the host."""
+    on = _device_of(X)
+    if on != CBG_DEVICE_CPU or params.get("task_type") != "GPU":
+        return on
+    first = str(params.get("devices") or "0").split(":")[0].split("-")[0]
+    return int(first) if first.isdigit() else 0
+
+
 def _n_columns(x: Any) -> int | None:
     """Number of feature columns of a 2-D table (None where it cannot be told without converting)."""
     if isinstance(x, Pool):
@@ -195,7 +205,7 @@ class _CatBoostEstimator(BaseEstimator):
         cats = list(cat_features) if cat_features is not None else self.cat_features
         if cats is not None and any(isinstance(c, str) for c in cats) and is_dataframe(X):
             cats = resolve_cat_features(cats, feature_names(X), None)  # names of the learn set, for eval sets too
-        device = self.device if self.device is not None else _device_of(X)
+        device = self.device if self.device is not None else _training_device(X, params)
         period = self._log_period(verbose, params)
         printer = _ProgressPrinter(period, has_eval=eval_set is not None) if period else None
         on_iteration = _chain(printer, callback)

@@ -192,3 +192,16 @@ print('ok')
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_task_type_gpu_trains_host_data_on_a_gpu():
+    X, yr, _ = data()
+    cpu = cbgpu.CatBoostRegressor(**SMALL, task_type="CPU").fit(X, yr)
+    assert cpu.tree_count_ == SMALL["iterations"]
+    if cbgpu.device_count() == 0:
+        with pytest.raises(cbgpu.CbgError):  # as CatBoost: no GPU to train on
+            cbgpu.CatBoostRegressor(**SMALL, task_type="GPU").fit(X, yr)
+        return
+    by_task_type = cbgpu.CatBoostRegressor(**SMALL, task_type="GPU", devices="0").fit(X, yr)
+    by_device = cbgpu.CatBoostRegressor(**SMALL, device=0).fit(X, yr)
+    np.testing.assert_array_equal(by_task_type.predict(X), by_device.predict(X))
