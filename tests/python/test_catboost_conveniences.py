@@ -146,19 +146,24 @@ def test_get_all_params_has_catboosts_plain_names_and_values():
     assert ours["eval_metric"] == theirs["eval_metric"] == "Logloss"
 
 
-needs_importances = pytest.mark.skipif(not hasattr(cbgpu.Model, "get_feature_importance"),
-                                       reason="this build's Model has no get_feature_importance yet")
-
-
-@needs_importances
 def test_catboost_reads_the_parameters_of_our_models(tmp_path):
-    X, y, _, _ = data()
-    ours = cbgpu.CatBoostClassifier(iterations=5, depth=3, l2_leaf_reg=2, custom_metric=["AUC"]).fit(X, y)
+    X, y, eX, ey = data()
+    ours = cbgpu.CatBoostClassifier(iterations=5, depth=3, l2_leaf_reg=2, learning_rate=0.25, custom_metric=["AUC"])
+    ours.fit(X, y, eval_set=(eX, ey), use_best_model=False)
     ours.save_model(str(tmp_path / "ours.cbm"))
     theirs = catboost.CatBoostClassifier()
     theirs.load_model(str(tmp_path / "ours.cbm"))
     params = theirs.get_all_params()
     assert (params["iterations"], params["depth"], params["l2_leaf_reg"]) == (5, 3, 2)
+    assert params["learning_rate"] == pytest.approx(0.25) and params["custom_metric"] == ["AUC"]
+    assert params["use_best_model"] is False  # the output options, read from their own key
+    for key in ("iterations", "depth", "l2_leaf_reg", "learning_rate", "custom_metric", "loss_function"):
+        assert ours.get_all_params()[key] == pytest.approx(params[key]) if isinstance(params[key], float) \
+            else ours.get_all_params()[key] == params[key], key
+
+
+needs_importances = pytest.mark.skipif(not hasattr(cbgpu.Model, "get_feature_importance"),
+                                       reason="this build's Model has no get_feature_importance yet")
 
 
 @needs_importances
