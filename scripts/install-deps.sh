@@ -18,6 +18,8 @@ command -v git >/dev/null || missing+=(git)
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 command -v python3 >/dev/null || missing+=(python3)
 python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
+# Virtual environments (scripts/test-python-package.sh tests the wheel in a fresh one).
+python3 -c "import ensurepip, venv" >/dev/null 2>&1 || missing+=(python3-venv)
 if ((${#missing[@]})); then
   echo "install-deps: apt-get install ${missing[*]}"
   sudo=""
@@ -37,8 +39,11 @@ py_missing=()
 for m in numpy pytest pandas catboost pyarrow; do
   python3 -c "import $m" >/dev/null 2>&1 || py_missing+=("$m")
 done
-# scikit-learn: the real datasets it ships (breast cancer, diabetes, ...) for the training quality tests.
+# scikit-learn: the estimators' workflows (Pipeline, GridSearchCV, ...) and the real datasets it ships
+# (breast cancer, diabetes, ...) for the training quality tests.
 python3 -c "import sklearn" >/dev/null 2>&1 || py_missing+=("scikit-learn")
+# scikit-build-core: the build backend of pyproject.toml (pip wheel --no-build-isolation in the tests).
+python3 -c "import scikit_build_core" >/dev/null 2>&1 || py_missing+=("scikit-build-core")
 if ((${#py_missing[@]})); then
   echo "install-deps: pip install ${py_missing[*]}"
   python3 -m pip install -q --disable-pip-version-check "${py_missing[@]}" 2>/dev/null ||

@@ -296,37 +296,59 @@ class cbg_predict_desc_t(ctypes.Structure):
 
 
 # ---- loading --------------------------------------------------------------------------------------------
-REPO_ROOT = Path(__file__).resolve().parents[2]
+PACKAGE_DIR = Path(__file__).resolve().parent
+#: The library a wheel (`pip install .`) puts inside the package.
+BUNDLED_LIBRARY = PACKAGE_DIR / "lib" / "libcbgpu.so"
+#: The source checkout this package sits in, when it is not installed (python/cbgpu of the repository).
+REPO_ROOT = PACKAGE_DIR.parents[1]
 
 
-def _candidates() -> list[str]:
-    """Where to look for libcbgpu.so, in order: $CBGPU_LIBRARY, build/*/ of this checkout, the system."""
+def _build_tree_libraries() -> list[str]:
+    """build/*/libcbgpu.so of the source checkout around the package (none for an installed one),
+    newest first so that a fresh build directory wins over a stale one."""
+    if not (REPO_ROOT / "CMakeLists.txt").is_file() or not (REPO_ROOT / "python" / "cbgpu").is_dir():
+        return []
+    return sorted(glob.glob(str(REPO_ROOT / "build" / "*" / "libcbgpu.so")), key=os.path.getmtime, reverse=True)
+
+
+def _candidates() -> list[tuple[str, str]]:
+    """(path, where it comes from) in loading order: the library bundled in the package, else
+    $CBGPU_LIBRARY (an explicit choice: nothing after it is tried), else a build tree of this
+    checkout, then the system's library path."""
+    out = []
+    if BUNDLED_LIBRARY.is_file():
+        out.append((str(BUNDLED_LIBRARY), "bundled in the package"))
     env = os.environ.get("CBGPU_LIBRARY")
     if env:
-        return [env]  # an explicit choice is never second-guessed
-    # Newest build first, so a fresh build directory wins over a stale one.
-    found = sorted(glob.glob(str(REPO_ROOT / "build" / "*" / "libcbgpu.so")), key=os.path.getmtime,
-                   reverse=True)
+        return out + [(env, "$CBGPU_LIBRARY")]
+    out += [(path, "build tree") for path in _build_tree_libraries()]
     system = ctypes.util.find_library("cbgpu")
-    return found + ([system] if system else [])
+    if system:
+        out.append((system, "system library path"))
+    return out
 
 
 def load_library() -> ctypes.CDLL:
     """Loads libcbgpu and declares every function's argtypes/restype; raises OSError if not found."""
     tried = []
-    for path in _candidates():
+    for path, origin in _candidates():
         try:
             lib = ctypes.CDLL(path)  # CDLL releases the GIL during calls: deleters/callbacks retake it
         except OSError as e:
-            tried.append(f"{path}: {e}")
+            tried.append(f"{path} ({origin}): {e}")
             continue
         _declare(lib)
         return lib
-    searched = "\n  ".join(tried) or "(no candidate found)"
+    searched = "\n  ".join(tried) or "(no candidate existed)"
     raise OSError(
-        "libcbgpu.so not found. Set CBGPU_LIBRARY to its full path, or build it into "
-        f"{REPO_ROOT}/build/<dir>/ (cmake -S . -B build/<dir> && ninja -C build/<dir>).\n"
-        f"Tried:\n  {searched}")
+        "libcbgpu.so not found.\n"
+        f"Tried, in order: the package's own copy ({BUNDLED_LIBRARY}: "
+        f"{'present' if BUNDLED_LIBRARY.is_file() else 'absent'}), $CBGPU_LIBRARY "
+        f"({os.environ.get('CBGPU_LIBRARY') or 'not set'}), build/*/libcbgpu.so of a source checkout, "
+        "the system's library path:\n"
+        f"  {searched}\n"
+        "To fix: install the package with its library (pip install <cbgpu checkout>), or set "
+        "CBGPU_LIBRARY to the full path of a libcbgpu.so, or build one in the checkout (scripts/build.sh release).")
 
 
 _P = ctypes.POINTER

@@ -57,6 +57,16 @@ class Model(Handle):
         super().__init__()
         self._handle = handle
 
+    # Copies and pickles carry the model as .cbm bytes: never two owners of one handle.
+    def __reduce__(self):
+        return (Model.from_bytes, (self.to_bytes("cbm"), "cbm"))
+
+    def __copy__(self) -> "Model":
+        return Model.from_bytes(self.to_bytes("cbm"))
+
+    def __deepcopy__(self, memo: dict) -> "Model":
+        return self.__copy__()
+
     @classmethod
     def load(cls, path: str | os.PathLike, format: str = "cbm") -> "Model":
         h = ctypes.c_void_p()
@@ -127,9 +137,9 @@ class Model(Handle):
 
     def _desc(self, floats, cats, tree_begin, tree_end, prediction_type):
         info = self.info()
-        floats = np.ascontiguousarray(floats, dtype=np.float32).reshape(-1, info["n_float_features"]) \
+        floats = _rows(floats, np.float32, info["n_float_features"], "float features") \
             if info["n_float_features"] else None
-        cats = np.ascontiguousarray(cats, dtype=np.uint32).reshape(-1, info["n_cat_features"]) \
+        cats = _rows(cats, np.uint32, info["n_cat_features"], "categorical features (hashes)") \
             if info["n_cat_features"] else None
         rows = floats.shape[0] if floats is not None else (cats.shape[0] if cats is not None else 0)
         d = _capi.cbg_model_predict_host_desc_t()
@@ -293,6 +303,11 @@ class Model(Handle):
         if isinstance(data, Pool):
             yield data
             return
+        expected = self.info()["n_flat_features"]
+        shape = tuple(getattr(data, "shape", ()))
+        if len(shape) != 2 or shape[1] != expected:
+            got = f"{shape[1]} features" if len(shape) == 2 else f"shape {shape}"
+            raise ValueError(f"the data has {got}, but the model has {expected} features: pass [rows, {expected}]")
         own_ctx = ctx is None
         if own_ctx:
             ctx = Context(int(data.__dlpack_device__()[1]))
@@ -305,6 +320,18 @@ class Model(Handle):
         finally:
             if own_ctx:
                 ctx.close()
+
+
+def _rows(x, dtype, n: int, what: str) -> np.ndarray:
+    """`x` as a C-contiguous [rows, n] array; one row for a 1-D array of n values. Any other shape
+    is an error naming both counts (never a reshape into a different number of rows)."""
+    a = np.ascontiguousarray(x, dtype=dtype)
+    if a.ndim == 1 and a.shape[0] == n:
+        return a.reshape(1, n)
+    if a.ndim != 2 or a.shape[1] != n:
+        got = f"{a.shape[1]} columns" if a.ndim == 2 else f"shape {a.shape}"
+        raise ValueError(f"{what}: the data has {got}, but the model has {n} {what}: pass [rows, {n}]")
+    return a
 
 
 def _host_array(x):

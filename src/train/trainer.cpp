@@ -727,12 +727,14 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   mi.classes_count = classes_count;
   mi.params_json = catboost_params_json(r, class_names);
   // CatBoost's "training" info (it reads these keys when it loads a model): per-iteration learn
-  // metrics, per-iteration lists (one per eval set) of eval metrics, and the best values.
+  // metrics, per-iteration lists (one per eval set) of eval metrics, and the best values. As in
+  // CatBoost, the history covers every iteration run, also those use_best_model cut off the model.
   nlohmann::json history{{"learn_metrics_history", nlohmann::json::array()},
                          {"test_metrics_history", nlohmann::json::array()},
                          {"learn_best_error", nlohmann::json::object()},
                          {"test_best_error", nlohmann::json::array()}};
-  for (std::size_t it = 0; it < keep; ++it) {
+  const std::size_t run = metrics.empty() ? 0 : metrics[0].learn.size();
+  for (std::size_t it = 0; it < run; ++it) {
     nlohmann::json lh = nlohmann::json::object(), th = nlohmann::json::object();
     for (const auto& t : metrics) {
       if (t.on_learn && !std::isnan(t.learn[it])) lh[t.m.name] = t.learn[it];
@@ -745,16 +747,16 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     const bool up = higher_is_better(t.m.spec.kind);
     const auto best_of = [&](const std::vector<double>& v) {
       double best = std::nan("");
-      for (std::size_t it = 0; it < keep; ++it) {
+      for (std::size_t it = 0; it < run; ++it) {
         if (!std::isnan(v[it]) && (std::isnan(best) || (up ? v[it] > best : v[it] < best))) best = v[it];
       }
       return best;
     };
     if (t.on_learn && !std::isnan(best_of(t.learn))) history["learn_best_error"][t.m.name] = best_of(t.learn);
   }
-  if (has_eval && keep > 0) {
+  if (has_eval && run > 0) {
     nlohmann::json tb = nlohmann::json::object();
-    const std::size_t at = static_cast<std::size_t>(best_iteration) < keep ? static_cast<std::size_t>(best_iteration) : keep - 1;
+    const std::size_t at = best_iteration >= 0 ? static_cast<std::size_t>(best_iteration) : run - 1;
     for (const auto& t : metrics) tb[t.m.name] = t.eval[at];
     history["test_best_error"].push_back(tb);
     history["best_iteration"] = best_iteration;

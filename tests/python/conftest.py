@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""pytest setup: import the in-tree binding (python/cbgpu); provide a CPU context and the GPU array
-modules (`cp`: CuPy, `torch`: CUDA PyTorch, `to_device`: either), which skip where not usable.
+"""pytest setup: import the binding; provide a CPU context and the GPU array modules (`cp`: CuPy,
+`torch`: CUDA PyTorch, `to_device`: either), which skip where not usable.
 
-The library comes from $CBGPU_LIBRARY (CTest sets it) or build/*/libcbgpu.so of this checkout.
+By default the in-tree binding (python/cbgpu) is tested, with the library from $CBGPU_LIBRARY (CTest
+sets it) or build/*/libcbgpu.so of this checkout. With CBGPU_TEST_INSTALLED=1 the installed package
+is tested instead (scripts/test-python-package.sh: the wheel in a fresh virtual environment), and the
+session stops at once if cbgpu would come from the source tree or without its bundled library.
 """
+import os
 import sys
 from pathlib import Path
 
@@ -11,10 +15,19 @@ import numpy as np
 import pytest
 
 _HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(_HERE.parents[1] / "python"))  # the binding, without installing it
+SOURCE_PACKAGE = _HERE.parents[1] / "python"
+INSTALLED = os.environ.get("CBGPU_TEST_INSTALLED") == "1"
+if not INSTALLED:
+    sys.path.insert(0, str(SOURCE_PACKAGE))  # the binding, without installing it
 sys.path.insert(0, str(_HERE))  # helpers.py
 
 import cbgpu  # noqa: E402
+
+if INSTALLED:
+    _where = Path(cbgpu.__file__).resolve()
+    if SOURCE_PACKAGE in _where.parents or Path(cbgpu._capi.lib._name) != cbgpu._capi.BUNDLED_LIBRARY:
+        raise pytest.UsageError(f"CBGPU_TEST_INSTALLED=1 but cbgpu was imported from {_where} with "
+                                f"{cbgpu._capi.lib._name}, not an installed package with its bundled library")
 
 
 @pytest.fixture
@@ -33,8 +46,9 @@ def _silence_logging():
 
 def pytest_report_header(config):
     info = cbgpu.build_info()
-    return (f"libcbgpu {info['version']} ({info['git_sha']}, {info['build_type']}) from "
-            f"{cbgpu._capi.lib._name}; CUDA devices: {info['device_count']}")
+    return (f"cbgpu {cbgpu.__version__} from {Path(cbgpu.__file__).parent}"
+            f"{' (installed)' if INSTALLED else ''}; libcbgpu {info['version']} ({info['git_sha']}, "
+            f"{info['build_type']}) from {cbgpu._capi.lib._name}; CUDA devices: {info['device_count']}")
 
 
 # ---- GPU arrays: CuPy and PyTorch, for the tests that feed device memory -------------------------------

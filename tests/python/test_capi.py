@@ -14,7 +14,7 @@ import cbgpu
 from cbgpu import (CBG_DEVICE_AUTO, CBG_DEVICE_CPU, CBG_ERR_INVALID_ARGUMENT, CBG_ERR_INVALID_HANDLE,
                    CBG_ERR_NO_DEVICE, CBG_ERR_NULL_POINTER, CBG_ERR_UNSUPPORTED, CBG_LOG_DEBUG,
                    CBG_LOG_INFO, CBG_LOG_OFF, CBG_LOG_TRACE, CBG_OK, Context, Pool)
-from cbgpu._capi import (REPO_ROOT, cbg_context_desc_t, cbg_copy_stats_t, cbg_device_alloc_fn,
+from cbgpu._capi import (cbg_context_desc_t, cbg_copy_stats_t, cbg_device_alloc_fn,
                          cbg_log_fn, cbg_pool_info_t, lib)
 from helpers import assert_status, expect_error
 
@@ -29,7 +29,7 @@ def test_version_number_matches_string():
 
 
 def test_version_matches_checkout():
-    assert cbgpu.version() == (REPO_ROOT / "VERSION").read_text().strip()
+    assert cbgpu.version() == (Path(__file__).resolve().parents[2] / "VERSION").read_text().strip()
 
 
 def test_build_info_has_documented_keys():
@@ -346,15 +346,6 @@ def test_strict_env_in_build_info(value, expected):
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(expected)
-
-
-def test_missing_library_is_a_clear_error():
-    env = dict(os.environ, CBGPU_LIBRARY="/nonexistent/libcbgpu.so",
-               PYTHONPATH=str(Path(cbgpu.__file__).resolve().parents[1]))
-    done = subprocess.run([sys.executable, "-c", "import cbgpu"], env=env, capture_output=True,
-                          text=True)
-    assert done.returncode != 0
-    assert "libcbgpu.so not found" in done.stderr and "/nonexistent/libcbgpu.so" in done.stderr
 
 
 def test_every_status_name_exported():

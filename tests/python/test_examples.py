@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import cbgpu
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples" / "python").glob("*.py"))
 
@@ -14,7 +16,8 @@ EXAMPLES = sorted((ROOT / "examples" / "python").glob("*.py"))
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_python_example(script, tmp_path):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), env.get("PYTHONPATH", "")])
+    # The package the tests import (the source tree's, or the installed one).
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(cbgpu.__file__).resolve().parents[1]), env.get("PYTHONPATH", "")])
     r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
                        timeout=300)
     if r.returncode == 77:

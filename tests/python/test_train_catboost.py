@@ -281,7 +281,7 @@ def test_estimator_look_alikes():
     Xr, yr = sklearn_data("diabetes")
     reg = cbgpu.CatBoostRegressor(iterations=30, verbose=False).fit(Xr, yr, eval_set=(Xr[:50], yr[:50]))
     assert reg.predict(Xr).shape == (len(yr),)
-    assert "learn_metrics_history" in reg.evals_result()
+    assert set(reg.evals_result_) == {"learn", "validation"} and len(reg.evals_result_["learn"]["RMSE"]) == 30
 
 
 @pytest.mark.parametrize("given", [{"classes_count": 4}, {"class_names": [3, 5, 9]}, {"class_names": [1, 2]}])

@@ -995,34 +995,54 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  * starts the approxes and is not part of the model.
  *
  * @param pool         the learn pool (borrowed for the call).
- * @param params_json  NULL, "" or a JSON object of CatBoost parameters by CatBoost's names (and
- *   the Python aliases: objective, eta, max_depth, n_estimators, random_state, reg_lambda, ...).
- *   Values are JSON numbers/booleans/strings or the same written as strings ("6", "true").
- *   Supported: loss_function (RMSE, Logloss, CrossEntropy, MultiClass, MultiClassOneVsAll, MAE,
- *   Quantile:alpha=A, Poisson, Tweedie:variance_power=P, RMSEWithUncertainty), eval_metric and
- *   custom_metric (the losses, AUC, Accuracy, Precision, Recall, F1, R2), iterations (1000),
- *   learning_rate (CatBoost's automatic rule when it, l2_leaf_reg and the leaf estimation options
- *   are unset, else 0.03), depth (6, 1..16), l2_leaf_reg (3), random_strength (1),
- *   model_size_reg (0.5; affects CTRs only), score_function (Cosine, L2, NewtonCosine, NewtonL2),
- *   bootstrap_type (Bayesian, Bernoulli, No), bagging_temperature (1), subsample (0.66),
- *   random_seed (0), border_count (128), feature_border_type (GreedyLogSum), nan_mode (Min, Max,
- *   Forbidden), leaf_estimation_method (Newton, Gradient), leaf_estimation_iterations and
- *   leaf_estimation_backtracking (No, AnyImprovement, Armijo) with CatBoost's per-loss defaults,
- *   boost_from_average, use_best_model (true with an eval pool), od_type (Iter, IncToDec),
- *   od_wait (20), od_pval, early_stopping_rounds, metric_period (1), verbose / silent /
- *   logging_level (progress lines every metric_period iterations at CBG_LOG_INFO through the log
- *   callback, category "cbgpu.train"), train_dir (CatBoost's learn_error.tsv, test_error.tsv,
- *   time_left.tsv and catboost_training.json), allow_writing_files, target_border,
- *   boosting_type (Plain), grow_policy (SymmetricTree), sampling_unit (Object), and the recorded
- *   task_type, devices, thread_count, name. Categorical features: one_hot_max_size (2),
- *   simple_ctr and per_feature_ctr ("FeatureIndex:Description") in CatBoost's syntax
- *   "Type[:CtrBorderCount=N][:CtrBorderType=T][:TargetBorderType=T][:Prior=n/d]..." with types
- *   Borders, Buckets, BinarizedTargetMeanValue, FloatTargetMeanValue, Counter, FeatureFreq
- *   (default: CatBoost's GPU set,
- *   Borders with priors 0, 0.5, 1 and FeatureFreq), counter_calc_method (SkipTest, Full),
- *   max_ctr_complexity (1 only: no feature combinations), combinations_ctr (accepted, unused),
- *   ctr_target_border_count (1). The border subset of quantization is drawn with the
- *   context's seed; random_seed drives the bootstrap and the score noise.
+ * @param params_json  NULL, "" or a JSON object of CatBoost parameters by CatBoost's names.
+ *   Values are JSON numbers/booleans/strings or the same written as strings ("6", "true"); an
+ *   unknown name is refused (CBG_ERR_INVALID_ARGUMENT naming it). The accepted names:
+ *   - Loss and metrics: loss_function (RMSE, Logloss, CrossEntropy, MultiClass,
+ *     MultiClassOneVsAll, MAE, Quantile:alpha=A, Poisson, Tweedie:variance_power=P,
+ *     RMSEWithUncertainty), eval_metric and custom_metric (the losses, AUC, Accuracy, Precision,
+ *     Recall, F1 (the last four for binary classification), R2), target_border (Logloss on any
+ *     labels), classes_count and class_names (as CatBoost: the classes of a classifier).
+ *   - Boosting: iterations (1000), learning_rate (CatBoost's automatic rule when it, l2_leaf_reg
+ *     and the leaf estimation options are unset, else 0.03), boost_from_average, boosting_type
+ *     (Plain; Ordered is CBG_ERR_NOT_IMPLEMENTED), use_best_model (true with an eval pool),
+ *     od_type (Iter, IncToDec), od_wait (20), od_pval, early_stopping_rounds, random_seed (0).
+ *   - Trees: depth (6, 1..16), grow_policy (SymmetricTree; Depthwise and Lossguide are
+ *     CBG_ERR_NOT_IMPLEMENTED), l2_leaf_reg (3), random_strength (1), model_size_reg (0.5;
+ *     affects CTRs only), score_function (Cosine, L2, NewtonCosine, NewtonL2; the Newton ones
+ *     for one-dimensional losses), leaf_estimation_method (Newton, Gradient, Exact for MAE and
+ *     Quantile), leaf_estimation_iterations and leaf_estimation_backtracking (No,
+ *     AnyImprovement, Armijo) with CatBoost's per-loss defaults.
+ *   - Sampling: bootstrap_type (Bayesian, the default as on CatBoost's GPU, Bernoulli, MVS, Poisson, No),
+ *     bagging_temperature (1, Bayesian), subsample (Bernoulli, MVS, Poisson), mvs_reg (MVS),
+ *     sampling_unit (Object).
+ *   - Quantization: border_count (128), feature_border_type (GreedyLogSum), nan_mode (Min, Max,
+ *     Forbidden).
+ *   - Categorical features: one_hot_max_size (2), simple_ctr, combinations_ctr and
+ *     per_feature_ctr ("FeatureIndex:Description") in CatBoost's syntax
+ *     "Type[:CtrBorderCount=N][:CtrBorderType=T][:TargetBorderType=T][:Prior=n/d]..." with types
+ *     Borders, Buckets, BinarizedTargetMeanValue, FloatTargetMeanValue, Counter, FeatureFreq
+ *     (default: CatBoost's GPU set, Borders with priors 0, 0.5, 1 and FeatureFreq),
+ *     counter_calc_method (SkipTest, Full), max_ctr_complexity (feature combinations of up to 4
+ *     categorical features, CatBoost's default 4, 1 below 200 iterations: on the host and on one
+ *     GPU; unset, a GPU uses 1 with a warning since combinations there are still slow),
+ *     ctr_target_border_count (1).
+ *   - Output: metric_period (1), verbose / silent / logging_level (progress lines every
+ *     metric_period iterations at CBG_LOG_INFO through the log callback, category
+ *     "cbgpu.train"), train_dir (CatBoost's learn_error.tsv, test_error.tsv, time_left.tsv and
+ *     catboost_training.json), allow_writing_files, name.
+ *   - Recorded in the model, no other effect here: task_type, devices (several GPUs: see
+ *     cbg_context_desc_t), thread_count.
+ *   - CatBoost's Python aliases: objective and loss (loss_function), custom_loss
+ *     (custom_metric), num_boost_round, n_estimators and num_trees (iterations), eta
+ *     (learning_rate), max_depth (depth), reg_lambda (l2_leaf_reg), random_state (random_seed),
+ *     max_bin (border_count), verbose_eval (verbose).
+ *   The border subset of quantization is drawn with the context's seed; random_seed drives the
+ *   bootstrap and the score noise. Not implemented (CBG_ERR_NOT_IMPLEMENTED, naming the
+ *   parameter): Ordered boosting, Depthwise/Lossguide trees, leaf_estimation_method Simple, the
+ *   Newton score functions and AUC/Precision/Recall/F1 for multi-dimensional losses,
+ *   TargetBorderCount > 1, PriorEstimation, ctr_target_border_count > 1, max_ctr_complexity > 1
+ *   on several GPUs or for categorical columns in pageable host memory on a GPU.
  * @param eval_pool    optional (NULL) eval set with the same features, on the same device: eval
  *   metric per iteration, early stopping, use_best_model.
  * @param callbacks    optional (NULL); see cbg_train_callbacks_t.
@@ -1032,8 +1052,9 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT (an
  *   unknown parameter, an invalid value or combination: the message names the parameter; eval
  *   pool of another shape or device; bad struct_size), #CBG_ERR_NOT_IMPLEMENTED (a recognised
- *   choice not implemented yet: Ordered boosting, MVS/Poisson bootstrap, Exact leaves, feature
- *   combinations, TargetBorderCount > 1, PriorEstimation), #CBG_ERR_BAD_DATA (no rows, missing or invalid labels for the loss, non-finite
+ *   choice not implemented yet: see params_json), #CBG_ERR_UNSUPPORTED (more classes than the
+ *   trainer supports; on several GPUs: Exact leaves, MVS with a caller's communicator and uneven
+ *   rows), #CBG_ERR_BAD_DATA (no rows, missing or invalid labels for the loss, non-finite
  *   derivatives), #CBG_ERR_DEVICE (host columns on a GPU context or the reverse),
  *   #CBG_ERR_STRICT_D2H, #CBG_ERR_IO (train_dir), #CBG_ERR_CUDA, #CBG_ERR_OUT_OF_MEMORY.
  * Safe on distinct pools and contexts; blocks until training is done. @since 0.1
