@@ -3,6 +3,8 @@
 
 #include <cstdio>
 
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "errors.hpp"
@@ -89,6 +91,11 @@ std::string describe_pool(const cbg_pool_info_t& info) {
 namespace {
 
 void print_record(void* /*user_data*/, int32_t level, const char* category, const char* message) {
+  // The trainer's progress lines go to stdout as CatBoost prints them; everything else to stderr.
+  if (level == CBG_LOG_INFO && std::string_view(category) == "cbgpu.train") {
+    fmt::print("{}\n", message);
+    return;
+  }
   static constexpr const char* names[] = {"trace", "debug", "info", "warn", "error", "critical"};
   const char* name = level >= 0 && level < 6 ? names[level] : "log";
   fmt::print(stderr, "[cbgpu {}] {}: {}\n", name, category, message);

@@ -72,24 +72,6 @@ context_handle make_counted_context(int32_t device, uint64_t seed, allocation_co
   return context_handle(ctx);
 }
 
-std::string parameters_json(const parameter_values& values, const std::string& base_json) {
-  nlohmann::json out = nlohmann::json::object();
-  if (!base_json.empty()) {
-    out = nlohmann::json::parse(base_json, nullptr, false);
-    if (!out.is_object()) throw usage_error("--params-file: the file does not hold a JSON object");
-  }
-  for (const auto& [k, v] : values) {
-    if (k == "custom_metric" && v.find(',') != std::string::npos) {
-      nlohmann::json list = nlohmann::json::array();  // CatBoost's CLI takes "AUC,Accuracy"
-      for (std::string_view m : split(v, ',')) list.push_back(std::string(trim(m)));
-      out[k] = std::move(list);
-    } else {
-      out[k] = v;  // the library parses numbers and booleans given as text
-    }
-  }
-  return out.dump();
-}
-
 training_run train_pool(cbg_pool_t* learn, cbg_pool_t* test, const std::string& params_json) {
   training_run run;
   callback_state state;
