@@ -341,7 +341,7 @@ void apply_model(const cbg_model_t* model, const calc_options& o) {
       for (auto& range : predictions) blocks.push_back(std::move(range[next_prediction]));
       ++next_prediction;
     } else if (c.file_column >= 0) {
-      blocks.push_back(text_block(c.header, std::move(data.column_text[c.file_column])));
+      blocks.push_back(text_block(c.header, data.column_text[c.file_column]));
     } else {
       blocks.push_back(text_block(c.header, *data_column(c.name, data)));
     }

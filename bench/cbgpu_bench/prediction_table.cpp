@@ -2,6 +2,7 @@
 #include "prediction_table.hpp"
 
 #include <iterator>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -57,6 +58,12 @@ prediction_block text_block(std::string header, std::vector<std::string> text) {
 
 void write_prediction_table(const std::string& path, int64_t rows, const std::vector<prediction_block>& blocks,
                             const std::vector<std::string>& class_names) {
+  for (const prediction_block& b : blocks) {
+    const std::size_t expected = b.is_text ? static_cast<std::size_t>(rows) : static_cast<std::size_t>(rows * b.columns);
+    if ((b.is_text ? b.text.size() : b.values.size()) != expected) {
+      throw std::logic_error(fmt::format("output column {} has the wrong number of values", b.type_name));
+    }
+  }
   std::string out = header(blocks, class_names);
   out += '\n';
   for (int64_t r = 0; r < rows; ++r) {
