@@ -48,9 +48,20 @@ bool is_prediction_type(const std::string& name) {
   }
 }
 
+// CatBoost's prediction types of virtual ensembles (uncertainty), which cbgpu does not implement.
+bool is_uncertainty_type(const std::string& name) { return name == "VirtEnsembles" || name == "TotalUncertainty"; }
+
+void refuse_uncertainty_type(const std::string& name) {
+  if (is_uncertainty_type(name)) {
+    throw not_implemented_error(fmt::format("prediction type {} (virtual ensembles) is not implemented in cbgpu", name));
+  }
+}
+
 std::string check_prediction_types(const std::string& value) {
   for (const std::string& name : names_of(value)) {
-    if (!is_prediction_type(name)) return fmt::format("'{}' is not a prediction type", name);
+    if (!is_prediction_type(name) && !is_uncertainty_type(name)) {
+      return fmt::format("'{}' is not a prediction type", name);
+    }
   }
   return {};
 }
@@ -201,6 +212,7 @@ std::vector<output_column> parse_output_columns(const std::vector<std::string>& 
   for (const std::string& name : names) {
     output_column c;
     c.name = c.header = name;
+    refuse_uncertainty_type(name);
     if (is_prediction_type(name)) {
       c.prediction = any_prediction = true;
     } else if (roles.contains(name)) {
@@ -263,6 +275,10 @@ CLI::App* add_calc_command(CLI::App& app, calc_options& o) {
 }
 
 int run_calc(const calc_options& o) {
+  // Before the model is read: an unimplemented request is named as such whatever else is wrong.
+  for (const std::string& name : names_of(o.output_columns.empty() ? o.prediction_type : o.output_columns)) {
+    refuse_uncertainty_type(name);
+  }
   const model_handle model = load_model(o.model_file, model_format(o.model_format));
   apply_model(model.get(), o);
   return exit_ok;
