@@ -5,9 +5,12 @@
 // predictions as a TSV.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "data_options.hpp"
+
+#include "cbgpu/cbgpu.h"
 
 namespace CLI {
 class App;
@@ -21,7 +24,10 @@ struct calc_options {
   data_options data;
   std::string output_path = "output.tsv";
   std::string prediction_type = "RawFormulaVal";
-  std::string output_columns;  // CatBoost's --output-columns: SampleId, Label, prediction types
+  std::string output_columns;  // CatBoost's --output-columns: prediction types and input columns
+  int64_t ntree_start = 0;
+  int64_t ntree_end = 0;       // 0: all trees
+  int64_t eval_period = 0;     // not implemented: refused when given
   std::string model_format = "CatboostBinary";
   std::string task_type;       // "" (a GPU if visible), CPU or GPU
   std::string devices;
@@ -32,5 +38,9 @@ CLI::App* add_calc_command(CLI::App& app, calc_options& options);
 
 // Throws usage_error (exit code 2) for bad input, library_error for a model the library refuses.
 int run_calc(const calc_options& options);
+
+// What run_calc does after loading the model: applies `model` to options.input_path and writes the
+// table (fit's --eval-file uses it too).
+void apply_model(const cbg_model_t* model, const calc_options& options);
 
 }  // namespace cbgpu_bench

@@ -22,34 +22,43 @@ struct type_entry {
   column_type type;
 };
 
-constexpr std::array<type_entry, 6> supported_types{{
+// CatBoost's column types (synonyms included) and what this tool makes of them.
+constexpr std::array<type_entry, 15> supported_types{{
     {"Label", column_type::label},
+    {"Target", column_type::label},
     {"Num", column_type::num},
     {"Categ", column_type::categ},
     {"Weight", column_type::weight},
     {"Baseline", column_type::baseline},
     {"Auxiliary", column_type::auxiliary},
+    {"SampleId", column_type::sample_id},
+    {"DocId", column_type::sample_id},
+    {"GroupId", column_type::group_id},
+    {"QueryId", column_type::group_id},
+    {"SubgroupId", column_type::subgroup_id},
+    {"GroupWeight", column_type::group_weight},
+    {"Timestamp", column_type::timestamp},
+    {"Text", column_type::text},
 }};
 
-// CatBoost types that are valid but need stages this tool does not have yet.
-constexpr std::array<std::string_view, 8> later_types{
-    "Text", "NumVector", "SampleId", "GroupWeight", "GroupId", "SubgroupId", "Timestamp", "Position"};
+// CatBoost types that are valid but need stages this tool does not have.
+constexpr std::array<std::string_view, 2> later_types{"NumVector", "Position"};
+
+constexpr const char* type_list =
+    "Label (Target), Num, Categ, Weight, Baseline, Auxiliary, SampleId (DocId), GroupId (QueryId), SubgroupId, "
+    "GroupWeight, Timestamp, Text";
 
 column_type parse_type(std::string_view s, const std::string& where) {
-  for (const type_entry& e : supported_types) {
-    if (e.name == s) return e.type;
-  }
   for (std::string_view later : later_types) {
     if (later == s) {
       throw not_implemented_error(
-          fmt::format("{}: column type '{}' is not supported yet (supported: Label, Num, Categ, "
-                      "Weight, Baseline, Auxiliary)",
-                      where, visible_controls(s)));
+          fmt::format("{}: column type '{}' is not implemented (implemented: {})", where, visible_controls(s), type_list));
     }
   }
-  throw usage_error(fmt::format("{}: unknown column type '{}' (expected one of Label, Num, Categ, "
-                                "Weight, Baseline, Auxiliary)",
-                                where, visible_controls(s)));
+  for (const type_entry& e : supported_types) {
+    if (e.name == s) return e.type;
+  }
+  throw usage_error(fmt::format("{}: unknown column type '{}' (expected one of {})", where, visible_controls(s), type_list));
 }
 
 }  // namespace
@@ -102,6 +111,13 @@ column_description read_column_description(std::istream& in, const std::string& 
   }
   if (in.bad()) throw usage_error(fmt::format("cannot read column description '{}'", path));
   return cd;
+}
+
+int64_t column_named(const column_description& cd, const std::string& name) {
+  for (const auto& [index, spec] : cd.columns) {
+    if (spec.name == name) return index;
+  }
+  return -1;
 }
 
 std::vector<column_spec> column_roles(const std::optional<column_description>& cd,

@@ -13,7 +13,20 @@
 
 namespace cbgpu_bench {
 
-enum class column_type { label, num, categ, weight, baseline, auxiliary };
+enum class column_type {
+  label,         // Label, Target
+  num,
+  categ,
+  weight,
+  baseline,
+  auxiliary,     // read and not used (calc can output it)
+  sample_id,     // SampleId, DocId: carried (calc's SampleId output column)
+  group_id,      // GroupId, QueryId: carried (no loss of the trainer needs groups)
+  subgroup_id,
+  group_weight,
+  timestamp,
+  text,          // text features: not implemented, refused when a pool has one
+};
 
 const char* type_name(column_type t);
 
@@ -28,7 +41,7 @@ struct column_description {
 };
 
 // Reads a .cd file. Throws usage_error (missing file, malformed line, duplicate index, unknown
-// type) or not_implemented_error (a CatBoost type this tool does not handle yet, e.g. GroupId).
+// type) or not_implemented_error (a CatBoost type this tool does not handle, e.g. NumVector).
 column_description read_column_description(const std::string& path);
 
 // The same from a stream (the text of a .cd file); `name` stands for the file in messages
@@ -38,6 +51,9 @@ column_description read_column_description(std::istream& in, const std::string& 
 
 // The role of each of `n_columns` data columns. Throws usage_error when the .cd names a column
 // index the data does not have.
+// The index of the column named `name` in the .cd, or -1.
+int64_t column_named(const column_description& cd, const std::string& name);
+
 std::vector<column_spec> column_roles(const std::optional<column_description>& cd,
                                       int64_t n_columns);
 

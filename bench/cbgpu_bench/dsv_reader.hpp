@@ -6,6 +6,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "column_description.hpp"
 #include "dataset.hpp"
@@ -15,10 +16,12 @@ namespace cbgpu_bench {
 struct dsv_format {
   char delimiter = '\t';
   bool has_header = false;
+  std::vector<int64_t> keep_columns;  // file columns whose text is kept (loaded_dataset::column_text)
 };
 
-// `path` may carry CatBoost's scheme prefix: "dsv://file" is read, "libsvm://file" and other
-// schemes are refused as not implemented. Throws usage_error for a missing file, a row with the
+// `path` may carry CatBoost's scheme prefix: "dsv://file" and "libsvm://file" (label, then 1-based
+// index:value pairs; column k of the .cd is feature index k) are read, other schemes are refused as
+// not implemented. A .cd Text column is refused as not implemented. Throws usage_error for a missing file, a row with the
 // wrong number of columns, or a value that is not a number where one is needed.
 loaded_dataset read_dsv(const std::string& path, const dsv_format& format,
                         const std::optional<column_description>& cd);

@@ -2,208 +2,219 @@
 #include "learning_curve.hpp"
 
 #include <algorithm>
-#include <array>
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <map>
 
 #include <fmt/format.h>
 
-#include "cbg/io/atomic_file.hpp"
-#include "errors.hpp"
+#include "text.hpp"
 
 namespace cbgpu_bench {
 
 namespace {
 
-// PNG's CRC-32 (ISO 3309, polynomial 0xedb88320), table built once.
-uint32_t crc32(const uint8_t* data, std::size_t n, uint32_t crc = 0) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1u) != 0 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
+constexpr const char* learn_colour = "#1f77b4";
+constexpr const char* test_colour = "#ff7f0e";
+constexpr double width = 720, height = 360;
+constexpr double left = 80, right = 20, top = 40, bottom = 50;  // margins around the plot area
+
+double number(std::string_view s) {
+  s = trim(s);
+  double d = std::numeric_limits<double>::quiet_NaN();
+  std::from_chars(s.data(), s.data() + s.size(), d);
+  return d;
+}
+
+// Columns of a TSV with a header line: name -> values (the first column, "iter", included).
+std::vector<std::pair<std::string, std::vector<double>>> read_tsv(const std::filesystem::path& path) {
+  std::vector<std::pair<std::string, std::vector<double>>> columns;
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  if (!in || !std::getline(in, line)) return columns;
+  for (std::string_view name : split(trim(line), '\t')) columns.emplace_back(std::string(name), std::vector<double>());
+  while (std::getline(in, line)) {
+    if (trim(line).empty()) continue;
+    const std::vector<std::string_view> fields = split(trim(line), '\t');
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      columns[c].second.push_back(c < fields.size() ? number(fields[c]) : std::numeric_limits<double>::quiet_NaN());
     }
-    return t;
-  }();
-  crc = ~crc;
-  for (std::size_t i = 0; i < n; ++i) crc = table[(crc ^ data[i]) & 0xffu] ^ (crc >> 8);
-  return ~crc;
-}
-
-uint32_t adler32(const std::vector<uint8_t>& data) {
-  uint32_t a = 1;
-  uint32_t b = 0;
-  for (const uint8_t v : data) {
-    a = (a + v) % 65521u;
-    b = (b + a) % 65521u;
   }
-  return (b << 16) | a;
+  return columns;
 }
 
-void put32(std::vector<uint8_t>& out, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(v >> shift));
+bool maximised(const std::string& metric) {
+  const std::string name = metric.substr(0, metric.find(':'));
+  for (const char* m : {"AUC", "Accuracy", "Precision", "Recall", "F1", "TotalF1", "MCC", "R2", "BalancedAccuracy",
+                        "Kappa", "WKappa", "PRAUC", "NormalizedGini", "LogLikelihoodOfPrediction", "NDCG", "MAP"}) {
+    if (name == m) return true;
+  }
+  return false;
 }
 
-// A zlib stream (RFC 1950) of stored deflate blocks (RFC 1951 §3.2.4).
-std::vector<uint8_t> zlib_stored(const std::vector<uint8_t>& raw) {
-  std::vector<uint8_t> out{0x78, 0x01};
-  std::size_t pos = 0;
-  do {
-    const std::size_t n = std::min<std::size_t>(raw.size() - pos, 65535);
-    const bool last = pos + n == raw.size();
-    out.push_back(last ? 1 : 0);
-    const auto len = static_cast<uint16_t>(n);
-    const auto nlen = static_cast<uint16_t>(~len);
-    out.insert(out.end(), {static_cast<uint8_t>(len & 0xff), static_cast<uint8_t>(len >> 8),
-                           static_cast<uint8_t>(nlen & 0xff), static_cast<uint8_t>(nlen >> 8)});
-    out.insert(out.end(), raw.begin() + static_cast<std::ptrdiff_t>(pos),
-               raw.begin() + static_cast<std::ptrdiff_t>(pos + n));
-    pos += n;
-  } while (pos < raw.size());
-  put32(out, adler32(raw));
+std::string escape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
   return out;
 }
 
-void chunk(std::vector<uint8_t>& png, const char (&type)[5], const std::vector<uint8_t>& data) {
-  put32(png, static_cast<uint32_t>(data.size()));
-  const std::size_t start = png.size();
-  png.insert(png.end(), type, type + 4);
-  png.insert(png.end(), data.begin(), data.end());
-  put32(png, crc32(png.data() + start, png.size() - start));
+// About `count` round tick values covering [lo, hi].
+std::vector<double> ticks(double lo, double hi, int count) {
+  const double span = hi - lo;
+  const double raw = span / count;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = magnitude;
+  for (const double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    step = m * magnitude;
+    if (step >= raw) break;
+  }
+  std::vector<double> out;
+  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push_back(std::abs(t) < step * 1e-9 ? 0 : t);
+  return out;
 }
 
-struct canvas {
-  int32_t width;
-  int32_t height;
-  std::vector<uint8_t> pixels;
-
-  void set(int32_t x, int32_t y, uint8_t color) {
-    if (x >= 0 && x < width && y >= 0 && y < height) {
-      pixels[static_cast<std::size_t>(y) * static_cast<std::size_t>(width) + static_cast<std::size_t>(x)] = color;
-    }
+std::string chart(const metric_curve& c) {
+  double x_lo = 0, x_hi = 1;
+  if (!c.iterations.empty()) {
+    x_lo = c.iterations.front();
+    x_hi = std::max(c.iterations.back(), x_lo + 1);
   }
-  // Bresenham, two pixels thick.
-  void line(int32_t x0, int32_t y0, int32_t x1, int32_t y1, uint8_t color) {
-    const int32_t dx = std::abs(x1 - x0);
-    const int32_t dy = -std::abs(y1 - y0);
-    const int32_t sx = x0 < x1 ? 1 : -1;
-    const int32_t sy = y0 < y1 ? 1 : -1;
-    int32_t err = dx + dy;
-    for (;;) {
-      set(x0, y0, color);
-      set(x0, y0 + 1, color);
-      if (x0 == x1 && y0 == y1) return;
-      const int32_t e2 = 2 * err;
-      if (e2 >= dy) {
-        err += dy;
-        x0 += sx;
-      }
-      if (e2 <= dx) {
-        err += dx;
-        y0 += sy;
+  double y_lo = std::numeric_limits<double>::infinity(), y_hi = -y_lo;
+  for (const auto* series : {&c.learn, &c.test}) {
+    for (const double v : *series) {
+      if (std::isfinite(v)) {
+        y_lo = std::min(y_lo, v);
+        y_hi = std::max(y_hi, v);
       }
     }
   }
-};
+  if (!std::isfinite(y_lo)) y_lo = 0, y_hi = 1;
+  if (y_hi - y_lo < 1e-12 * std::max(1.0, std::abs(y_hi))) y_lo -= 0.5, y_hi += 0.5;
+  const double pad = 0.05 * (y_hi - y_lo);
+  y_lo -= pad;
+  y_hi += pad;
+  const double pw = width - left - right, ph = height - top - bottom;
+  const auto x_of = [&](double x) { return left + (x - x_lo) / (x_hi - x_lo) * pw; };
+  const auto y_of = [&](double y) { return top + (y_hi - y) / (y_hi - y_lo) * ph; };
 
-constexpr uint8_t white = 0;
-constexpr uint8_t black = 1;
-constexpr uint8_t blue = 2;
-constexpr uint8_t orange = 3;
-constexpr uint8_t grey = 4;
+  std::string svg = fmt::format(R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" aria-label="{2}">)svg"
+                                "\n",
+                                width, height, escape(c.metric));
+  svg += fmt::format(R"svg(<text x="{}" y="22" font-size="16" font-weight="bold">{}</text>)svg"
+                     "\n",
+                     left, escape(c.metric));
+  // Grid, tick values and axes.
+  for (const double t : ticks(y_lo, y_hi, 6)) {
+    svg += fmt::format(R"svg(<line x1="{0}" x2="{1}" y1="{2:.2f}" y2="{2:.2f}" stroke="#ddd"/><text x="{3}" y="{4:.2f}" font-size="11" text-anchor="end">{5:.6g}</text>)svg"
+                       "\n",
+                       left, left + pw, y_of(t), left - 6, y_of(t) + 4, t);
+  }
+  for (const double t : ticks(x_lo, x_hi, 8)) {
+    svg += fmt::format(R"svg(<line x1="{0:.2f}" x2="{0:.2f}" y1="{1}" y2="{2}" stroke="#333"/><text x="{0:.2f}" y="{3}" font-size="11" text-anchor="middle">{4:g}</text>)svg"
+                       "\n",
+                       x_of(t), top + ph, top + ph + 5, top + ph + 18, t);
+  }
+  svg += fmt::format(R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#333"/>)svg"
+                     "\n",
+                     left, top, pw, ph);
+  svg += fmt::format(R"svg(<text x="{}" y="{}" font-size="12" text-anchor="middle">iteration</text>)svg"
+                     "\n",
+                     left + pw / 2, height - 10);
+  svg += fmt::format(R"svg(<text x="16" y="{0}" font-size="12" text-anchor="middle" transform="rotate(-90 16 {0})">{1}</text>)svg"
+                     "\n",
+                     top + ph / 2, escape(c.metric));
+  // Series.
+  const auto polyline = [&](const std::vector<double>& v, const char* colour) {
+    std::string points;
+    for (std::size_t i = 0; i < v.size() && i < c.iterations.size(); ++i) {
+      if (std::isfinite(v[i])) points += fmt::format("{:.2f},{:.2f} ", x_of(c.iterations[i]), y_of(v[i]));
+    }
+    return fmt::format(R"svg(<polyline fill="none" stroke="{}" stroke-width="1.5" points="{}"/>)svg"
+                       "\n",
+                       colour, points);
+  };
+  if (!c.learn.empty()) svg += polyline(c.learn, learn_colour);
+  if (!c.test.empty()) svg += polyline(c.test, test_colour);
+  // Best test iteration.
+  std::string best_text;
+  std::ptrdiff_t best = -1;
+  for (std::size_t i = 0; i < c.test.size(); ++i) {
+    if (!std::isfinite(c.test[i])) continue;
+    if (best < 0 || (c.higher_is_better ? c.test[i] > c.test[static_cast<std::size_t>(best)]
+                                        : c.test[i] < c.test[static_cast<std::size_t>(best)])) {
+      best = static_cast<std::ptrdiff_t>(i);
+    }
+  }
+  if (best >= 0) {
+    const auto b = static_cast<std::size_t>(best);
+    best_text = fmt::format("best test {:.7g} at iteration {:g}", c.test[b], c.iterations[b]);
+    svg += fmt::format(R"svg(<line x1="{0:.2f}" x2="{0:.2f}" y1="{1}" y2="{2}" stroke="{3}" stroke-dasharray="4 3"/><circle cx="{0:.2f}" cy="{4:.2f}" r="3.5" fill="{3}"/>)svg"
+                       "\n",
+                       x_of(c.iterations[b]), top, top + ph, test_colour, y_of(c.test[b]));
+  }
+  // Legend.
+  double lx = left + pw - 190, ly = top + 14;
+  const auto entry = [&](const char* colour, const std::string& label) {
+    svg += fmt::format(R"svg(<line x1="{0}" x2="{1}" y1="{2}" y2="{2}" stroke="{3}" stroke-width="2"/><text x="{4}" y="{5}" font-size="11">{6}</text>)svg"
+                       "\n",
+                       lx, lx + 18, ly, colour, lx + 24, ly + 4, escape(label));
+    ly += 16;
+  };
+  if (!c.learn.empty()) entry(learn_colour, "learn");
+  if (!c.test.empty()) entry(test_colour, "test");
+  if (!best_text.empty()) entry(test_colour, best_text);
+  svg += "</svg>\n";
+  return svg;
+}
 
 }  // namespace
 
-void write_png(const std::string& path, int32_t width, int32_t height, const std::vector<uint8_t>& palette,
-               const std::vector<uint8_t>& pixels) {
-  std::vector<uint8_t> png{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-  std::vector<uint8_t> header;
-  put32(header, static_cast<uint32_t>(width));
-  put32(header, static_cast<uint32_t>(height));
-  header.insert(header.end(), {8, 3, 0, 0, 0});  // 8 bits, palette, deflate, filter 0, no interlace
-  chunk(png, "IHDR", header);
-  chunk(png, "PLTE", palette);
-  std::vector<uint8_t> raw;
-  raw.reserve(static_cast<std::size_t>(height) * static_cast<std::size_t>(width + 1));
-  for (int32_t y = 0; y < height; ++y) {
-    raw.push_back(0);  // filter type None
-    const auto row = pixels.begin() + static_cast<std::ptrdiff_t>(y) * width;
-    raw.insert(raw.end(), row, row + width);
-  }
-  chunk(png, "IDAT", zlib_stored(raw));
-  chunk(png, "IEND", {});
-  try {
-    cbg::io::write_file_atomically(path, {reinterpret_cast<const char*>(png.data()), png.size()});
-  } catch (const cbg::io::file_error& e) {
-    throw usage_error(fmt::format("--plot-learning-curve: {}", e.what()));
-  }
-}
-
-std::string plot_learning_curve(const std::string& path, const std::vector<double>& learn,
-                                const std::vector<double>& eval) {
-  constexpr int32_t width = 640;
-  constexpr int32_t height = 400;
-  constexpr int32_t left = 40;
-  constexpr int32_t right = 620;
-  constexpr int32_t top = 20;
-  constexpr int32_t bottom = 370;
-  canvas c{width, height, std::vector<uint8_t>(static_cast<std::size_t>(width) * height, white)};
-
-  double lo = std::numeric_limits<double>::infinity();
-  double hi = -lo;
-  for (const auto* series : {&learn, &eval}) {
-    for (const double v : *series) {
-      if (std::isfinite(v)) {
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
+std::vector<metric_curve> read_error_logs(const std::string& train_dir) {
+  const auto learn = read_tsv(std::filesystem::path(train_dir) / "learn_error.tsv");
+  const auto test = read_tsv(std::filesystem::path(train_dir) / "test_error.tsv");
+  std::vector<metric_curve> curves;
+  std::map<std::string, std::size_t> index;
+  const auto add = [&](const auto& columns, bool is_learn) {
+    for (std::size_t c = 1; c < columns.size(); ++c) {
+      const std::string& name = columns[c].first;
+      auto [it, added] = index.try_emplace(name, curves.size());
+      if (added) {
+        metric_curve m;
+        m.metric = name;
+        m.higher_is_better = maximised(name);
+        m.iterations = columns[0].second;
+        curves.push_back(std::move(m));
       }
-    }
-  }
-  const bool any = lo <= hi;
-  if (!any) lo = hi = 0.0;
-  const double span = hi > lo ? hi - lo : 1.0;
-  const std::size_t n = std::max<std::size_t>(std::max(learn.size(), eval.size()), 2);
-
-  // Grid: four horizontal lines; axes; tick marks every tenth of the iterations.
-  for (int32_t k = 1; k <= 4; ++k) {
-    const int32_t y = top + (bottom - top) * k / 5;
-    for (int32_t x = left; x <= right; x += 4) c.set(x, y, grey);
-  }
-  c.line(left, top, left, bottom, black);
-  c.line(left, bottom, right, bottom, black);
-  for (int32_t k = 0; k <= 10; ++k) {
-    const int32_t x = left + (right - left) * k / 10;
-    c.line(x, bottom, x, bottom + 6, black);
-  }
-  c.line(left - 6, top, left, top, black);
-  c.line(left - 6, bottom, left, bottom, black);
-
-  const auto plot = [&](const std::vector<double>& series, uint8_t color) {
-    bool have = false;
-    int32_t px = 0;
-    int32_t py = 0;
-    for (std::size_t i = 0; i < series.size(); ++i) {
-      if (!std::isfinite(series[i])) continue;
-      const auto x = static_cast<int32_t>(left + std::lround(static_cast<double>(right - left) *
-                                                             static_cast<double>(i) / static_cast<double>(n - 1)));
-      const auto y = static_cast<int32_t>(bottom - std::lround((bottom - top) * (series[i] - lo) / span));
-      if (have) {
-        c.line(px, py, x, y, color);
-      } else {
-        c.set(x, y, color);
-      }
-      have = true;
-      px = x;
-      py = y;
+      (is_learn ? curves[it->second].learn : curves[it->second].test) = columns[c].second;
     }
   };
-  plot(learn, blue);
-  plot(eval, orange);
-  const std::vector<uint8_t> palette{255, 255, 255, 0, 0, 0, 31, 119, 180, 255, 127, 14, 200, 200, 200};
-  write_png(path, width, height, palette, c.pixels);
-  return any ? fmt::format("{:.6g} .. {:.6g}", lo, hi) : std::string("no metric values");
+  add(learn, true);
+  add(test, false);
+  return curves;
+}
+
+std::string learning_curve_page(const std::string& title, const std::vector<metric_curve>& curves) {
+  std::string page = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{0}</title>\n"
+      "<style>body{{font-family:sans-serif;margin:24px}} svg{{display:block;margin:0 0 24px 0}}</style>\n"
+      "</head>\n<body>\n<h1>{0}</h1>\n<p>Each chart shows one metric per iteration: the learn set in blue, the test "
+      "set in orange; the dashed line marks the best test iteration.</p>\n",
+      escape(title));
+  if (curves.empty()) page += "<p>No metric was logged.</p>\n";
+  for (const metric_curve& c : curves) page += chart(c);
+  page += "</body>\n</html>\n";
+  return page;
 }
 
 }  // namespace cbgpu_bench

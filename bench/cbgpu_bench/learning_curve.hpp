@@ -1,24 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
-// `fit --plot-learning-curve FILE.png`: the learn and eval metric per iteration as a small line
-// chart, written as a PNG by hand (palette image, zlib stream of stored deflate blocks: no image
-// or compression library needed).
+// `fit --plot-learning-curve FILE.html`: every metric of the training per iteration, learn and test,
+// as a self-contained HTML page of SVG charts (one per metric) with labelled axes and tick values, a
+// legend and the best test iteration marked. No script and no external resource: any browser shows it.
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace cbgpu_bench {
 
-// Writes a PNG (8-bit palette) of `pixels` ([height][width] palette indexes) with `palette`
-// (RGB triples). Throws usage_error when the file cannot be written.
-void write_png(const std::string& path, int32_t width, int32_t height, const std::vector<uint8_t>& palette,
-               const std::vector<uint8_t>& pixels);
+// One metric's values per logged iteration; NaN where not computed.
+struct metric_curve {
+  std::string metric;             // "Logloss", "AUC:type=Mu", ...
+  bool higher_is_better = false;  // marks the best test iteration at the maximum instead of the minimum
+  std::vector<double> iterations;
+  std::vector<double> learn;      // empty when the metric is not computed on the learn set
+  std::vector<double> test;       // empty without a test set
+};
 
-// Plots `learn` (blue) and `eval` (orange) against the iteration on a shared y range (NaN values
-// are skipped; either may be empty), with axes and tick marks at the y range's ends; returns the
-// y range as "min .. max" for the caller to print.
-std::string plot_learning_curve(const std::string& path, const std::vector<double>& learn,
-                                const std::vector<double>& eval);
+// The curves of the trainer's learn_error.tsv and test_error.tsv in `train_dir` (either may be absent),
+// one per metric column; empty when neither file exists.
+std::vector<metric_curve> read_error_logs(const std::string& train_dir);
+
+// The HTML page of `curves`; `title` heads it.
+std::string learning_curve_page(const std::string& title, const std::vector<metric_curve>& curves);
 
 }  // namespace cbgpu_bench

@@ -2,6 +2,10 @@
 #include "library.hpp"
 
 #include <cstdio>
+#include <regex>
+#include <string>
+
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -9,10 +13,21 @@
 
 namespace cbgpu_bench {
 
+namespace {
+
+// The library's messages end with the source location that raised them ("... [src/x.cpp:12]"): for
+// its developers, not for the user of a command.
+std::string without_source_locations(const std::string& message) {
+  static const std::regex location(R"( \[[^\[\]\s]+\.(cpp|cu|hpp|cuh|h):[0-9]+\])");
+  return std::regex_replace(message, location, "");
+}
+
+}  // namespace
+
 void check(cbg_status status, std::string_view what) {
   if (status == CBG_OK) return;
   // Read the message first: it is valid only until the next cbg_* call on this thread.
-  const std::string detail = cbg_last_error();
+  const std::string detail = without_source_locations(cbg_last_error());
   throw library_error(status, fmt::format("{}: {}: {}", what, cbg_status_string(status), detail));
 }
 
@@ -89,6 +104,11 @@ std::string describe_pool(const cbg_pool_info_t& info) {
 namespace {
 
 void print_record(void* /*user_data*/, int32_t level, const char* category, const char* message) {
+  // The trainer's progress lines go to stdout as CatBoost prints them; everything else to stderr.
+  if (level == CBG_LOG_INFO && std::string_view(category) == "cbgpu.train") {
+    fmt::print("{}\n", message);
+    return;
+  }
   static constexpr const char* names[] = {"trace", "debug", "info", "warn", "error", "critical"};
   const char* name = level >= 0 && level < 6 ? names[level] : "log";
   fmt::print(stderr, "[cbgpu {}] {}: {}\n", name, category, message);

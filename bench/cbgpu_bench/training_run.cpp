@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cbg/io/json_position.hpp"
 #include "errors.hpp"
 #include "text.hpp"
 
@@ -71,31 +70,6 @@ context_handle make_counted_context(int32_t device, uint64_t seed, allocation_co
   cbg_context_t* ctx = nullptr;
   check(cbg_context_create(&desc, &ctx), "cbg_context_create");
   return context_handle(ctx);
-}
-
-std::string parameters_json(const parameter_values& values, const std::string& base_json,
-                            const std::string& base_path) {
-  nlohmann::json out = nlohmann::json::object();
-  if (!base_json.empty()) {
-    try {
-      out = nlohmann::json::parse(base_json);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw usage_error(fmt::format("--params-file: {}: {}", base_path, cbg::io::describe_json_error(base_json, e)));
-    } catch (const nlohmann::json::exception& e) {
-      throw usage_error(fmt::format("--params-file: {}: {}", base_path, e.what()));
-    }
-    if (!out.is_object()) throw usage_error(fmt::format("--params-file: {}: the file does not hold a JSON object", base_path));
-  }
-  for (const auto& [k, v] : values) {
-    if (k == "custom_metric" && v.find(',') != std::string::npos) {
-      nlohmann::json list = nlohmann::json::array();  // CatBoost's CLI takes "AUC,Accuracy"
-      for (std::string_view m : split(v, ',')) list.push_back(std::string(trim(m)));
-      out[k] = std::move(list);
-    } else {
-      out[k] = v;  // the library parses numbers and booleans given as text
-    }
-  }
-  return out.dump();
 }
 
 training_run train_pool(cbg_pool_t* learn, cbg_pool_t* test, const std::string& params_json) {

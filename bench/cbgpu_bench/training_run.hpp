@@ -26,13 +26,6 @@ struct allocation_counter {
 // A context on a CUDA device whose allocations `counter` sees (it must outlive the context).
 context_handle make_counted_context(int32_t device, uint64_t seed, allocation_counter& counter);
 
-// The parameters as a JSON object of strings ({"depth": "6", ...}; the library parses numbers and
-// booleans given as text; a comma-separated custom_metric becomes a list) over the object of
-// `base_json` (a --params-file's text; may be empty). Throws usage_error when base_json is not a
-// JSON object.
-std::string parameters_json(const parameter_values& values, const std::string& base_json = {},
-                            const std::string& base_path = {});
-
 struct training_run {
   model_handle model;
   double train_ms = 0;                 // the cbg_train call

@@ -162,18 +162,25 @@ model::model build_model(const model_inputs& in) {
   m.info.emplace_back("params", params.dump());
   if (!in.class_names.empty()) {
     nlohmann::json names = nlohmann::json::array(), to_label = nlohmann::json::array();
-    bool integer = true;
+    bool integer = !in.class_names_are_text;
     for (std::size_t c = 0; c < in.class_names.size(); ++c) {
-      const double d = std::stod(in.class_names[c]);
-      integer = integer && d == std::floor(d) && std::fabs(d) < 9e15;
+      if (!in.class_names_are_text) {
+        const double d = std::stod(in.class_names[c]);
+        integer = integer && d == std::floor(d) && std::fabs(d) < 9e15;
+      }
       to_label.push_back(static_cast<double>(c));
     }
     for (const std::string& c : in.class_names) {
+      if (in.class_names_are_text) {
+        names.push_back(c);
+        continue;
+      }
       const double d = std::stod(c);
       if (integer) names.push_back(static_cast<std::int64_t>(d));
       else names.push_back(d);
     }
-    const nlohmann::json cp{{"class_label_type", integer ? "Integer" : "Float"},
+    const char* label_type = in.class_names_are_text ? "String" : integer ? "Integer" : "Float";
+    const nlohmann::json cp{{"class_label_type", label_type},
                             {"class_to_label", to_label},
                             {"class_names", names},
                             {"classes_count", in.classes_count}};

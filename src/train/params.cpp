@@ -446,22 +446,41 @@ train_params parse_params(const std::string& json_text) {
     } else if (key == "classes_count") {
       flat[key] = r.integer(2, max_classes);
     } else if (key == "class_names") {
-      // Pools hold numeric labels: the names are the label values (numbers, or numeric text), and a
-      // label equal to class_names[k] is class k. Stored as numbers in flat_json (the trainer reads them).
-      if (!value.is_array()) invalid(key, fmt::format("{} is not a list of label values", value.dump()));
-      json names = json::array();
+      // Pools hold numeric labels. Numeric names (numbers, or numeric text) are label values: a label
+      // equal to class_names[k] is class k. Names that are not all numeric (string class labels) need
+      // labels that are already class indices. Names given as strings are stored as strings
+      // (CatBoost's class_label_type String).
+      if (!value.is_array()) invalid(key, fmt::format("{} is not a list of class names", value.dump()));
+      std::vector<std::string> texts;
+      bool numeric = true, any_text = false;
       for (const auto& item : value) {
-        const double d = value_reader{key, item}.number();
-        if (!std::isfinite(d)) invalid(key, fmt::format("{} is not a finite label value", item.dump()));
-        for (const auto& seen : names) {
-          if (seen.get<double>() == d) invalid(key, fmt::format("{} is listed twice", item.dump()));
+        if (item.is_string()) {
+          any_text = true;
+          const std::string s = item.get<std::string>();
+          double d = 0;
+          const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
+          numeric = numeric && ec == std::errc() && end == s.data() + s.size() && !s.empty() && std::isfinite(d);
+          texts.push_back(s);
+        } else {
+          const double d = value_reader{key, item}.number();
+          if (!std::isfinite(d)) invalid(key, fmt::format("{} is not a finite label value", item.dump()));
+          texts.push_back(item.dump());
         }
-        names.push_back(d);
       }
-      if (names.size() < 2 || names.size() > static_cast<std::size_t>(max_classes)) {
-        invalid(key, fmt::format("{} names; a classifier takes 2 .. {} classes", names.size(), max_classes));
+      for (std::size_t a = 0; a < value.size(); ++a) {
+        for (std::size_t b = 0; b < a; ++b) {
+          const bool same = numeric ? value_reader{key, value[a]}.number() == value_reader{key, value[b]}.number()
+                                    : texts[a] == texts[b];
+          if (same) invalid(key, fmt::format("{} is listed twice", value[a].dump()));
+        }
       }
-      flat[key] = names;
+      if (value.size() < 2 || value.size() > static_cast<std::size_t>(max_classes)) {
+        invalid(key, fmt::format("{} names; a classifier takes 2 .. {} classes", value.size(), max_classes));
+      }
+      for (std::size_t k = 0; k < value.size(); ++k) {
+        p.class_values.push_back(numeric ? value_reader{key, value[k]}.number() : static_cast<double>(k));
+      }
+      if (any_text) p.class_name_texts = texts;
     } else if (ctr::is_option_key(key)) {
       ctr::parse_option(p.ctr, key, value.dump());
     }
@@ -697,10 +716,11 @@ std::string catboost_params_json(const resolved_params& r, const std::vector<std
   for (const auto& m : p.custom_metrics) custom.push_back(metric_json(m));
   json names = json::array();
   for (const std::string& c : class_names) {
-    // Numeric labels are stored as numbers (CatBoost's class_label_type Integer / Float).
+    // Numeric labels are stored as numbers (CatBoost's class_label_type Integer / Float), names given
+    // as strings as strings.
     double d = 0;
     const auto [end, ec] = std::from_chars(c.data(), c.data() + c.size(), d);
-    if (ec == std::errc() && end == c.data() + c.size()) {
+    if (p.class_name_texts.empty() && ec == std::errc() && end == c.data() + c.size()) {
       if (d == std::floor(d) && std::fabs(d) < 9e15) names.push_back(static_cast<std::int64_t>(d));
       else names.push_back(d);
     } else {

@@ -29,6 +29,7 @@
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/model_builder.hpp"
 #include "cbg/train/class_labels.hpp"
+#include "cbg/train/tensorboard_log.hpp"
 #include "cbg/train/params.hpp"
 #include "src/ctr/pool_views.hpp"
 
@@ -331,13 +332,43 @@ void write_train_dir(const train_params& p, const std::vector<tracked_metric>& m
                              k + 1 < iterations_logged.size() ? "," : "");
   }
   json_text += "]}";
-  // All the logs or none: a failure leaves the previous run's logs as they were.
+  // All the logs or none: a failure leaves the previous run's logs as they were. The TensorBoard view
+  // of the same metrics goes where CatBoost puts it (learn/, test/), next to CatBoost's tmp/.
   const std::string learn_text = learn.str(), test_text = test.str(), time_text = time_left.str();
+  std::vector<std::string> event_texts;
   std::vector<std::pair<std::string, std::string_view>> files{
       {(fs::path(p.train_dir) / "learn_error.tsv").string(), learn_text},
       {(fs::path(p.train_dir) / "time_left.tsv").string(), time_text},
       {(fs::path(p.train_dir) / "catboost_training.json").string(), json_text}};
   if (has_eval) files.emplace_back((fs::path(p.train_dir) / "test_error.tsv").string(), test_text);
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double started = now - (passed.empty() ? 0.0 : passed.back());
+  event_texts.reserve(2);
+  for (const bool eval : {false, true}) {
+    if (eval && !has_eval) continue;
+    tensorboard_scalars s;
+    std::vector<std::size_t> columns;
+    for (std::size_t m = 0; m < metrics.size(); ++m) {
+      if (eval || metrics[m].on_learn) {
+        s.tags.push_back(metrics[m].m.name);
+        columns.push_back(m);
+      }
+    }
+    for (std::size_t k = 0; k < iterations_logged.size(); ++k) {
+      const auto i = static_cast<std::size_t>(iterations_logged[k]);
+      s.steps.push_back(iterations_logged[k]);
+      s.wall_times.push_back(started + passed[k]);
+      std::vector<double> row;
+      for (const std::size_t m : columns) row.push_back(eval ? metrics[m].eval[i] : metrics[m].learn[i]);
+      s.values.push_back(std::move(row));
+    }
+    const fs::path dir = fs::path(p.train_dir) / (eval ? "test" : "learn");
+    fs::create_directories(dir, ec);
+    CBG_EXPECTS(!ec, status::io, fmt::format("cannot create '{}': {}", dir.string(), ec.message()));
+    event_texts.push_back(tensorboard_events(s));
+    files.emplace_back((dir / "events.out.tfevents").string(), event_texts.back());
+  }
+  fs::create_directories(fs::path(p.train_dir) / "tmp", ec);
   try {
     io::write_files_atomically(files);
   } catch (const io::file_error& e) {
@@ -372,8 +403,7 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   // classes_count and class_names (checked against the loss by parse_params).
   const nlohmann::json flat = nlohmann::json::parse(p.flat_json);
   const int classes_count = flat.contains("classes_count") ? flat["classes_count"].get<int>() : 0;
-  std::vector<double> class_values;
-  if (flat.contains("class_names")) class_values = flat["class_names"].get<std::vector<double>>();
+  const std::vector<double>& class_values = p.class_values;
   bool identity = true;
   for (std::size_t k = 0; k < class_values.size(); ++k) identity = identity && class_values[k] == static_cast<double>(k);
 
@@ -477,6 +507,9 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     facts.eval_target_constant = ef.constant;
   }
   const resolved_params r = resolve_params(p, facts);
+  if (p.verbose && !p.learning_rate && ctx.log_enabled(log::level::info)) {
+    ctx.log(log::level::info, log_category, fmt::format("Learning rate set to {:g}", r.learning_rate));
+  }
   target_rule rule;
   rule.loss = p.loss.kind;
   rule.has_border = p.target_border.has_value();
@@ -719,11 +752,14 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   std::vector<std::string> class_names;
   if (p.loss.kind == loss_kind::logloss || multiclass) {
     for (int c = 0; c < std::max(2, facts.classes); ++c) {
-      class_names.push_back(class_values.empty() ? std::to_string(c)
-                                                 : fmt::format("{}", class_values[static_cast<std::size_t>(c)]));
+      const auto k = static_cast<std::size_t>(c);
+      class_names.push_back(!p.class_name_texts.empty() ? p.class_name_texts[k]
+                            : class_values.empty()      ? std::to_string(c)
+                                                        : fmt::format("{}", class_values[k]));
     }
   }
   mi.class_names = class_names;
+  mi.class_names_are_text = !p.class_name_texts.empty();
   mi.classes_count = classes_count;
   mi.params_json = catboost_params_json(r, class_names);
   // CatBoost's "training" info (it reads these keys when it loads a model): per-iteration learn

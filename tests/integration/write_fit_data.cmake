@@ -39,4 +39,5 @@ file(WRITE "${DIR}/numeric.tsv" "${rows}")
 # Bad inputs.
 file(WRITE "${DIR}/short_row.tsv" "1\t0.5\t3\n0\t1.5\n")
 file(WRITE "${DIR}/bad_type.cd" "0\tLabel\n1\tNumber\n")
+file(WRITE "${DIR}/text.cd" "0\tTarget\n2\tText\tcolour\n4\tAuxiliary\n")
 file(WRITE "${DIR}/nan_label.tsv" "nan\t0.5\n1\t1.5\n")

@@ -2,7 +2,7 @@
 """`cbgpu-bench fit` -> `cbgpu-bench calc` -> the Python package's predictions of the same model file.
 
 fit runs with most of CatBoost's flags (and a --params-file, key=value overrides, both model formats
-and a learning-curve PNG, which is decoded and checked here); calc applies the model (the GPU
+and a learning-curve HTML page, whose charts are checked here); calc applies the model (the GPU
 evaluator where a GPU is visible, the host evaluator otherwise, and the host one with
 --task-type CPU) and its TSV must equal cbgpu.Model.predict: RawFormulaVal bit for bit (17
 significant digits), probabilities within 1e-13 relative (the GPU's exp). The binary comes from $CBGPU_BENCH.
@@ -13,7 +13,6 @@ import json
 import os
 import struct
 import subprocess
-import zlib
 
 import numpy as np
 import pytest
@@ -43,24 +42,31 @@ def read_tsv(path):
     return header, np.array([[float(v) for v in line.split("\t")] for line in lines[1:]])
 
 
-def decode_png(data: bytes):
-    """(width, height, palette, pixels[h][w]) of an 8-bit palette PNG, checking every CRC."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, chunks = 8, {}
+def crc32c(data: bytes) -> int:
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def tfrecords(data: bytes) -> list[bytes]:
+    """The records of a TensorBoard events file, checking both masked CRC-32Cs of each."""
+    def masked(crc):
+        return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+    records, pos = [], 0
     while pos < len(data):
-        (n,) = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
-        (crc,) = struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])
-        assert crc == zlib.crc32(kind + body), f"bad CRC in {kind}"
-        chunks[kind] = chunks.get(kind, b"") + body
-        pos += 12 + n
-    width, height, depth, color = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
-    assert (depth, color) == (8, 3)
-    raw = zlib.decompress(chunks[b"IDAT"])
-    assert len(raw) == height * (width + 1)
-    rows = [raw[r * (width + 1) + 1:(r + 1) * (width + 1)] for r in range(height)]
-    assert all(raw[r * (width + 1)] == 0 for r in range(height))
-    return width, height, chunks[b"PLTE"], np.frombuffer(b"".join(rows), np.uint8).reshape(height, width)
+        header = data[pos:pos + 8]
+        (n,) = struct.unpack("<Q", header)
+        (length_crc,) = struct.unpack("<I", data[pos + 8:pos + 12])
+        assert length_crc == masked(crc32c(header))
+        body = data[pos + 12:pos + 12 + n]
+        (body_crc,) = struct.unpack("<I", data[pos + 12 + n:pos + 16 + n])
+        assert body_crc == masked(crc32c(body))
+        records.append(body)
+        pos += 16 + n
+    return records
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +85,7 @@ def fitted(tmp_path_factory):
             "--od-type", "Iter", "--od-wait", "100", "--eval-metric", "Logloss", "--custom-metric", "AUC,Accuracy",
             "--use-best-model", "false", "-r", "5", "-T", "2", "--params-file", str(d / "params.json"),
             "--model-format", "CatboostBinary,Json", "-m", str(d / "model.bin"), "--train-dir", str(d / "info"),
-            "--plot-learning-curve", str(d / "curve.png"), "--logging-level", "Silent", "boost_from_average=false")
+            "--plot-learning-curve", str(d / "curve.html"), "--logging-level", "Silent", "boost_from_average=false")
     return d, x[350:], y[350:], r
 
 
@@ -96,9 +102,26 @@ def test_fit_writes_both_formats_logs_and_curve(fitted):
             assert metric in text
     learn_lines = (d / "info" / "learn_error.tsv").read_text().splitlines()
     assert len(learn_lines) == ITERATIONS + 1
-    width, height, palette, pixels = decode_png((d / "curve.png").read_bytes())
-    assert (width, height) == (640, 400) and len(palette) % 3 == 0
-    assert {2, 3} <= set(np.unique(pixels).tolist()), "both the learn and the eval curve are drawn"
+    # CatBoost's train dir layout: TensorBoard events of the learn and test metrics, and tmp/.
+    assert (d / "info" / "tmp").is_dir()
+    for part, metrics in (("learn", ("Logloss", "Accuracy")), ("test", ("Logloss", "AUC", "Accuracy"))):
+        records = tfrecords((d / "info" / part / "events.out.tfevents").read_bytes())
+        assert b"brain.Event:2" in records[0] and len(records) == ITERATIONS + 1
+        for metric in metrics:
+            assert all(metric.encode() in r for r in records[1:])
+        last_logloss = struct.unpack("<f", records[-1].split(b"Logloss\x15", 1)[1][:4])[0]
+        table = (d / "info" / f"{part}_error.tsv").read_text().splitlines()
+        assert last_logloss == pytest.approx(float(table[-1].split("\t")[1]), rel=1e-6)
+    page = (d / "curve.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page and "http" not in page.replace(
+        "http://www.w3.org/2000/svg", "")
+    # One chart per metric, each with its learn and test lines (AUC is not computed on the learn set, as in
+    # CatBoost), axis labels, a legend and the best iteration.
+    assert page.count("<svg") == 3
+    for metric in ("Logloss", "AUC", "Accuracy"):
+        assert f'aria-label="{metric}"' in page
+    assert page.count("<polyline") == 5 and page.count(">iteration</text>") == 3
+    assert page.count(">learn</text>") == 2 and page.count(">test</text>") == 3 and page.count(">best test ") == 3
 
 
 @pytest.mark.parametrize("task", [None, "CPU"])
@@ -113,20 +136,22 @@ def test_calc_equals_the_python_package(fitted, task):
     on_gpu = "GPU evaluator" in r.stdout
     assert on_gpu == (task is None and cbgpu.device_count() > 0), r.stdout
     header, table = read_tsv(out)
-    assert header == ["SampleId", "Label", "RawFormulaVal", "Probability:Class=0", "Probability:Class=1", "Class"]
+    assert header == ["SampleId", "Label", "RawFormulaVal", "Probability", "Class"]
     assert np.array_equal(table[:, 0], np.arange(len(x))) and np.array_equal(table[:, 1], y)
     with cbgpu.Model.load(d / "model.bin") as model:
         assert np.array_equal(table[:, 2], model.predict(x)[:, 0])
-        np.testing.assert_allclose(table[:, 3:5], model.predict(x, prediction_type="Probability"), rtol=1e-13,
+        np.testing.assert_allclose(table[:, 3], model.predict(x, prediction_type="Probability")[:, 1], rtol=1e-13,
                                    atol=0)
-        assert np.array_equal(table[:, 5], model.predict(x, prediction_type="Class")[:, 0])
+        assert np.array_equal(table[:, 4], model.predict(x, prediction_type="Class")[:, 0])
 
 
 def test_calc_and_fit_refuse_bad_flags(fitted, tmp_path):
     d, _, _, _ = fitted
     for args, words in (
-            (["calc", "--input-path", str(d / "test.tsv"), "--output-columns", "SampleId,Odds"], "output columns"),
-            (["calc", "--input-path", str(d / "test.tsv"), "--output-columns", "Label,SampleId"], "SampleId"),
+            (["calc", "-m", str(d / "model.bin"), "--input-path", str(d / "test.tsv"), "--output-columns",
+              "SampleId,Odds"], "'Odds'"),
+            (["calc", "-m", str(d / "model.bin"), "--input-path", str(d / "test.tsv"), "--output-columns",
+              "Label,SampleId"], "prediction type"),
             (["calc", "--input-path", str(d / "test.tsv"), "--task-type", "TPU"], "CPU, GPU"),
             (["fit", "-f", str(d / "learn.tsv"), "--bootstrap-type", "Sometimes"], "Bayesian"),
             (["fit", "-f", str(d / "learn.tsv"), "--subsample", "1.5"], "subsample"),

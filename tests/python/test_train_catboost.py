@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -254,12 +255,16 @@ def test_train_dir_has_catboost_logs_and_progress_lines(tmp_path):
               "train_dir": str(tmp_path / "info"), "metric_period": 5}
     cbgpu.train(cbgpu.Pool(ctx, Xa, label=ya), params, eval_set=cbgpu.Pool(ctx, Xb, label=yb))
     lines = [m for c, m in records if c == "cbgpu.train"]
+    assert re.fullmatch(r"Learning rate set to 0\.\d+", lines[0])  # chosen from the data, printed as CatBoost does
+    lines = lines[1:]
     assert lines[0].startswith("0:\tlearn: ") and "\ttest: " in lines[0] and "\tbest: " in lines[0]
     assert any(line.startswith("5:\t") for line in lines) and any(line.startswith("9:\t") for line in lines)
     assert not any(line.startswith("3:\t") for line in lines)
     info = tmp_path / "info"
-    assert sorted(os.listdir(info)) == ["catboost_training.json", "learn_error.tsv", "test_error.tsv",
-                                        "time_left.tsv"]
+    assert sorted(os.listdir(info)) == ["catboost_training.json", "learn", "learn_error.tsv", "test",
+                                        "test_error.tsv", "time_left.tsv", "tmp"]
+    assert (info / "learn" / "events.out.tfevents").stat().st_size > 0  # TensorBoard's view
+    assert (info / "test" / "events.out.tfevents").stat().st_size > 0
     learn = (info / "learn_error.tsv").read_text().splitlines()
     test = (info / "test_error.tsv").read_text().splitlines()
     assert learn[0] == "iter\tLogloss\tAccuracy"  # AUC is skipped on learn, as CatBoost does

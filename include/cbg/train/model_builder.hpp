@@ -31,7 +31,8 @@ struct model_inputs {
   std::vector<std::string> feature_names;                    // "" or a name per feature
   loss_spec loss;
   std::vector<double> bias;              // trained dims
-  std::vector<std::string> class_names;  // classification: one per class (numeric text)
+  std::vector<std::string> class_names;  // classification: one per class (numeric text unless text)
+  bool class_names_are_text = false;     // class_names given as strings (class_label_type String)
   int classes_count = 0;                 // the classes_count parameter, or 0
   std::string params_json;               // "params" info
   std::string training_json;             // "training" info (metric history), or ""

@@ -80,6 +80,11 @@ struct train_params {
   std::string name = "experiment";
   // categorical features (one-hot and CTRs; cbg/ctr/options.hpp)
   ctr::options ctr;
+  // class_names: the label value of each class (a label equal to class_values[k] is class k). When a
+  // name is not a number, labels are the class indices themselves and class_values is 0, 1, ...
+  std::vector<double> class_values;
+  // class_names given as JSON strings (CatBoost's class_label_type String): the names to store.
+  std::vector<std::string> class_name_texts;
 
   std::set<std::string> given;  // canonical names of the parameters the caller set
   std::string flat_json = "{}"; // what the caller set, by canonical name (CatBoost's flat_params)
