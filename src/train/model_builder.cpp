@@ -153,6 +153,7 @@ model::model build_model(const model_inputs& in) {
   }
 
   m.info.emplace_back("params", in.params_json);
+  if (!in.output_options_json.empty()) m.info.emplace_back("output_options", in.output_options_json);
   if (!in.class_names.empty()) {
     nlohmann::json names = nlohmann::json::array(), to_label = nlohmann::json::array();
     bool integer = true;
