@@ -133,10 +133,12 @@ CBG_API cbg_status cbg_model_feature_importance(const cbg_model_t* model, int32_
         const int dims = cf::shap_dimensions(m.impl);
         const std::int64_t rows = p->impl.num_rows();
         const std::int64_t width = p->impl.num_features();
-        *ndim = dims == 1 ? 2 : 3;
+        // As CatBoost: three axes for every model of several dimensions (RMSEWithUncertainty: [rows, 1, ...]).
+        const bool multi = m.impl.approx_dimension > 1;
+        *ndim = multi ? 3 : 2;
         shape[0] = rows;
-        shape[1] = dims == 1 ? width + 1 : dims;
-        if (dims > 1) shape[2] = width + 1;
+        shape[1] = multi ? dims : width + 1;
+        if (multi) shape[2] = width + 1;
         needed = static_cast<std::size_t>(rows) * static_cast<std::size_t>(dims) * static_cast<std::size_t>(width + 1);
         break;
       }

@@ -34,6 +34,7 @@ std::string description_text(const json& d) {
   if (d.contains("params") && d["params"].is_object()) {
     char sep = ':';
     for (const auto& [k, v] : d["params"].items()) {
+      if (k.rfind("__", 0) == 0) continue;  // CatBoost's bookkeeping (__params_key_order)
       text += fmt::format("{}{}={}", sep, k, v.is_string() ? v.get<std::string>() : v.dump());
       sep = ';';
     }

@@ -935,7 +935,10 @@ CBG_API cbg_status cbg_model_leaf_indexes_host(const cbg_model_t* model,
                                                  labels, and a model that stores its params). */
 #define CBG_FSTR_SHAP_VALUES 2              /**< SHAP values of every row of `pool`: [rows,
                                                  features + 1], or [rows, dimensions, features + 1]
-                                                 for multiclass; the last column is the expected value. */
+                                                 for a model of several dimensions (multiclass; for
+                                                 RMSEWithUncertainty [rows, 1, features + 1]: the
+                                                 mean only); the last column is the expected value;
+                                                 features: the pool's. */
 #define CBG_FSTR_INTERACTION 3              /**< Interacting feature pairs: [pairs, 3] rows of
                                                  (first feature, second feature, score), by
                                                  descending score. */
