@@ -15,6 +15,7 @@
 #include "exit_codes.hpp"
 #include "fit_command.hpp"
 #include "text.hpp"
+#include "fstr_command.hpp"
 #include "version_command.hpp"
 
 namespace {
@@ -46,9 +47,11 @@ int main(int argc, char** argv) {
   bench_options bench_opts;
   fit_options fit_opts;
   calc_options calc_opts;
+  fstr_options fstr_opts;
   CLI::App* bench = add_bench_command(app, bench_opts);
   CLI::App* fit = add_fit_command(app, fit_opts);
   CLI::App* calc = add_calc_command(app, calc_opts);
+  CLI::App* fstr = add_fstr_command(app, fstr_opts);
   CLI::App* version = add_version_command(app);
 
   try {
@@ -67,6 +70,7 @@ int main(int argc, char** argv) {
     if (bench->parsed()) return run_bench(bench_opts, std::vector<std::string>(argv, argv + argc));
     if (fit->parsed()) return run_fit(fit_opts);
     if (calc->parsed()) return run_calc(calc_opts);
+    if (fstr->parsed()) return run_fstr(fstr_opts);
     if (version->parsed()) return run_version();
     return exit_usage;  // unreachable: a subcommand is required
   } catch (const usage_error& e) {

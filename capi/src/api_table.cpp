@@ -71,6 +71,7 @@ cbg_api_v1_t make_table_v1() noexcept {
     t.context_fail_allocation = &cbg_context_fail_allocation;
     t.pool_cat_hashes = &cbg_pool_cat_hashes;
     t.pool_from_arrow = &cbg_pool_from_arrow;
+    t.model_feature_importance = &cbg_model_feature_importance;
   return t;
 }
 

@@ -49,6 +49,11 @@ CBG_LOG_CRITICAL = 5
 CBG_LOG_OFF = 6
 
 # ---- devices, context flags, tensor kinds ---------------------------------------------------------
+CBG_FSTR_PREDICTION_VALUES_CHANGE = 0
+CBG_FSTR_LOSS_FUNCTION_CHANGE = 1
+CBG_FSTR_SHAP_VALUES = 2
+CBG_FSTR_INTERACTION = 3
+
 CBG_DEVICE_CPU = -1
 CBG_DEVICE_AUTO = -2
 CBG_CONTEXT_STRICT_NO_D2H = 1 << 0
@@ -416,6 +421,8 @@ _PROTOTYPES = {
     "cbg_context_fail_allocation": (_st, [_vp, ctypes.c_uint64]),
     "cbg_pool_cat_hashes": (_st, [_vp, ctypes.c_int64, _P(ctypes.c_uint32), ctypes.c_size_t]),
     "cbg_pool_from_arrow": (_st, [_vp, _P(cbg_pool_desc_t), _vp, _vp, _P(_vp)]),
+    "cbg_model_feature_importance": (_st, [_vp, ctypes.c_int32, _vp, _P(ctypes.c_double), ctypes.c_size_t,
+                                           _P(ctypes.c_int64), _P(ctypes.c_int32)]),
 }
 
 

@@ -29,6 +29,15 @@ PREDICTION_TYPES = {
 }
 
 
+FSTR_TYPES = {
+    "PredictionValuesChange": _capi.CBG_FSTR_PREDICTION_VALUES_CHANGE,
+    "FeatureImportance": _capi.CBG_FSTR_PREDICTION_VALUES_CHANGE,  # CatBoost's choice for non-ranking losses
+    "LossFunctionChange": _capi.CBG_FSTR_LOSS_FUNCTION_CHANGE,
+    "ShapValues": _capi.CBG_FSTR_SHAP_VALUES,
+    "Interaction": _capi.CBG_FSTR_INTERACTION,
+}
+
+
 def cat_hash(value) -> int:
     """CatBoost's hash of a categorical value: str/bytes as UTF-8 bytes, ints as decimal text."""
     out = ctypes.c_uint32()
@@ -155,6 +164,58 @@ class Model(Handle):
         d.tree_begin = tree_begin
         d.tree_end = tree_end
         return d, rows, (floats, cats)
+
+    def get_feature_importance(self, type: str = "PredictionValuesChange", data: Any = None, *, label: Any = None,
+                               weight: Any = None, baseline: Any = None, ctx: Context | None = None) -> np.ndarray:
+        """CatBoost's feature importances (cbg_model_feature_importance), as NumPy arrays in the shapes
+        of catboost's get_feature_importance: "PredictionValuesChange" (or "FeatureImportance") and
+        "LossFunctionChange" [features]; "ShapValues" [rows, features + 1], or [rows, classes,
+        features + 1] for multiclass (the last column is the expected value); "Interaction" [pairs, 3]
+        rows of (first feature, second feature, score).
+
+        `data`: a cbgpu.Pool, a catboost.Pool (numeric features), or host rows (NumPy, DataFrame,
+        lists; categorical columns as the model's categorical features) with `label`, `weight` and
+        `baseline` as needed; host rows become a pool on a CPU context (or on `ctx`).
+        LossFunctionChange and ShapValues need data; PredictionValuesChange counts its leaf weights
+        on it when given."""
+        try:
+            code = FSTR_TYPES[type]
+        except KeyError:
+            raise ValueError(f"type must be one of {sorted(FSTR_TYPES)}, not {type!r}") from None
+        if data is None or isinstance(data, Pool):
+            return self._feature_importance(code, data)
+        from ._tabular import from_catboost_pool, host_table  # noqa: PLC0415 - the tabular helpers load pandas lazily
+        X, label, weight, baseline = from_catboost_pool(data, label, weight, baseline)
+        own_ctx = ctx is None
+        if own_ctx:
+            ctx = Context(_capi.CBG_DEVICE_CPU)
+        try:
+            table = host_table(X, self.cat_feature_indices() or None)
+            if table is None:
+                pool = Pool(ctx, np.ascontiguousarray(np.asarray(X), dtype=np.float32), label=_array(label),
+                            weight=_array(weight, np.float32), baseline=_array(baseline))
+            else:
+                pool = Pool(ctx, columns=table.columns, string_columns=table.string_columns,
+                            cat_features=table.cat_features, label=_array(label), weight=_array(weight, np.float32),
+                            baseline=_array(baseline))
+            try:
+                return self._feature_importance(code, pool)
+            finally:
+                pool.close()
+        finally:
+            if own_ctx:
+                ctx.close()
+
+    def _feature_importance(self, code: int, pool: Pool | None) -> np.ndarray:
+        pool_handle = pool.handle if pool is not None else None
+        shape = (ctypes.c_int64 * 3)()
+        ndim = ctypes.c_int32()
+        _check(lib.cbg_model_feature_importance(self.handle, code, pool_handle, None, 0, shape, ctypes.byref(ndim)))
+        result = np.empty(tuple(int(shape[i]) for i in range(ndim.value)), dtype=np.float64)
+        _check(lib.cbg_model_feature_importance(self.handle, code, pool_handle,
+                                                result.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), result.size,
+                                                shape, ctypes.byref(ndim)))
+        return result
 
     @property
     def tree_count(self) -> int:
@@ -332,6 +393,11 @@ def _rows(x, dtype, n: int, what: str) -> np.ndarray:
         got = f"{a.shape[1]} columns" if a.ndim == 2 else f"shape {a.shape}"
         raise ValueError(f"{what}: the data has {got}, but the model has {n} {what}: pass [rows, {n}]")
     return a
+
+
+def _array(x, dtype=np.float64):
+    """A contiguous host array for a pool's label, weight or baseline (None stays None)."""
+    return None if x is None else np.ascontiguousarray(np.asarray(_host_array(x)), dtype=dtype)
 
 
 def _host_array(x):

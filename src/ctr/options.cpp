@@ -107,16 +107,18 @@ int integer_of(const std::string& key, const json& v, int lo, int hi) {
 
 }  // namespace
 
-const std::vector<std::string>& option_keys() {
-  static const std::vector<std::string> k{"one_hot_max_size",   "simple_ctr",          "combinations_ctr",
-                                          "per_feature_ctr",    "max_ctr_complexity",  "counter_calc_method",
-                                          "ctr_target_border_count"};
+const std::vector<option_definition>& option_definitions() {
+  static const std::vector<option_definition> k{
+      {"one_hot_max_size", param_type::integer},     {"simple_ctr", param_type::text_or_list},
+      {"combinations_ctr", param_type::text_or_list}, {"per_feature_ctr", param_type::text_or_list},
+      {"max_ctr_complexity", param_type::integer},   {"counter_calc_method", param_type::text},
+      {"ctr_target_border_count", param_type::integer}};
   return k;
 }
 
 bool is_option_key(const std::string& key) noexcept {
-  const auto& k = option_keys();
-  return std::find(k.begin(), k.end(), key) != k.end();
+  const auto& k = option_definitions();
+  return std::any_of(k.begin(), k.end(), [&](const option_definition& d) { return key == d.name; });
 }
 
 std::vector<prior> default_priors(model::ctr_type t) {

@@ -152,14 +152,8 @@ model::model build_model(const model_inputs& in) {
     m.bias[static_cast<std::size_t>(k)] = in.bias[static_cast<std::size_t>(k)];
   }
 
-  // CatBoost keeps the output options (use_best_model, metric_period, train_dir, ...) apart from the
-  // other parameters, as JSON text under their own key; its get_all_params() reads them there.
-  nlohmann::json params = in.params_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(in.params_json);
-  if (params.is_object() && params.contains("output_options")) {
-    m.info.emplace_back("output_options", params["output_options"].dump());
-    params.erase("output_options");
-  }
-  m.info.emplace_back("params", params.dump());
+  m.info.emplace_back("params", in.params_json);
+  if (!in.output_options_json.empty()) m.info.emplace_back("output_options", in.output_options_json);
   if (!in.class_names.empty()) {
     nlohmann::json names = nlohmann::json::array(), to_label = nlohmann::json::array();
     bool integer = !in.class_names_are_text;

@@ -42,17 +42,11 @@ const std::map<std::string, std::string>& aliases() {
 // The most classes classes_count and class_names take (the trainer's MultiClass label limit).
 constexpr std::int64_t max_classes = 1000000;
 
-const std::set<std::string>& known_keys() {
-  static const std::set<std::string> k{
-      "loss_function", "eval_metric", "custom_metric", "iterations", "learning_rate", "depth",
-      "l2_leaf_reg", "random_strength", "model_size_reg", "score_function", "bootstrap_type",
-      "bagging_temperature", "subsample", "sampling_unit", "random_seed", "border_count",
-      "feature_border_type", "nan_mode", "leaf_estimation_method", "leaf_estimation_iterations",
-      "leaf_estimation_backtracking", "boost_from_average", "use_best_model", "od_type", "od_wait",
-      "od_pval", "early_stopping_rounds", "metric_period", "verbose", "silent", "logging_level",
-      "train_dir", "allow_writing_files", "task_type", "devices", "thread_count", "name",
-      "boosting_type", "grow_policy", "target_border", "mvs_reg", "classes_count", "class_names"};
-  return k;
+const param_definition* find_definition(const std::string& key) {
+  for (const param_definition& d : param_definitions()) {
+    if (key == d.name) return &d;
+  }
+  return nullptr;
 }
 
 // One value of the JSON object, read as the type a parameter needs.
@@ -113,6 +107,44 @@ struct value_reader {
     invalid(key, fmt::format("'{}' is not one of {}", s, list));
   }
 };
+
+// A validated value as CatBoost stores it in flat_params: the JSON type of the parameter's
+// definition (text "6" becomes 6, "true" becomes true; lists and strings stay as given).
+json typed_value(const std::string& key, const json& v, param_type type) {
+  const value_reader r{key, v};
+  switch (type) {
+    case param_type::integer: {
+      if (v.is_number_integer()) return v;
+      if (v.is_string()) {
+        const std::string s = v.get<std::string>();
+        std::uint64_t u = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), u);
+        if (ec == std::errc() && end == s.data() + s.size() && !s.empty()) return json(u);
+      }
+      return json(static_cast<std::int64_t>(r.number()));
+    }
+    case param_type::number:
+      return v.is_number() ? v : json(r.number());
+    case param_type::boolean:
+      return json(r.boolean());
+    case param_type::verbosity: {
+      if (v.is_boolean() || v.is_number_integer()) return v;
+      if (v.is_string()) {
+        const std::string s = v.get<std::string>();
+        std::int64_t i = 0;
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), i);
+        if (ec == std::errc() && end == s.data() + s.size() && !s.empty() && i > 1) return json(i);
+      }
+      return json(r.boolean());
+    }
+    case param_type::text:
+      return v.is_string() ? v : json(v.dump());
+    case param_type::text_or_list:
+    case param_type::number_list:
+      break;
+  }
+  return v;
+}
 
 struct metric_name_entry {
   const char* name;
@@ -208,6 +240,38 @@ json metric_json(const named_metric& m) {
 
 }  // namespace
 
+const std::vector<param_definition>& param_definitions() {
+  using t = param_type;
+  static const std::vector<param_definition> defs = [] {
+    std::vector<param_definition> d{
+        {"loss_function", t::text},          {"eval_metric", t::text},
+        {"custom_metric", t::text_or_list},  {"iterations", t::integer},
+        {"learning_rate", t::number},        {"depth", t::integer},
+        {"l2_leaf_reg", t::number},          {"random_strength", t::number},
+        {"model_size_reg", t::number},       {"score_function", t::text},
+        {"bootstrap_type", t::text},         {"bagging_temperature", t::number},
+        {"subsample", t::number},            {"sampling_unit", t::text},
+        {"random_seed", t::integer},         {"border_count", t::integer},
+        {"feature_border_type", t::text},    {"nan_mode", t::text},
+        {"leaf_estimation_method", t::text}, {"leaf_estimation_iterations", t::integer},
+        {"leaf_estimation_backtracking", t::text}, {"boost_from_average", t::boolean},
+        {"use_best_model", t::boolean},      {"od_type", t::text},
+        {"od_wait", t::integer},             {"od_pval", t::number},
+        {"early_stopping_rounds", t::integer}, {"metric_period", t::integer},
+        {"verbose", t::verbosity},           {"silent", t::boolean},
+        {"logging_level", t::text},          {"train_dir", t::text},
+        {"allow_writing_files", t::boolean}, {"task_type", t::text},
+        {"devices", t::text},                {"thread_count", t::integer},
+        {"name", t::text},                   {"boosting_type", t::text},
+        {"grow_policy", t::text},            {"target_border", t::number},
+        {"mvs_reg", t::number},              {"classes_count", t::integer},
+        {"class_names", t::number_list}};
+    for (const ctr::option_definition& o : ctr::option_definitions()) d.push_back({o.name, o.type});
+    return d;
+  }();
+  return defs;
+}
+
 const char* loss_name(loss_kind k) noexcept {
   switch (k) {
     case loss_kind::rmse: return "RMSE";
@@ -297,7 +361,8 @@ train_params parse_params(const std::string& json_text) {
   for (const auto& [given_key, value] : root.items()) {
     std::string key = given_key;
     if (const auto a = aliases().find(key); a != aliases().end()) key = a->second;
-    if (!known_keys().contains(key) && !ctr::is_option_key(key)) {
+    const param_definition* definition = find_definition(key);
+    if (definition == nullptr) {
       CBG_FAIL(status::invalid_argument,
                fmt::format("unknown parameter '{}' (cbgpu takes CatBoost's parameter names)", given_key));
     }
@@ -444,7 +509,7 @@ train_params parse_params(const std::string& json_text) {
     } else if (key == "target_border") {
       p.target_border = r.number_in(-1e300, 1e300);
     } else if (key == "classes_count") {
-      flat[key] = r.integer(2, max_classes);
+      (void)r.integer(2, max_classes);
     } else if (key == "class_names") {
       // Pools hold numeric labels. Numeric names (numbers, or numeric text) are label values: a label
       // equal to class_names[k] is class k. Names that are not all numeric (string class labels) need
@@ -484,6 +549,7 @@ train_params parse_params(const std::string& json_text) {
     } else if (ctr::is_option_key(key)) {
       ctr::parse_option(p.ctr, key, value.dump());
     }
+    if (key != "class_names") flat[key] = typed_value(key, value, definition->type);
   }
 
   // Overfitting detector (overfitting_detector_options.cpp; early_stopping_rounds = Iter + wait).
@@ -772,13 +838,19 @@ std::string catboost_params_json(const resolved_params& r, const std::vector<std
         {"target_border", p.target_border ? json(*p.target_border) : json(nullptr)}}},
       {"metrics",
        {{"objective_metric", loss}, {"eval_metric", metric_json(r.eval_metric)}, {"custom_metrics", custom}}},
-      {"output_options",
-       {{"use_best_model", r.use_best_model},
-        {"metric_period", p.metric_period},
-        {"train_dir", p.train_dir},
-        {"allow_writing_files", p.allow_writing_files}}},
       {"flat_params", flat},
   };
+  return out.dump();
+}
+
+std::string catboost_output_options_json(const resolved_params& r) {
+  const train_params& p = r.p;
+  const json out{{"use_best_model", r.use_best_model},
+                 {"metric_period", p.metric_period},
+                 {"verbose", p.verbose ? p.metric_period : 0},
+                 {"train_dir", p.train_dir},
+                 {"name", p.name},
+                 {"allow_writing_files", p.allow_writing_files}};
   return out.dump();
 }
 

@@ -762,6 +762,7 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   mi.class_names_are_text = !p.class_name_texts.empty();
   mi.classes_count = classes_count;
   mi.params_json = catboost_params_json(r, class_names);
+  mi.output_options_json = catboost_output_options_json(r);
   // CatBoost's "training" info (it reads these keys when it loads a model): per-iteration learn
   // metrics, per-iteration lists (one per eval set) of eval metrics, and the best values. As in
   // CatBoost, the history covers every iteration run, also those use_best_model cut off the model.

@@ -934,6 +934,69 @@ CBG_API cbg_status cbg_model_leaf_indexes_host(const cbg_model_t* model,
                                                uint32_t* out, size_t out_size);
 
 /* ------------------------------------------------------------------------------------------------
+ * Feature importance, as CatBoost's `get_feature_importance` and `catboost fstr` compute it
+ * ---------------------------------------------------------------------------------------------- */
+
+#define CBG_FSTR_PREDICTION_VALUES_CHANGE 0 /**< Per feature, how much the predictions change when
+                                                 it does (percent of the total); from the leaf
+                                                 weights stored in the model, or counted on `pool`. */
+#define CBG_FSTR_LOSS_FUNCTION_CHANGE 1     /**< Per feature, how much the model's objective metric
+                                                 on `pool` worsens without it (needs a pool with
+                                                 labels, and a model that stores its params). */
+#define CBG_FSTR_SHAP_VALUES 2              /**< SHAP values of every row of `pool`: [rows,
+                                                 features + 1], or [rows, dimensions, features + 1]
+                                                 for a model of several dimensions (multiclass; for
+                                                 RMSEWithUncertainty [rows, 1, features + 1]: the
+                                                 mean only); the last column is the expected value;
+                                                 features: the pool's. */
+#define CBG_FSTR_INTERACTION 3              /**< Interacting feature pairs: [pairs, 3] rows of
+                                                 (first feature, second feature, score), by
+                                                 descending score. */
+
+/**
+ * @brief Feature importances of a model, CatBoost's values (within rounding): per original (flat)
+ *        feature, splits on one-hot, CTR and feature-combination columns credited back to the
+ *        features they read, as CatBoost credits them.
+ *
+ * Call it first with out = NULL and capacity = 0 to learn the shape (for Interaction this computes
+ * the pairs, which is cheap), then with a buffer of shape[0] * ... * shape[ndim - 1] doubles.
+ * The pool's rows are evaluated where its context runs (the GPU evaluator on a GPU context, whose
+ * leaf indexes, rows * trees * 4 bytes, are copied back to the host; the host evaluator on a CPU
+ * context); the rest is computed on the host.
+ *
+ * @code
+ *   int64_t shape[3]; int32_t ndim;
+ *   cbg_model_feature_importance(model, CBG_FSTR_SHAP_VALUES, pool, NULL, 0, shape, &ndim);
+ *   size_t n = 1; for (int i = 0; i < ndim; ++i) n *= (size_t)shape[i];
+ *   double* shap = malloc(n * sizeof(double));
+ *   cbg_model_feature_importance(model, CBG_FSTR_SHAP_VALUES, pool, shap, n, shape, &ndim);
+ * @endcode
+ * @param model     the model (only read).
+ * @param type      CBG_FSTR_*.
+ * @param pool      NULL, or rows with the model's features (borrowed for the call): required for
+ *                  LOSS_FUNCTION_CHANGE (with labels; its weights and baseline are used) and
+ *                  SHAP_VALUES; for PREDICTION_VALUES_CHANGE it replaces the model's leaf weights
+ *                  by its own (weighted) leaf counts; ignored by INTERACTION.
+ * @param out       caller-owned host array of `capacity` doubles, row-major; NULL with capacity 0
+ *                  for the size query.
+ * @param[out] shape  three values; the first `ndim` are set (also when out is too small).
+ * @param[out] ndim   1 (PREDICTION_VALUES_CHANGE, LOSS_FUNCTION_CHANGE: [features]), 2 or 3.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER (a pool is needed and NULL), #CBG_ERR_INVALID_HANDLE,
+ *         #CBG_ERR_INVALID_ARGUMENT (unknown type, a model without trees, a feature whose role
+ *         differs between model and pool), #CBG_ERR_SHAPE (capacity too small, too few pool
+ *         features), #CBG_ERR_BAD_DATA (no leaf weights in the model and no pool; labels that are
+ *         none of the model's classes; no label), #CBG_ERR_UNSUPPORTED (a model of scale other
+ *         than 1 for all but PREDICTION_VALUES_CHANGE, a model without params or with a
+ *         non-additive objective for LOSS_FUNCTION_CHANGE), #CBG_ERR_STRICT_D2H, #CBG_ERR_CUDA.
+ *         Differs from CatBoost in one respect: CatBoost evaluates LOSS_FUNCTION_CHANGE on its
+ *         first fold of rows when the pool has more than max(200000, 2e9 / features) rows; this
+ *         uses them all.
+ * Thread-safe (the model and pool are only read); blocks. @since 0.1
+ */
+CBG_API cbg_status cbg_model_feature_importance(const cbg_model_t* model, int32_t type, const cbg_pool_t* pool,
+                                                double* out, size_t capacity, int64_t* shape, int32_t* ndim);
+
+/* ------------------------------------------------------------------------------------------------
  * Training: CatBoost-compatible gradient boosting of oblivious trees
  * ---------------------------------------------------------------------------------------------- */
 
@@ -1047,8 +1110,11 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *   metric per iteration, early stopping, use_best_model.
  * @param callbacks    optional (NULL); see cbg_train_callbacks_t.
  * @param[out] out     the trained model; free with cbg_model_free(). Its info holds "params"
- *   (the effective parameters, laid out as CatBoost does), "class_params" for classifiers, and
- *   "training" (the metric history), so CatBoost loads the saved file and predicts the same.
+ *   (the effective parameters, laid out as CatBoost does, numbers and booleans as JSON numbers and
+ *   booleans also where they were given as text), "output_options" (use_best_model, metric_period,
+ *   train_dir, ... as CatBoost keeps them), "class_params" for classifiers, and "training" (the
+ *   metric history), so CatBoost loads the saved file without a warning, its get_all_params()
+ *   reads the parameters, and it predicts the same.
  * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT (an
  *   unknown parameter, an invalid value or combination: the message names the parameter; eval
  *   pool of another shape or device; bad struct_size), #CBG_ERR_NOT_IMPLEMENTED (a recognised
@@ -1235,6 +1301,8 @@ typedef struct cbg_api_v1_t {
   cbg_status (*pool_cat_hashes)(const cbg_pool_t*, int64_t, uint32_t*, size_t);
   cbg_status (*pool_from_arrow)(cbg_context_t*, const cbg_pool_desc_t*, struct ArrowSchema*,
                                 struct ArrowDeviceArray*, cbg_pool_t**);
+  cbg_status (*model_feature_importance)(const cbg_model_t*, int32_t, const cbg_pool_t*, double*, size_t,
+                                         int64_t*, int32_t*);
 } cbg_api_v1_t;
 
 /**

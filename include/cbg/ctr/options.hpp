@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "cbg/core/param_type.hpp"
 #include "cbg/model/apply_math.hpp"
 #include "cbg/quantize/quantize_math.hpp"
 
@@ -48,10 +49,15 @@ struct options {
   std::optional<int> ctr_target_border_count;
 };
 
+// One option: its canonical name and the JSON type of its value.
+struct option_definition {
+  const char* name;
+  param_type type;
+};
 // Whether `key` is one of the option names above (canonical names).
 bool is_option_key(const std::string& key) noexcept;
-// The option names (for the trainer's list of known keys).
-const std::vector<std::string>& option_keys();
+// The options (the trainer's parameter definitions include them).
+const std::vector<option_definition>& option_definitions();
 // Parses one option; `value` is JSON text (a string, a number or a list of strings). Throws
 // cbg::error(invalid_argument) naming the parameter, or not_implemented for recognised values this
 // library does not implement (e.g. PriorEstimation, Buckets on a feature combination).

@@ -35,6 +35,7 @@ struct model_inputs {
   bool class_names_are_text = false;     // class_names given as strings (class_label_type String)
   int classes_count = 0;                 // the classes_count parameter, or 0
   std::string params_json;               // "params" info
+  std::string output_options_json;       // "output_options" info
   std::string training_json;             // "training" info (metric history), or ""
   // Categorical features: the trained features are the float features then the derived one-hot
   // and CTR columns (ctr/features.hpp); null when the pool had none.

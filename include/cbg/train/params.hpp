@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cbg/core/param_type.hpp"
 #include "cbg/ctr/options.hpp"
 #include "cbg/quantize/quantize_math.hpp"
 #include "cbg/train/loss.hpp"
@@ -90,6 +91,14 @@ struct train_params {
   std::string flat_json = "{}"; // what the caller set, by canonical name (CatBoost's flat_params)
 };
 
+// A parameter the trainer takes: its canonical (CatBoost's) name and the JSON type of its value.
+struct param_definition {
+  const char* name;
+  param_type type;
+};
+// Every parameter the trainer takes (the categorical options of cbg/ctr/options.hpp included).
+const std::vector<param_definition>& param_definitions();
+
 // Parses a JSON object (text; empty or "{}" = all defaults). Throws cbg::error naming the parameter.
 train_params parse_params(const std::string& json_text);
 
@@ -133,6 +142,9 @@ named_metric loss_metric(const train_params& p);
 
 // The effective parameters as CatBoost lays them out in a model's "params" info (JSON text).
 std::string catboost_params_json(const resolved_params& r, const std::vector<std::string>& class_names);
+// The output options (use_best_model, metric_period, train_dir, ...) as CatBoost keeps them apart
+// from the parameters, in a model's "output_options" info; its get_all_params() reads both.
+std::string catboost_output_options_json(const resolved_params& r);
 
 // CatBoost's name of each choice.
 const char* loss_name(loss_kind k) noexcept;
