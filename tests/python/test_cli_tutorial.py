@@ -128,8 +128,6 @@ def test_train_verbose_with_metrics_then_apply(work):
     assert [r[2:] for r in rows] == [[t[0], t[2], t[1], t[3]] for t in test_rows]
 
 
-@pytest.mark.skip(reason="params stored as CatBoost stores them: enable when the h-fstr branch is merged "
-                         "(coordinator: remove this mark)")
 def test_models_load_without_warning_and_get_all_params(work):
     for command in (FIT_LOGLOSS, FIT_RMSE_CSV, FIT_VERBOSE, FIT_PARAMS_FILE):
         assert run(command.replace("1000", "20"), work).returncode == 0
@@ -141,7 +139,6 @@ def test_models_load_without_warning_and_get_all_params(work):
         assert "warn" not in load.stderr.lower(), load.stderr
 
 
-@pytest.mark.skip(reason="fstr: enable when the fstr command is merged (coordinator: remove this mark)")
 def test_feature_importance(work):
     assert run(FIT_LOGLOSS.replace("1000", "100"), work).returncode == 0
     r = run(FSTR, work)
