@@ -332,18 +332,22 @@ void write_train_dir(const train_params& p, const std::vector<tracked_metric>& m
                              k + 1 < iterations_logged.size() ? "," : "");
   }
   json_text += "]}";
-  // All the logs or none: a failure leaves the previous run's logs as they were. The TensorBoard view
-  // of the same metrics goes where CatBoost puts it (learn/, test/), next to CatBoost's tmp/.
+  // CatBoost's logs all or none: a failure leaves the previous run's logs (and the folder) as they were.
   const std::string learn_text = learn.str(), test_text = test.str(), time_text = time_left.str();
-  std::vector<std::string> event_texts;
   std::vector<std::pair<std::string, std::string_view>> files{
       {(fs::path(p.train_dir) / "learn_error.tsv").string(), learn_text},
       {(fs::path(p.train_dir) / "time_left.tsv").string(), time_text},
       {(fs::path(p.train_dir) / "catboost_training.json").string(), json_text}};
   if (has_eval) files.emplace_back((fs::path(p.train_dir) / "test_error.tsv").string(), test_text);
+  try {
+    io::write_files_atomically(files);
+  } catch (const io::file_error& e) {
+    CBG_FAIL(status::io, fmt::format("train_dir: {}", e.what()));
+  }
+
+  // Then TensorBoard's view of the same metrics, where CatBoost puts it (learn/, test/), and CatBoost's tmp/.
   const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   const double started = now - (passed.empty() ? 0.0 : passed.back());
-  event_texts.reserve(2);
   for (const bool eval : {false, true}) {
     if (eval && !has_eval) continue;
     tensorboard_scalars s;
@@ -365,15 +369,13 @@ void write_train_dir(const train_params& p, const std::vector<tracked_metric>& m
     const fs::path dir = fs::path(p.train_dir) / (eval ? "test" : "learn");
     fs::create_directories(dir, ec);
     CBG_EXPECTS(!ec, status::io, fmt::format("cannot create '{}': {}", dir.string(), ec.message()));
-    event_texts.push_back(tensorboard_events(s));
-    files.emplace_back((dir / "events.out.tfevents").string(), event_texts.back());
+    try {
+      io::write_file_atomically((dir / "events.out.tfevents").string(), tensorboard_events(s));
+    } catch (const io::file_error& e) {
+      CBG_FAIL(status::io, fmt::format("train_dir: {}", e.what()));
+    }
   }
   fs::create_directories(fs::path(p.train_dir) / "tmp", ec);
-  try {
-    io::write_files_atomically(files);
-  } catch (const io::file_error& e) {
-    CBG_FAIL(status::io, fmt::format("train_dir: {}", e.what()));
-  }
 }
 
 }  // namespace
