@@ -2,7 +2,6 @@
 #include "library.hpp"
 
 #include <cstdio>
-#include <regex>
 #include <string>
 
 #include <string_view>
@@ -13,21 +12,10 @@
 
 namespace cbgpu_bench {
 
-namespace {
-
-// The library's messages end with the source location that raised them ("... [src/x.cpp:12]"): for
-// its developers, not for the user of a command.
-std::string without_source_locations(const std::string& message) {
-  static const std::regex location(R"( \[[^\[\]\s]+\.(cpp|cu|hpp|cuh|h):[0-9]+\])");
-  return std::regex_replace(message, location, "");
-}
-
-}  // namespace
-
 void check(cbg_status status, std::string_view what) {
   if (status == CBG_OK) return;
   // Read the message first: it is valid only until the next cbg_* call on this thread.
-  const std::string detail = without_source_locations(cbg_last_error());
+  const std::string detail = cbg_last_error();
   throw library_error(status, fmt::format("{}: {}: {}", what, cbg_status_string(status), detail));
 }
 
