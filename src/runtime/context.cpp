@@ -42,6 +42,7 @@ std::shared_ptr<context> context::create(const context_options& options) {
   ctx->device_ = resolve_device(options.device);
   ctx->seed_ = options.seed;
   ctx->log_level_ = options.log_level;
+  ctx->profiling_ = options.profile;
   ctx->rules_.strict_no_d2h = options.strict_no_d2h || strict_no_d2h_from_environment();
   if (!ctx->is_cpu()) {
     scoped_device guard(ctx->device_);
@@ -72,6 +73,8 @@ std::shared_ptr<context> context::create(const context_options& options) {
   }
   return ctx;
 }
+
+void set_policy(context& ctx, const cbg::policy& p) { ctx.policy_ = p; }
 
 context::~context() {
   kept_.clear();  // before the stream goes: kept objects may have work on it

@@ -16,6 +16,8 @@
 #include "cbg/memory/accounting_resource.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/memory/resource.hpp"
+#include "cbg/runtime/policy.hpp"
+#include "cbg/runtime/profiler.hpp"
 
 namespace cbg {
 
@@ -33,6 +35,7 @@ struct context_options {
   free_hook free = nullptr;
   void* alloc_user_data = nullptr;
   std::size_t memory_limit = 0;  // device memory budget in bytes (0: none); see accounting_resource
+  bool profile = false;          // stage timings (profiler.hpp); off: NVTX ranges only
 };
 
 class context {
@@ -55,6 +58,10 @@ class context {
   [[nodiscard]] accounting_resource* memory() const noexcept { return accounting_.get(); }
   [[nodiscard]] copy_counters& copies() const noexcept { return copies_; }
   [[nodiscard]] const copy_rules& rules() const noexcept { return rules_; }
+  // Implementation choices (policy.hpp); stage timings when profiling is on (profiler.hpp).
+  [[nodiscard]] const cbg::policy& policy() const noexcept { return policy_; }
+  [[nodiscard]] bool profiling() const noexcept { return profiling_; }
+  [[nodiscard]] profiler& stage_profiler() const noexcept { return profiler_; }
 
   // Switches to `stream` (nullptr: the owned stream), ordered after the work on the old one.
   void set_stream(cudaStream_t stream);
@@ -75,6 +82,7 @@ class context {
   }
 
  private:
+  friend void set_policy(context& ctx, const cbg::policy& p);
   context() = default;
 
   int device_ = cpu_device;
@@ -83,6 +91,9 @@ class context {
   std::uint64_t seed_ = 0;
   log::level log_level_ = log::level::trace;
   copy_rules rules_{};
+  cbg::policy policy_{};
+  bool profiling_ = false;
+  mutable profiler profiler_;
   mutable copy_counters copies_;
   std::shared_ptr<accounting_resource> accounting_;
   std::shared_ptr<device_memory_resource> resource_;  // accounting_, as the base class
