@@ -20,7 +20,6 @@
 #include "cbg/ctr/ctr_math.hpp"
 #include "cbg/quantize/quantizer.hpp"
 #include "cbg/runtime/device.hpp"
-#include "src/ctr/pool_views.hpp"
 
 namespace cbg::ctr::detail {
 
@@ -139,6 +138,26 @@ __global__ void counter_values_kernel(const std::uint32_t* ids, const std::int32
   if (i < n) out[i] = counter_value(static_cast<std::uint32_t>(counts[ids[i]]), denom, prior_num, prior_denom);
 }
 
+__global__ void one_hot_kernel(const std::uint32_t* h, std::int64_t n, std::int32_t v, float* out) {
+  const std::int64_t i = thread_index();
+  if (i < n) out[i] = one_hot_value(h[i], v);
+}
+
+// counter_calc Full: eval rows of categories known to the table count too.
+__global__ void eval_counts_kernel(const std::uint32_t* h, std::int64_t n, const std::uint64_t* hashes,
+                                   const std::uint32_t* indices, std::uint64_t n_buckets, std::int32_t* counts) {
+  const std::int64_t i = thread_index();
+  if (i >= n) return;
+  const std::uint32_t idx = model::ctr_lookup(hashes, indices, n_buckets, model::projection_add_cat(0, h[i]));
+  if (idx != model::ctr_not_found) atomicAdd(counts + idx, 1);
+}
+
+__global__ void eval_values_kernel(const std::uint32_t* h, std::int64_t n, model::ctr_table_view t,
+                                   model::ctr_calc c, float* out) {
+  const std::int64_t i = thread_index();
+  if (i < n) out[i] = model::ctr_value_of(t, c, model::projection_add_cat(0, h[i]));
+}
+
 float largest(const context& ctx, const float* v, std::int64_t n, const char* what) {
   const cudaStream_t stream = ctx.stream();
   device_buffer<float> mx(1, stream, ctx.resource());
@@ -194,10 +213,14 @@ void ensure_targets(const pool& learn, const train::target_rule& rule, bool bina
                 "target CTRs take class indices 0 .. " + std::to_string(max_target_classes - 1) + " as labels");
     t.classes = std::max(2, static_cast<int>(top) + 1);
   } else if (binarize) {
-    view_set views;
-    pool_inputs in;
-    in.columns.push_back(views.device_floats(t.targets.data(), n, ctx.device()));
-    const pool tp = pool::build(learn.ctx(), std::move(in));
+    pool_parts parts;
+    column_view targets;
+    targets.data = t.targets.data();
+    targets.memory = memory_kind::device;
+    targets.device_id = ctx.device();
+    targets.size = n;
+    parts.features.push_back(targets);
+    const pool tp = pool::borrow(learn.ctx(), std::move(parts));
     quantize::options qo;
     qo.border_count = 1;
     qo.mode = quantize::nan_mode::forbidden;
@@ -344,6 +367,23 @@ std::int32_t max_count(const context& ctx, const std::int32_t* counts, std::size
   device_buffer<unsigned char> temp(bytes, stream, ctx.resource());
   CBG_CUDA_TRY(cub::DeviceReduce::Max(temp.data(), bytes, counts, mx.data(), static_cast<int>(n), stream));
   return download(ctx, mx.data(), 1, "CTR largest count")[0];
+}
+
+void one_hot_values(const context& ctx, const std::uint32_t* h, std::int64_t n, std::int32_t v, float* out) {
+  one_hot_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(h, n, v, out);
+  CBG_CHECK_CUDA(ctx.stream());
+}
+
+void count_known_categories(const context& ctx, const std::uint32_t* h, std::int64_t n, const std::uint64_t* hashes,
+                            const std::uint32_t* indices, std::uint64_t n_buckets, std::int32_t* counts) {
+  eval_counts_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(h, n, hashes, indices, n_buckets, counts);
+  CBG_CHECK_CUDA(ctx.stream());
+}
+
+void ctr_values_of_categories(const context& ctx, const std::uint32_t* h, std::int64_t n, const model::ctr_table_view& t,
+                              const model::ctr_calc& c, float* out) {
+  eval_values_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(h, n, t, c, out);
+  CBG_CHECK_CUDA(ctx.stream());
 }
 
 }  // namespace cbg::ctr::detail

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the GPU paths of the CTR engine share (prepare_device.cu: simple CTRs; combinations_device.cu:
+// What the GPU paths of the CTR engine share (src/ctr/prepare_device.cpp: simple CTRs; combinations_device.cu:
 // feature combinations): the categorical hashes of a column, the permutation and target classes of
 // the ordered statistics, the per-category runs in permutation order and the ordered values over
 // them, and the table statistics. Launchers only enqueue on the context's stream; the per-element
@@ -97,6 +97,15 @@ void counter_values(const context& ctx, const std::uint32_t* ids, const std::int
                     std::int64_t n, float prior_num, float prior_denom, float* out);
 // The largest of n > 0 counts.
 std::int32_t max_count(const context& ctx, const std::int32_t* counts, std::size_t n);
+
+// One categorical feature's derived columns (src/ctr/prepare_device.cpp), per row of hashes h[n]:
+// the one-hot column of value v; counter_calc Full's counts of the rows whose category the table
+// (hashes, indices: its buckets) knows; a CTR feature's model value.
+void one_hot_values(const context& ctx, const std::uint32_t* h, std::int64_t n, std::int32_t v, float* out);
+void count_known_categories(const context& ctx, const std::uint32_t* h, std::int64_t n, const std::uint64_t* hashes,
+                            const std::uint32_t* indices, std::uint64_t n_buckets, std::int32_t* counts);
+void ctr_values_of_categories(const context& ctx, const std::uint32_t* h, std::int64_t n, const model::ctr_table_view& t,
+                              const model::ctr_calc& c, float* out);
 
 // Feature combinations (combinations_device.cu).
 // The parts of a projection key a kernel reads (a projection of at most max_key_parts features).

@@ -34,10 +34,9 @@ std::vector<std::uint32_t> column_hashes_host(const pool& p, std::int64_t flat) 
 float target_border_host(const std::shared_ptr<context>& ctx, const std::vector<float>& targets,
                          quantize::border_type type) {
   CBG_EXPECTS(!targets.empty(), status::bad_data, "no targets to binarize");
-  view_set views;
-  pool_inputs in;
-  in.columns.push_back(views.host_floats(targets.data(), static_cast<std::int64_t>(targets.size())));
-  const pool p = pool::build(ctx, std::move(in));
+  pool_parts parts;
+  parts.features.push_back(float_column(targets.data(), static_cast<std::int64_t>(targets.size()), memory_kind::host, -1));
+  const pool p = pool::borrow(ctx, std::move(parts));
   quantize::options o;
   o.border_count = 1;
   o.mode = quantize::nan_mode::forbidden;
@@ -238,10 +237,9 @@ prepared_data prepare_categorical_host(const pool& learn, const pool* eval, cons
 
   // The derived pools: the float features (views of the caller's columns), then the new columns.
   const auto build = [&](const pool& src, const std::vector<std::vector<float>>& cols) {
-    view_set views;
-    std::vector<tensor_ref> refs;
-    for (const auto& col : cols) refs.push_back(views.host_floats(col.data(), src.num_rows()));
-    return derived_pool(src, out.float_flat, views, std::move(refs));
+    std::vector<column_view> derived;
+    for (const auto& col : cols) derived.push_back(float_column(col.data(), src.num_rows(), memory_kind::host, -1));
+    return derived_pool(src, out.float_flat, derived);
   };
   out.learn = build(learn, out.learn_columns);
   if (eval != nullptr) out.eval = build(*eval, out.eval_columns);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The GPU side of categorical-feature preparation (features.hpp), equal to the host reference
-// (src/ctr/prepare_host.cpp) bit for bit: the same per-element math (ctr_math.hpp, apply_math.hpp),
-// the same perfect-hash ids (categorical/perfect_hash.hpp), the same permutation (sorted by
-// (key, row): a stable radix sort of the keys over ascending rows).
-// The ordered statistics and the table sums are kernels/ctr/ctr_device.cu's (shared with the
-// feature combinations).
+// The GPU side of categorical-feature preparation (features.hpp), driving the launchers of
+// kernels/ctr/ctr_device.hpp, equal to the host reference (prepare_host.cpp) bit for bit: the same
+// per-element math (ctr_math.hpp, apply_math.hpp), the same perfect-hash ids
+// (categorical/perfect_hash.hpp), the same permutation (sorted by (key, row): a stable radix sort
+// of the keys over ascending rows).
+// The ordered statistics and the table sums are shared with the feature combinations.
 #include <algorithm>
 #include <map>
 #include <string>
@@ -21,38 +21,8 @@
 
 namespace cbg::ctr {
 
-namespace {
-
-using detail::blocks_for;
-using detail::ctr_block;
 using detail::download;
 using detail::upload;
-
-__device__ inline std::int64_t thread_index() {
-  return blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-}
-
-__global__ void one_hot_kernel(const std::uint32_t* h, std::int64_t n, std::int32_t v, float* out) {
-  const std::int64_t i = thread_index();
-  if (i < n) out[i] = one_hot_value(h[i], v);
-}
-
-// counter_calc Full: eval rows of categories known to the table count too.
-__global__ void eval_counts_kernel(const std::uint32_t* h, std::int64_t n, const std::uint64_t* hashes,
-                                   const std::uint32_t* indices, std::uint64_t n_buckets, std::int32_t* counts) {
-  const std::int64_t i = thread_index();
-  if (i >= n) return;
-  const std::uint32_t idx = model::ctr_lookup(hashes, indices, n_buckets, model::projection_add_cat(0, h[i]));
-  if (idx != model::ctr_not_found) atomicAdd(counts + idx, 1);
-}
-
-__global__ void eval_values_kernel(const std::uint32_t* h, std::int64_t n, model::ctr_table_view t,
-                                   model::ctr_calc c, float* out) {
-  const std::int64_t i = thread_index();
-  if (i < n) out[i] = model::ctr_value_of(t, c, model::projection_add_cat(0, h[i]));
-}
-
-}  // namespace
 
 prepared_data prepare_categorical_device(const pool& learn, const pool* eval, const options& o,
                                          const train::target_rule& rule, bool binarize, std::uint64_t seed) {
@@ -104,9 +74,8 @@ prepared_data prepare_categorical_device(const pool& learn, const pool* eval, co
       std::sort(values.begin(), values.end());
       for (std::int32_t v : values) {
         device_buffer<float> lc(un, stream, res), ec(static_cast<std::size_t>(ne), stream, res);
-        one_hot_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(h.data(), n, v, lc.data());
-        if (ne > 0) one_hot_kernel<<<blocks_for(ne), ctr_block, 0, stream>>>(he.data(), ne, v, ec.data());
-        CBG_CHECK_CUDA(stream);
+        detail::one_hot_values(ctx, h.data(), n, v, lc.data());
+        if (ne > 0) detail::one_hot_values(ctx, he.data(), ne, v, ec.data());
         derived_feature d;
         d.kind = derived_kind::one_hot;
         d.cat_index = static_cast<std::int32_t>(c);
@@ -185,10 +154,8 @@ prepared_data prepare_categorical_device(const pool& learn, const pool* eval, co
           std::int64_t rows_counted = n;
           dt.counts = upload(ctx, t.counts, "CTR counts");
           if (s.type == model::ctr_type::counter && o.counter_calc_method == counter_calc::full && ne > 0) {
-            eval_counts_kernel<<<blocks_for(ne), ctr_block, 0, stream>>>(he.data(), ne, d_hashes.data(),
-                                                                         d_indices.data(), d_hashes.size(),
-                                                                         dt.counts.data());
-            CBG_CHECK_CUDA(stream);
+            detail::count_known_categories(ctx, he.data(), ne, d_hashes.data(), d_indices.data(), d_hashes.size(),
+                                           dt.counts.data());
             t.counts = download(ctx, dt.counts.data(), unique, "CTR table counts");
             rows_counted += ne;
           }
@@ -225,9 +192,7 @@ prepared_data prepare_categorical_device(const pool& learn, const pool* eval, co
           } else {
             detail::ordered_values(ctx, ts, runs, n, s.type, f, pr.num, pr.denom, lc.data());
           }
-          if (ne > 0) {
-            eval_values_kernel<<<blocks_for(ne), ctr_block, 0, stream>>>(he.data(), ne, tv, ctr_calc_of(d.ctr), ec.data());
-          }
+          if (ne > 0) detail::ctr_values_of_categories(ctx, he.data(), ne, tv, ctr_calc_of(d.ctr), ec.data());
           CBG_CHECK_CUDA(stream);
           add_column(std::move(lc), std::move(ec), d, s.ctr_border_count, s.ctr_border_type);
         }
@@ -236,10 +201,11 @@ prepared_data prepare_categorical_device(const pool& learn, const pool* eval, co
   }
 
   const auto build = [&](const pool& src, const std::vector<device_buffer<float>>& cols) {
-    view_set views;
-    std::vector<tensor_ref> refs;
-    for (const auto& col : cols) refs.push_back(views.device_floats(col.data(), src.num_rows(), ctx.device()));
-    return derived_pool(src, out.float_flat, views, std::move(refs));
+    std::vector<column_view> derived;
+    for (const auto& col : cols) {
+      derived.push_back(float_column(col.data(), src.num_rows(), memory_kind::device, ctx.device()));
+    }
+    return derived_pool(src, out.float_flat, derived);
   };
   out.learn = build(learn, out.learn_device_columns);
   if (eval != nullptr) out.eval = build(*eval, out.eval_device_columns);
