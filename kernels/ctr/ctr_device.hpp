@@ -62,10 +62,17 @@ struct target_state {
   int classes = 2;
   double fixed_scale = 1.0;  // FloatTargetMeanValue sums
 };
-// Fills `t` from the learn labels under `rule` (the first time only): classes by one target border
-// of type `border_type` when `binarize`, class indices for multiclass, else target > 0.5.
-void ensure_targets(const pool& learn, const train::target_rule& rule, bool binarize, std::uint64_t seed,
-                    quantize::border_type border_type, target_state& t);
+// Made by ensure_targets (src/ctr/targets_device.hpp) through these: the training target of every
+// row's label under `rule` (bad labels are the trainer's to report); the largest of n > 0 values
+// (of their absolute values), one float back; per row its class (class index, or target > border);
+// the rows in permutation order (ascending (permutation_key, row)).
+void training_targets(const context& ctx, const column_view& label, const train::target_rule& rule, std::int64_t n,
+                      float* out);
+float largest(const context& ctx, const float* v, std::int64_t n, const char* what);
+float largest_abs(const context& ctx, const float* v, std::int64_t n, const char* what);
+void target_classes(const context& ctx, const float* targets, float border, bool multiclass, std::int64_t n,
+                    std::uint8_t* cls);
+device_buffer<std::uint32_t> permutation(const context& ctx, std::uint64_t seed, std::int64_t n);
 
 // A categorical feature's runs: the permutation's positions sorted stably by category id (each
 // category's rows form a run in permutation order) and the rows before each in its run.

@@ -18,6 +18,7 @@
 #include "cbg/runtime/device.hpp"
 #include "src/ctr/host_helpers.hpp"
 #include "src/ctr/pool_views.hpp"
+#include "src/ctr/targets_device.hpp"
 #include "src/ctr/prepare.hpp"
 
 namespace cbg::ctr {
