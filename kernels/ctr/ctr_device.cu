@@ -18,9 +18,7 @@
 #include "cbg/apply/input.hpp"
 #include "cbg/core/error.hpp"
 #include "cbg/ctr/ctr_math.hpp"
-#include "cbg/quantize/quantizer.hpp"
 #include "cbg/runtime/device.hpp"
-#include "src/ctr/pool_views.hpp"
 
 namespace cbg::ctr::detail {
 
@@ -139,6 +137,28 @@ __global__ void counter_values_kernel(const std::uint32_t* ids, const std::int32
   if (i < n) out[i] = counter_value(static_cast<std::uint32_t>(counts[ids[i]]), denom, prior_num, prior_denom);
 }
 
+__global__ void one_hot_kernel(const std::uint32_t* h, std::int64_t n, std::int32_t v, float* out) {
+  const std::int64_t i = thread_index();
+  if (i < n) out[i] = one_hot_value(h[i], v);
+}
+
+// counter_calc Full: eval rows of categories known to the table count too.
+__global__ void eval_counts_kernel(const std::uint32_t* h, std::int64_t n, const std::uint64_t* hashes,
+                                   const std::uint32_t* indices, std::uint64_t n_buckets, std::int32_t* counts) {
+  const std::int64_t i = thread_index();
+  if (i >= n) return;
+  const std::uint32_t idx = model::ctr_lookup(hashes, indices, n_buckets, model::projection_add_cat(0, h[i]));
+  if (idx != model::ctr_not_found) atomicAdd(counts + idx, 1);
+}
+
+__global__ void eval_values_kernel(const std::uint32_t* h, std::int64_t n, model::ctr_table_view t,
+                                   model::ctr_calc c, float* out) {
+  const std::int64_t i = thread_index();
+  if (i < n) out[i] = model::ctr_value_of(t, c, model::projection_add_cat(0, h[i]));
+}
+
+}  // namespace
+
 float largest(const context& ctx, const float* v, std::int64_t n, const char* what) {
   const cudaStream_t stream = ctx.stream();
   device_buffer<float> mx(1, stream, ctx.resource());
@@ -148,8 +168,6 @@ float largest(const context& ctx, const float* v, std::int64_t n, const char* wh
   CBG_CUDA_TRY(cub::DeviceReduce::Max(temp.data(), bytes, v, mx.data(), static_cast<int>(n), stream));
   return download(ctx, mx.data(), 1, what)[0];
 }
-
-}  // namespace
 
 device_buffer<std::uint32_t> column_hashes_device(const context& ctx, const pool& p, std::int64_t flat) {
   const column_view& c = p.features()[static_cast<std::size_t>(flat)];
@@ -164,52 +182,29 @@ device_buffer<std::uint32_t> column_hashes_device(const context& ctx, const pool
   return h;
 }
 
-void ensure_targets(const pool& learn, const train::target_rule& rule, bool binarize, std::uint64_t seed,
-                    quantize::border_type border_type, target_state& t) {
-  const context& ctx = *learn.ctx();
-  const std::int64_t n = learn.num_rows();
-  const auto un = static_cast<std::size_t>(n);
-  if (t.order.size() == un) return;
+void training_targets(const context& ctx, const column_view& label, const train::target_rule& rule, std::int64_t n,
+                      float* out) {
+  targets_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(label, rule, n, out);
+  CBG_CHECK_CUDA(ctx.stream());
+}
+
+float largest_abs(const context& ctx, const float* v, std::int64_t n, const char* what) {
+  device_buffer<float> abs_v(static_cast<std::size_t>(n), ctx.stream(), ctx.resource());
+  abs_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(v, n, abs_v.data());
+  CBG_CHECK_CUDA(ctx.stream());
+  return largest(ctx, abs_v.data(), n, what);
+}
+
+void target_classes(const context& ctx, const float* targets, float border, bool multiclass, std::int64_t n,
+                    std::uint8_t* cls) {
+  classes_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(targets, border, multiclass, n, cls);
+}
+
+device_buffer<std::uint32_t> permutation(const context& ctx, std::uint64_t seed, std::int64_t n) {
   const cudaStream_t stream = ctx.stream();
   const auto& res = ctx.resource();
+  const auto un = static_cast<std::size_t>(n);
   const int n_items = static_cast<int>(n);
-  const bool multiclass =
-      rule.loss == train::loss_kind::multiclass || rule.loss == train::loss_kind::multiclass_one_vs_all;
-  CBG_EXPECTS(learn.label().has_value(), status::bad_data, "the learn pool has no label");
-  t.targets = device_buffer<float>(un, stream, res);
-  train::target_rule r = rule;
-  if (multiclass) r.classes = max_target_classes;  // class indices; checked below
-  targets_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(column_of(*learn.label(), 0), r, n, t.targets.data());
-  CBG_CHECK_CUDA(stream);
-  {
-    device_buffer<float> abs_t(un, stream, res);
-    abs_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.targets.data(), n, abs_t.data());
-    CBG_CHECK_CUDA(stream);
-    t.fixed_scale = fixed_scale_for(largest(ctx, abs_t.data(), n, "CTR largest |target|"), n);
-  }
-  float border = 0.5f;
-  if (multiclass) {
-    const float top = largest(ctx, t.targets.data(), n, "CTR class count");
-    CBG_EXPECTS(top >= 0 && top < static_cast<float>(max_target_classes), status::bad_data,
-                "target CTRs take class indices 0 .. " + std::to_string(max_target_classes - 1) + " as labels");
-    t.classes = std::max(2, static_cast<int>(top) + 1);
-  } else if (binarize) {
-    view_set views;
-    pool_inputs in;
-    in.columns.push_back(views.device_floats(t.targets.data(), n, ctx.device()));
-    const pool tp = pool::build(learn.ctx(), std::move(in));
-    quantize::options qo;
-    qo.border_count = 1;
-    qo.mode = quantize::nan_mode::forbidden;
-    qo.type = border_type;
-    qo.max_subset_size = static_cast<std::uint32_t>(std::min<std::int64_t>(n, std::int64_t{1} << 24));
-    const quantize::device_quantized q = quantize::quantize_device(tp, qo);
-    const std::int32_t count = download(ctx, q.border_count.data(), 1, "CTR target border count")[0];
-    border = count == 0 ? download(ctx, t.targets.data(), 1, "CTR constant target")[0]
-                        : download(ctx, q.borders.data(), 1, "CTR target border")[0];
-  }
-  t.cls = device_buffer<std::uint8_t>(un, stream, res);
-  classes_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.targets.data(), border, multiclass, n, t.cls.data());
   device_buffer<std::uint64_t> keys(un, stream, res), sorted_keys(un, stream, res);
   device_buffer<std::uint32_t> rows(un, stream, res);
   device_buffer<std::uint32_t> order(un, stream, res);
@@ -221,7 +216,7 @@ void ensure_targets(const pool& learn, const train::target_rule& rule, bool bina
   device_buffer<unsigned char> temp(bytes, stream, res);
   CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys.data(), sorted_keys.data(), rows.data(),
                                                order.data(), n_items, 0, 64, stream));
-  t.order = std::move(order);
+  return order;
 }
 
 void ensure_runs(const context& ctx, const target_state& t, const std::uint32_t* ids, std::int64_t n,
@@ -344,6 +339,23 @@ std::int32_t max_count(const context& ctx, const std::int32_t* counts, std::size
   device_buffer<unsigned char> temp(bytes, stream, ctx.resource());
   CBG_CUDA_TRY(cub::DeviceReduce::Max(temp.data(), bytes, counts, mx.data(), static_cast<int>(n), stream));
   return download(ctx, mx.data(), 1, "CTR largest count")[0];
+}
+
+void one_hot_values(const context& ctx, const std::uint32_t* h, std::int64_t n, std::int32_t v, float* out) {
+  one_hot_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(h, n, v, out);
+  CBG_CHECK_CUDA(ctx.stream());
+}
+
+void count_known_categories(const context& ctx, const std::uint32_t* h, std::int64_t n, const std::uint64_t* hashes,
+                            const std::uint32_t* indices, std::uint64_t n_buckets, std::int32_t* counts) {
+  eval_counts_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(h, n, hashes, indices, n_buckets, counts);
+  CBG_CHECK_CUDA(ctx.stream());
+}
+
+void ctr_values_of_categories(const context& ctx, const std::uint32_t* h, std::int64_t n, const model::ctr_table_view& t,
+                              const model::ctr_calc& c, float* out) {
+  eval_values_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(h, n, t, c, out);
+  CBG_CHECK_CUDA(ctx.stream());
 }
 
 }  // namespace cbg::ctr::detail

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the GPU paths of the CTR engine share (prepare_device.cu: simple CTRs; combinations_device.cu:
+// What the GPU paths of the CTR engine share (src/ctr/prepare_device.cpp: simple CTRs; combinations_device.cu:
 // feature combinations): the categorical hashes of a column, the permutation and target classes of
 // the ordered statistics, the per-category runs in permutation order and the ordered values over
 // them, and the table statistics. Launchers only enqueue on the context's stream; the per-element
@@ -62,10 +62,17 @@ struct target_state {
   int classes = 2;
   double fixed_scale = 1.0;  // FloatTargetMeanValue sums
 };
-// Fills `t` from the learn labels under `rule` (the first time only): classes by one target border
-// of type `border_type` when `binarize`, class indices for multiclass, else target > 0.5.
-void ensure_targets(const pool& learn, const train::target_rule& rule, bool binarize, std::uint64_t seed,
-                    quantize::border_type border_type, target_state& t);
+// Made by ensure_targets (src/ctr/targets_device.hpp) through these: the training target of every
+// row's label under `rule` (bad labels are the trainer's to report); the largest of n > 0 values
+// (of their absolute values), one float back; per row its class (class index, or target > border);
+// the rows in permutation order (ascending (permutation_key, row)).
+void training_targets(const context& ctx, const column_view& label, const train::target_rule& rule, std::int64_t n,
+                      float* out);
+float largest(const context& ctx, const float* v, std::int64_t n, const char* what);
+float largest_abs(const context& ctx, const float* v, std::int64_t n, const char* what);
+void target_classes(const context& ctx, const float* targets, float border, bool multiclass, std::int64_t n,
+                    std::uint8_t* cls);
+device_buffer<std::uint32_t> permutation(const context& ctx, std::uint64_t seed, std::int64_t n);
 
 // A categorical feature's runs: the permutation's positions sorted stably by category id (each
 // category's rows form a run in permutation order) and the rows before each in its run.
@@ -97,6 +104,15 @@ void counter_values(const context& ctx, const std::uint32_t* ids, const std::int
                     std::int64_t n, float prior_num, float prior_denom, float* out);
 // The largest of n > 0 counts.
 std::int32_t max_count(const context& ctx, const std::int32_t* counts, std::size_t n);
+
+// One categorical feature's derived columns (src/ctr/prepare_device.cpp), per row of hashes h[n]:
+// the one-hot column of value v; counter_calc Full's counts of the rows whose category the table
+// (hashes, indices: its buckets) knows; a CTR feature's model value.
+void one_hot_values(const context& ctx, const std::uint32_t* h, std::int64_t n, std::int32_t v, float* out);
+void count_known_categories(const context& ctx, const std::uint32_t* h, std::int64_t n, const std::uint64_t* hashes,
+                            const std::uint32_t* indices, std::uint64_t n_buckets, std::int32_t* counts);
+void ctr_values_of_categories(const context& ctx, const std::uint32_t* h, std::int64_t n, const model::ctr_table_view& t,
+                              const model::ctr_calc& c, float* out);
 
 // Feature combinations (combinations_device.cu).
 // The parts of a projection key a kernel reads (a projection of at most max_key_parts features).

@@ -1072,7 +1072,8 @@ class device_backend final : public boosting_backend {
     if (in.rank != nullptr && in.rank->quantized != nullptr) {
       q_ = std::move(*in.rank->quantized);  // a shard: its rows, the whole set's borders
     } else {
-      q_ = quantize::quantize_device(learn_, in.quantize);
+      CBG_EXPECTS(in.device_quantized != nullptr, status::internal, "the GPU backend takes a quantized learn set");
+      q_ = std::move(*in.device_quantized);  // the dataset's (dataset.hpp)
     }
     modes_.resize(static_cast<std::size_t>(q_.features));
     for (std::size_t at = 0; at < modes_.size(); at += strict_d2h_metadata_limit) {

@@ -24,6 +24,7 @@
 #include "src/ctr/combination_book.hpp"
 #include "src/ctr/host_helpers.hpp"
 #include "src/ctr/pool_views.hpp"
+#include "src/ctr/targets_device.hpp"
 
 namespace cbg::ctr {
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Borrowed DLTensors over memory the library already reads (pool columns, label tensors, derived
-// float columns), so derived pools are built through pool::build like any caller's pool. The set
-// owns the DLTensor structs and their shape/stride arrays until it is destroyed (pool::build
-// copies what it needs).
+// float columns), for the feature combinations' pools; and the derived pools of the CTR
+// preparation (pool::borrow). The set owns the DLTensor structs and their shape/stride arrays until
+// it is destroyed (pool::build copies what it needs).
 #pragma once
 
 #include <array>
@@ -94,25 +94,35 @@ class view_set {
 
 namespace cbg::ctr {
 
+// A float32 column of n contiguous values (derived columns: one-hot, CTR values, targets).
+inline column_view float_column(const float* data, std::int64_t n, memory_kind memory, int device) {
+  column_view c;
+  c.data = data;
+  c.type = dtype::float32;
+  c.memory = memory;
+  c.device_id = memory == memory_kind::host ? -1 : device;
+  c.size = n;
+  c.stride = 1;
+  return c;
+}
+
 // A pool of `src`'s float features (the columns `float_flat`, viewed where they are), then the
-// derived columns, with `src`'s label, weight and baseline.
+// derived columns, with `src`'s label, weight and baseline (the caller keeps `derived`'s memory).
 inline std::unique_ptr<pool> derived_pool(const pool& src, const std::vector<std::int32_t>& float_flat,
-                                          view_set& views, std::vector<tensor_ref> derived) {
-  pool_inputs in;
-  std::vector<std::string> names;
+                                          const std::vector<column_view>& derived) {
+  pool_parts parts;
   for (std::int32_t f : float_flat) {
-    in.columns.push_back(views.column(src.features()[static_cast<std::size_t>(f)]));
-    names.push_back(src.feature_name(f));
+    parts.features.push_back(src.features()[static_cast<std::size_t>(f)]);
+    parts.names.push_back(src.feature_name(f));
   }
-  for (const tensor_ref& r : derived) {
-    in.columns.push_back(r);
-    names.emplace_back();
+  for (const column_view& c : derived) {
+    parts.features.push_back(c);
+    parts.names.emplace_back();
   }
-  if (src.label()) in.label = views.tensor(*src.label());
-  if (src.weight()) in.weight = views.tensor(*src.weight());
-  if (src.baseline()) in.baseline = views.tensor(*src.baseline());
-  in.feature_names = std::move(names);
-  return std::make_unique<pool>(pool::build(src.ctx(), std::move(in)));
+  parts.label = src.label();
+  parts.weight = src.weight();
+  parts.baseline = src.baseline();
+  return std::make_unique<pool>(pool::borrow(src.ctx(), std::move(parts)));
 }
 
 // The CTR feature (base, target border or class j, prior) of categorical feature `cat`; false when

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The host reference of categorical-feature preparation (features.hpp): hashes, perfect hashing,
-// one-hot columns, ordered CTR columns, the final CTR tables and the derived pools.
+// The host reference of categorical-feature preparation (features.hpp): the primitives of the
+// flow of prepare.hpp over host memory, and the hashes and target border the combinations share.
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <map>
 #include <numeric>
 
@@ -14,9 +13,9 @@
 #include "cbg/core/error.hpp"
 #include "cbg/ctr/ctr_math.hpp"
 #include "cbg/ctr/features.hpp"
-#include "cbg/tensor/dlpack.hpp"
-#include "src/ctr/pool_views.hpp"
 #include "src/ctr/host_helpers.hpp"
+#include "src/ctr/pool_views.hpp"
+#include "src/ctr/prepare.hpp"
 
 namespace cbg::ctr {
 
@@ -34,10 +33,9 @@ std::vector<std::uint32_t> column_hashes_host(const pool& p, std::int64_t flat) 
 float target_border_host(const std::shared_ptr<context>& ctx, const std::vector<float>& targets,
                          quantize::border_type type) {
   CBG_EXPECTS(!targets.empty(), status::bad_data, "no targets to binarize");
-  view_set views;
-  pool_inputs in;
-  in.columns.push_back(views.host_floats(targets.data(), static_cast<std::int64_t>(targets.size())));
-  const pool p = pool::build(ctx, std::move(in));
+  pool_parts parts;
+  parts.features.push_back(float_column(targets.data(), static_cast<std::int64_t>(targets.size()), memory_kind::host, -1));
+  const pool p = pool::borrow(ctx, std::move(parts));
   quantize::options o;
   o.border_count = 1;
   o.mode = quantize::nan_mode::forbidden;
@@ -48,204 +46,169 @@ float target_border_host(const std::shared_ptr<context>& ctx, const std::vector<
   return q.borders[0];
 }
 
-prepared_data prepare_categorical_host(const pool& learn, const pool* eval, const options& o,
-                                       const ctr_targets& targets, std::uint64_t seed) {
-  prepared_data out;
-  const std::int64_t n = learn.num_rows();
-  const std::int64_t ne = eval != nullptr ? eval->num_rows() : 0;
-  for (std::int64_t j = 0; j < learn.num_features(); ++j) {
-    if (learn.is_categorical(j)) {
-      out.cat_flat.push_back(static_cast<std::int32_t>(j));
-    } else {
-      out.float_flat.push_back(static_cast<std::int32_t>(j));
-    }
-  }
-  out.float_count = static_cast<std::int64_t>(out.float_flat.size());
-  if (eval != nullptr) {
-    for (std::int64_t j = 0; j < learn.num_features(); ++j) {
-      CBG_EXPECTS(eval->is_categorical(j) == learn.is_categorical(j), status::invalid_argument,
-                  fmt::format("feature {} is categorical in one of the learn and eval pools only", j));
-    }
+namespace {
+
+// The host reference's primitives of the preparation flow (prepare.hpp): plain loops over host memory.
+class host_primitives {
+ public:
+  using hashes = std::vector<std::uint32_t>;
+  using perfect = categorical::host_perfect_hash;
+  using column = std::vector<float>;
+  struct feature_data {};
+  struct table_data {};
+
+  host_primitives(const pool& learn, const ctr_targets& targets, std::uint64_t seed)
+      : learn_(learn), targets_(targets), seed_(seed) {}
+
+  hashes column_hashes(const pool& p, std::int32_t flat) const { return column_hashes_host(p, flat); }
+  perfect perfect_hash(const hashes& h, std::int64_t n) const { return categorical::perfect_hash_host(h.data(), n); }
+  std::size_t unique(const perfect& ph) const { return ph.keys.size(); }
+  std::vector<std::uint32_t> keys(const perfect& ph, const char*) const { return ph.keys; }
+  feature_data start_feature(const model::ctr_table&) const { return {}; }
+  int classes() const { return classes_; }
+
+  void one_hot(const hashes& h, const hashes& he, std::int64_t n, std::int64_t ne, std::int32_t v, column& l,
+               column& e) const {
+    l.resize(static_cast<std::size_t>(n));
+    e.resize(static_cast<std::size_t>(ne));
+    for (std::int64_t r = 0; r < n; ++r) l[static_cast<std::size_t>(r)] = one_hot_value(h[static_cast<std::size_t>(r)], v);
+    for (std::int64_t r = 0; r < ne; ++r) e[static_cast<std::size_t>(r)] = one_hot_value(he[static_cast<std::size_t>(r)], v);
   }
 
-  // The permutation of the ordered statistics and the target classes (computed once, lazily).
-  std::vector<std::uint32_t> order;
-  std::vector<std::uint8_t> cls;
-  int classes = 2;
-  double fixed_scale = 1.0;  // FloatTargetMeanValue sums
-  const auto ensure_targets = [&](const ctr_spec& s) {
-    if (!order.empty()) return;
-    CBG_EXPECTS(targets.learn != nullptr && static_cast<std::int64_t>(targets.learn->size()) == n,
+  // The permutation of the ordered statistics and the target classes (the first time only).
+  void ensure_targets(const ctr_spec& s) {
+    if (!order_.empty()) return;
+    const std::int64_t n = learn_.num_rows();
+    CBG_EXPECTS(targets_.learn != nullptr && static_cast<std::int64_t>(targets_.learn->size()) == n,
                 status::internal, "CTR targets are missing");
-    const std::vector<float>& t = *targets.learn;
-    cls.resize(static_cast<std::size_t>(n));
-    if (targets.multiclass) {
-      classes = std::max(2, targets.classes);
-      CBG_EXPECTS(classes <= max_target_classes, status::unsupported,
-                  fmt::format("target CTRs take at most {} classes ({} here)", max_target_classes, classes));
-      for (std::int64_t r = 0; r < n; ++r) cls[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(t[static_cast<std::size_t>(r)]);
+    const std::vector<float>& t = *targets_.learn;
+    cls_.resize(static_cast<std::size_t>(n));
+    if (targets_.multiclass) {
+      classes_ = std::max(2, targets_.classes);
+      CBG_EXPECTS(classes_ <= max_target_classes, status::unsupported,
+                  fmt::format("target CTRs take at most {} classes ({} here)", max_target_classes, classes_));
+      for (std::int64_t r = 0; r < n; ++r) cls_[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(t[static_cast<std::size_t>(r)]);
     } else {
-      const float border = targets.binarize ? target_border_host(learn.ctx(), t, s.target_border_type) : 0.5f;
-      for (std::int64_t r = 0; r < n; ++r) cls[static_cast<std::size_t>(r)] = target_class(t[static_cast<std::size_t>(r)], border);
+      const float border = targets_.binarize ? target_border_host(learn_.ctx(), t, s.target_border_type) : 0.5f;
+      for (std::int64_t r = 0; r < n; ++r) cls_[static_cast<std::size_t>(r)] = target_class(t[static_cast<std::size_t>(r)], border);
     }
     float max_abs = 0.f;
     for (float v : t) max_abs = std::max(max_abs, std::fabs(v));
-    fixed_scale = fixed_scale_for(max_abs, n);
-    order = permutation_order(seed, n);
-  };
+    fixed_scale_ = fixed_scale_for(max_abs, n);
+    order_ = permutation_order(seed_, n);
+  }
+  void ensure_runs(feature_data&, const perfect&, std::int64_t, std::size_t) const {}
+  void start_target_feature(feature_data&) const {}
 
-  const auto add_column = [&](std::vector<float> learn_col, std::vector<float> eval_col, derived_feature d,
-                              int border_count, quantize::border_type type) {
-    out.overrides.push_back(
-        derived_override(out.float_count + static_cast<std::int64_t>(out.derived.size()), border_count, type));
-    out.derived.push_back(d);
-    out.learn_columns.push_back(std::move(learn_col));
-    if (eval != nullptr) out.eval_columns.push_back(std::move(eval_col));
-  };
-
-  for (std::size_t c = 0; c < out.cat_flat.size(); ++c) {
-    const std::int32_t flat = out.cat_flat[c];
-    const std::vector<std::uint32_t> h = column_hashes_host(learn, flat);
-    const std::vector<std::uint32_t> he = eval != nullptr ? column_hashes_host(*eval, flat) : std::vector<std::uint32_t>{};
-    const categorical::host_perfect_hash ph = categorical::perfect_hash_host(h.data(), n);
-    const std::size_t unique = ph.keys.size();
-
-    if (static_cast<std::int64_t>(unique) <= o.one_hot_max_size) {
-      std::vector<std::int32_t> values;
-      for (std::uint32_t k : ph.keys) values.push_back(static_cast<std::int32_t>(k));
-      std::sort(values.begin(), values.end());
-      for (std::int32_t v : values) {
-        std::vector<float> lc(static_cast<std::size_t>(n)), ec(static_cast<std::size_t>(ne));
-        for (std::int64_t r = 0; r < n; ++r) lc[static_cast<std::size_t>(r)] = one_hot_value(h[static_cast<std::size_t>(r)], v);
-        for (std::int64_t r = 0; r < ne; ++r) ec[static_cast<std::size_t>(r)] = one_hot_value(he[static_cast<std::size_t>(r)], v);
-        derived_feature d;
-        d.kind = derived_kind::one_hot;
-        d.cat_index = static_cast<std::int32_t>(c);
-        d.value = v;
-        add_column(std::move(lc), std::move(ec), d, 1, quantize::border_type::uniform);
-      }
-      continue;
+  void float_means(const perfect& ph, std::int64_t n, std::size_t unique, model::ctr_table& t, table_data&) const {
+    std::vector<std::int64_t> sums(unique, 0);
+    t.means.assign(unique, {});
+    for (std::int64_t r = 0; r < n; ++r) {
+      const std::uint32_t id = ph.ids[static_cast<std::size_t>(r)];
+      sums[id] += to_fixed((*targets_.learn)[static_cast<std::size_t>(r)], fixed_scale_);
+      ++t.means[id].count;
     }
+    for (std::size_t id = 0; id < unique; ++id) t.means[id].sum = from_fixed(sums[id], fixed_scale_);
+  }
+  void binarized_means(const perfect& ph, std::int64_t n, std::size_t unique, model::ctr_table& t, table_data&) const {
+    std::vector<std::uint32_t> sums(unique, 0);
+    t.means.assign(unique, {});
+    for (std::int64_t r = 0; r < n; ++r) {
+      const std::uint32_t id = ph.ids[static_cast<std::size_t>(r)];
+      sums[id] += cls_[static_cast<std::size_t>(r)];
+      ++t.means[id].count;
+    }
+    for (std::size_t id = 0; id < unique; ++id) t.means[id].sum = mean_sum(sums[id], classes_);
+  }
+  void class_counts(const perfect& ph, std::int64_t n, std::size_t unique, model::ctr_table& t, table_data&) const {
+    t.counts.assign(unique * static_cast<std::size_t>(classes_), 0);
+    for (std::int64_t r = 0; r < n; ++r) {
+      ++t.counts[ph.ids[static_cast<std::size_t>(r)] * static_cast<std::size_t>(classes_) +
+                 cls_[static_cast<std::size_t>(r)]];
+    }
+  }
+  std::int64_t counts(const perfect& ph, const hashes& he, std::int64_t n, std::int64_t ne, std::size_t unique,
+                      bool with_eval, const feature_data&, model::ctr_table& t, table_data&) const {
+    t.counts.assign(unique, 0);
+    for (std::int64_t r = 0; r < n; ++r) ++t.counts[ph.ids[static_cast<std::size_t>(r)]];
+    if (!with_eval) return 0;
+    std::map<std::uint32_t, std::uint32_t> id_of;
+    for (std::size_t id = 0; id < unique; ++id) id_of[ph.keys[id]] = static_cast<std::uint32_t>(id);
+    for (std::int64_t r = 0; r < ne; ++r) {
+      const auto it = id_of.find(he[static_cast<std::size_t>(r)]);
+      if (it != id_of.end()) ++t.counts[it->second];
+    }
+    return ne;
+  }
 
-    // Keys of the single-feature projection, by perfect-hash id.
-    std::vector<std::uint64_t> keys(unique);
-    for (std::size_t id = 0; id < unique; ++id) keys[id] = model::projection_add_cat(0, ph.keys[id]);
-    model::projection proj;
-    proj.cat_features.push_back(static_cast<std::int32_t>(c));
-    std::map<model::ctr_base, std::size_t> table_of;  // base -> index in out.tables
-    std::vector<model::ctr_description> done;
-
-    for (const ctr_spec& s : simple_ctrs_of(o, flat)) {
-      model::ctr_base base;
-      base.proj = proj;
-      base.type = s.type;
-      const bool counter = s.type == model::ctr_type::counter || s.type == model::ctr_type::feature_freq;
-      if (!counter) ensure_targets(s);
-      if (table_of.find(base) == table_of.end()) {
-        model::ctr_table t;
-        t.base = base;
-        build_ctr_buckets(keys, t);
-        if (s.type == model::ctr_type::float_target_mean_value) {
-          std::vector<std::int64_t> sums(unique, 0);
-          t.means.assign(unique, {});
-          for (std::int64_t r = 0; r < n; ++r) {
-            const std::uint32_t id = ph.ids[static_cast<std::size_t>(r)];
-            sums[id] += to_fixed((*targets.learn)[static_cast<std::size_t>(r)], fixed_scale);
-            ++t.means[id].count;
-          }
-          for (std::size_t id = 0; id < unique; ++id) t.means[id].sum = from_fixed(sums[id], fixed_scale);
-        } else if (s.type == model::ctr_type::binarized_target_mean_value) {
-          std::vector<std::uint32_t> sums(unique, 0);
-          t.means.assign(unique, {});
-          for (std::int64_t r = 0; r < n; ++r) {
-            const std::uint32_t id = ph.ids[static_cast<std::size_t>(r)];
-            sums[id] += cls[static_cast<std::size_t>(r)];
-            ++t.means[id].count;
-          }
-          for (std::size_t id = 0; id < unique; ++id) t.means[id].sum = mean_sum(sums[id], classes);
-        } else if (!counter) {
-          t.target_classes_count = classes;
-          t.counts.assign(unique * static_cast<std::size_t>(classes), 0);
-          for (std::int64_t r = 0; r < n; ++r) {
-            ++t.counts[ph.ids[static_cast<std::size_t>(r)] * static_cast<std::size_t>(classes) +
-                       cls[static_cast<std::size_t>(r)]];
-          }
-        } else {
-          t.counts.assign(unique, 0);
-          for (std::int64_t r = 0; r < n; ++r) ++t.counts[ph.ids[static_cast<std::size_t>(r)]];
-          std::int64_t rows_counted = n;
-          if (s.type == model::ctr_type::counter && o.counter_calc_method == counter_calc::full) {
-            // Full: the eval rows count too (their categories seen in learn; others are not keys).
-            std::map<std::uint32_t, std::uint32_t> id_of;
-            for (std::size_t id = 0; id < unique; ++id) id_of[ph.keys[id]] = static_cast<std::uint32_t>(id);
-            for (std::int64_t r = 0; r < ne; ++r) {
-              const auto it = id_of.find(he[static_cast<std::size_t>(r)]);
-              if (it != id_of.end()) ++t.counts[it->second];
-            }
-            rows_counted += ne;
-          }
-          t.counter_denominator = s.type == model::ctr_type::counter
-                                      ? *std::max_element(t.counts.begin(), t.counts.end())
-                                      : static_cast<std::int32_t>(rows_counted);
-        }
-        table_of[base] = out.tables.size();
-        out.tables.push_back(std::move(t));
+  // CTR feature (type, j) with prior pr: ordered values on the learn rows (each row sees the terms
+  // of its category's rows earlier in the permutation; counters: the full counts), the model's
+  // values on the eval rows.
+  void ctr_columns(const perfect& ph, const hashes& he, std::int64_t n, std::int64_t ne, const feature_data&, const table_data&,
+                   const model::ctr_table& table, model::ctr_type type, int j, const prior& pr,
+                   const model::ctr_calc& calc, column& l, column& e) const {
+    const std::size_t unique = ph.keys.size();
+    l.resize(static_cast<std::size_t>(n));
+    e.resize(static_cast<std::size_t>(ne));
+    if (type == model::ctr_type::counter || type == model::ctr_type::feature_freq) {
+      for (std::int64_t r = 0; r < n; ++r) {
+        l[static_cast<std::size_t>(r)] =
+            counter_value(static_cast<std::uint32_t>(table.counts[ph.ids[static_cast<std::size_t>(r)]]),
+                          static_cast<std::uint32_t>(table.counter_denominator), pr.num, pr.denom);
       }
-      const model::ctr_table& table = out.tables[table_of[base]];
-      const model::ctr_table_view tv = table_view_of(table);
-
-      const int features = counter ? 1 : target_features_of(s.type, classes);
-      for (int j = 0; j < features; ++j) {
-        for (const prior& pr : s.priors) {
-          derived_feature d;
-          if (!next_ctr_feature(static_cast<std::int32_t>(c), base, j, pr, done, d)) continue;
-          std::vector<float> lc(static_cast<std::size_t>(n)), ec(static_cast<std::size_t>(ne));
-          if (counter) {
-            for (std::int64_t r = 0; r < n; ++r) {
-              lc[static_cast<std::size_t>(r)] =
-                  counter_value(static_cast<std::uint32_t>(table.counts[ph.ids[static_cast<std::size_t>(r)]]),
-                                static_cast<std::uint32_t>(table.counter_denominator), pr.num, pr.denom);
-            }
-          } else if (s.type == model::ctr_type::float_target_mean_value) {
-            std::vector<std::int64_t> sums(unique, 0);
-            std::vector<std::uint32_t> total(unique, 0);
-            for (std::uint32_t r : order) {
-              const std::uint32_t id = ph.ids[r];
-              lc[r] = ordered_float_mean_value(sums[id], total[id], fixed_scale, pr.num, pr.denom);
-              sums[id] += to_fixed((*targets.learn)[r], fixed_scale);
-              total[id] += 1;
-            }
-          } else {
-            // Ordered: each row sees the terms of its category's rows earlier in the permutation.
-            std::vector<std::uint32_t> terms(unique, 0), total(unique, 0);
-            for (std::uint32_t r : order) {
-              const std::uint32_t id = ph.ids[r];
-              lc[r] = ordered_target_value(s.type, classes, terms[id], total[id], pr.num, pr.denom);
-              terms[id] += target_term(s.type, j, cls[r]);
-              total[id] += 1;
-            }
-          }
-          const model::ctr_calc calc = ctr_calc_of(d.ctr);
-          for (std::int64_t r = 0; r < ne; ++r) {
-            ec[static_cast<std::size_t>(r)] =
-                model::ctr_value_of(tv, calc, model::projection_add_cat(0, he[static_cast<std::size_t>(r)]));
-          }
-          add_column(std::move(lc), std::move(ec), d, s.ctr_border_count, s.ctr_border_type);
-        }
+    } else if (type == model::ctr_type::float_target_mean_value) {
+      std::vector<std::int64_t> sums(unique, 0);
+      std::vector<std::uint32_t> total(unique, 0);
+      for (std::uint32_t r : order_) {
+        const std::uint32_t id = ph.ids[r];
+        l[r] = ordered_float_mean_value(sums[id], total[id], fixed_scale_, pr.num, pr.denom);
+        sums[id] += to_fixed((*targets_.learn)[r], fixed_scale_);
+        total[id] += 1;
       }
+    } else {
+      std::vector<std::uint32_t> terms(unique, 0), total(unique, 0);
+      for (std::uint32_t r : order_) {
+        const std::uint32_t id = ph.ids[r];
+        l[r] = ordered_target_value(type, classes_, terms[id], total[id], pr.num, pr.denom);
+        terms[id] += target_term(type, j, cls_[r]);
+        total[id] += 1;
+      }
+    }
+    const model::ctr_table_view tv = table_view_of(table);
+    for (std::int64_t r = 0; r < ne; ++r) {
+      e[static_cast<std::size_t>(r)] = model::ctr_value_of(tv, calc, model::projection_add_cat(0, he[static_cast<std::size_t>(r)]));
     }
   }
 
-  // The derived pools: the float features (views of the caller's columns), then the new columns.
-  const auto build = [&](const pool& src, const std::vector<std::vector<float>>& cols) {
-    view_set views;
-    std::vector<tensor_ref> refs;
-    for (const auto& col : cols) refs.push_back(views.host_floats(col.data(), src.num_rows()));
-    return derived_pool(src, out.float_flat, views, std::move(refs));
-  };
-  out.learn = build(learn, out.learn_columns);
-  if (eval != nullptr) out.eval = build(*eval, out.eval_columns);
-  return out;
+  void finish(prepared_data& out, const pool& learn, const pool* eval, std::vector<column> learn_columns,
+              std::vector<column> eval_columns) const {
+    out.learn_columns = std::move(learn_columns);
+    out.eval_columns = std::move(eval_columns);
+    const auto build = [&](const pool& src, const std::vector<column>& cols) {
+      std::vector<column_view> derived;
+      for (const auto& col : cols) derived.push_back(float_column(col.data(), src.num_rows(), memory_kind::host, -1));
+      return derived_pool(src, out.float_flat, derived);
+    };
+    out.learn = build(learn, out.learn_columns);
+    if (eval != nullptr) out.eval = build(*eval, out.eval_columns);
+  }
+
+ private:
+  const pool& learn_;
+  const ctr_targets& targets_;
+  std::uint64_t seed_;
+  std::vector<std::uint32_t> order_;
+  std::vector<std::uint8_t> cls_;
+  int classes_ = 2;
+  double fixed_scale_ = 1.0;  // FloatTargetMeanValue sums
+};
+
+}  // namespace
+
+prepared_data prepare_categorical_host(const pool& learn, const pool* eval, const options& o,
+                                       const ctr_targets& targets, std::uint64_t seed) {
+  host_primitives prim(learn, targets, seed);
+  return prepare_categorical(prim, learn, eval, o);
 }
 
 }  // namespace cbg::ctr

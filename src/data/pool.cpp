@@ -308,6 +308,29 @@ column_view pool::import_string_column(const string_column_input& sc, std::size_
   return c;
 }
 
+pool pool::borrow(std::shared_ptr<context> ctx, pool_parts parts) {
+  CBG_EXPECTS(ctx != nullptr, status::null_pointer, "pool: the context is NULL");
+  CBG_EXPECTS(!parts.features.empty(), status::internal, "pool: a derived table without features");
+  pool p;
+  p.ctx_ = std::move(ctx);
+  p.rows_ = parts.features.front().size;
+  p.features_ = std::move(parts.features);
+  p.categorical_ = std::move(parts.categorical);
+  p.categorical_.resize(p.features_.size(), false);
+  if (!parts.names.empty()) p.set_feature_names(std::move(parts.names));
+  p.label_ = std::move(parts.label);
+  p.weight_ = std::move(parts.weight);
+  p.baseline_ = std::move(parts.baseline);
+  p.device_ = -1;
+  for (const column_view& c : p.features_) {
+    if (c.memory != memory_kind::host) p.device_ = p.ctx_->device();
+  }
+  for (const auto* t : {&p.label_, &p.weight_, &p.baseline_}) {
+    if (t->has_value() && (*t)->memory != memory_kind::host) p.device_ = p.ctx_->device();
+  }
+  return p;
+}
+
 pool::~pool() {
   if (ctx_ && !ctx_->is_cpu()) {
     // Work queued on our stream may still read the data (consumed or borrowed): let it finish before

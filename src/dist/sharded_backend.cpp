@@ -326,9 +326,10 @@ class sharded_backend final : public train::boosting_backend {
                               learn.num_rows(), n, train::mvs_block_rows));
     }
     if (in.eval != nullptr) eval_split_ = even_split(in.eval->num_rows(), n, train::sum_tile);
-    // Borders once, from the whole learn set, on the pool's device.
+    // Borders once, from the whole learn set, on the pool's device (the dataset's quantization).
     const steady::time_point t1 = steady::now();
-    const quantize::device_quantized full = quantize::quantize_device(learn, in.quantize);
+    CBG_EXPECTS(in.device_quantized != nullptr, status::internal, "the sharded backend takes a quantized learn set");
+    const quantize::device_quantized full = std::move(*in.device_quantized);
     const steady::time_point t2 = steady::now();
     if (profile_) profile_->phase("construct: quantize", t1, t2);
     for (int k = 0; k < n; ++k) {

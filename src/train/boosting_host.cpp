@@ -3,6 +3,7 @@
 // memory, in the orders reduce_math.hpp defines, so the GPU reproduces every number.
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -21,7 +22,8 @@ class host_backend final : public boosting_backend {
  public:
   host_backend(const backend_inputs& in, search_extension* extension)
       : learn_(*in.learn), eval_(in.eval), ext_(extension) {
-    q_ = quantize::quantize_host(learn_, in.quantize);
+    CBG_EXPECTS(in.host_quantized != nullptr, status::internal, "the host backend takes a quantized learn set");
+    q_ = std::move(*in.host_quantized);
     leaf_.assign(static_cast<std::size_t>(q_.rows), 0u);
     weight_ = read_weights(learn_);
     if (eval_ != nullptr) eval_weight_ = read_weights(*eval_);

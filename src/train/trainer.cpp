@@ -28,10 +28,9 @@
 #include "cbg/memory/copy.hpp"
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/model_builder.hpp"
-#include "cbg/train/class_labels.hpp"
+#include "cbg/train/dataset.hpp"
 #include "cbg/train/tensorboard_log.hpp"
 #include "cbg/train/params.hpp"
-#include "src/ctr/pool_views.hpp"
 
 namespace cbg::train {
 
@@ -104,147 +103,6 @@ class inc_to_dec_detector {
   double best_ = 0;
   std::vector<double> scores_, running_max_;
 };
-
-// A pool whose pageable host tensors the GPU trainer reads directly (label, weight, baseline, and
-// the eval set's feature columns) are copied to device buffers through copy_bytes; the rest is
-// viewed where it is (the learn features: the GPU quantizer stages pageable columns itself).
-struct staged_pool {
-  std::vector<device_buffer<unsigned char>> buffers;
-  std::vector<float> host;  // relabelled targets (class_names) on a CPU context
-  ctr::view_set views;
-  std::unique_ptr<pool> p;  // last: destroyed (waits for the queued work) before the buffers
-};
-
-// The host tensor `t` ([rows] or [rows, k], any strides) as a contiguous row-major device tensor.
-tensor_view stage_tensor(const tensor_view& t, staged_pool& s, const context& ctx) {
-  const std::int64_t rows = t.shape[0];
-  const std::int64_t cols = t.rank > 1 ? t.shape[1] : 1;
-  const std::size_t es = size_of(t.type);
-  const std::size_t bytes = static_cast<std::size_t>(rows * cols) * es;
-  device_buffer<unsigned char>& d = s.buffers.emplace_back(bytes, ctx.stream(), ctx.resource());
-  const bool contiguous = (rows <= 1 || t.strides[0] == cols) && (cols <= 1 || t.strides[1] == 1);
-  std::vector<unsigned char> packed;
-  const void* src = t.data;
-  if (!contiguous) {  // gather on the host, then one copy
-    packed.resize(bytes);
-    const auto* base = static_cast<const unsigned char*>(t.data);
-    for (std::int64_t i = 0; i < rows; ++i) {
-      for (std::int64_t k = 0; k < cols; ++k) {
-        const std::int64_t at = i * t.strides[0] + (t.rank > 1 ? k * t.strides[1] : 0);
-        std::memcpy(packed.data() + static_cast<std::size_t>(i * cols + k) * es,
-                    base + at * static_cast<std::int64_t>(es), es);
-      }
-    }
-    ctx.copies().add(copy_direction::h2h, bytes);
-    src = packed.data();
-  }
-  // From pageable memory the call returns once the source is read (the device copy may still run).
-  copy_bytes(d.data(), memory_kind::device, src, t.memory, bytes, ctx.stream(), ctx.copies(), ctx.rules(),
-             CBG_COPY_SITE("trainer: host inputs staged to the device"));
-  tensor_view v = t;
-  v.data = d.data();
-  v.memory = memory_kind::device;
-  v.device_id = ctx.device();
-  v.strides[0] = cols;
-  if (t.rank > 1) v.strides[1] = 1;
-  return v;
-}
-
-// `src` with its pageable tensors the GPU trainer reads staged to the device (all feature columns
-// too when `features`); nullptr when there are none (device pools stay zero-copy).
-std::unique_ptr<staged_pool> stage_host_inputs(const pool& src, bool features) {
-  const context& ctx = *src.ctx();
-  const auto is_host = [](const std::optional<tensor_view>& t) { return t && t->memory == memory_kind::host; };
-  bool any = is_host(src.label()) || is_host(src.weight()) || is_host(src.baseline());
-  for (const column_view& c : src.features()) any = any || (features && c.memory == memory_kind::host);
-  if (!any || src.num_categorical() > 0) return nullptr;  // categorical pools: the CTR path's derived pools
-  auto s = std::make_unique<staged_pool>();
-  pool_inputs in;
-  std::vector<std::string> names;
-  for (std::int64_t j = 0; j < src.num_features(); ++j) {
-    const column_view& c = src.features()[static_cast<std::size_t>(j)];
-    if (features && c.memory == memory_kind::host) {
-      tensor_view t;
-      t.data = c.data;
-      t.type = c.type;
-      t.memory = c.memory;
-      t.rank = 1;
-      t.shape[0] = c.size;
-      t.strides[0] = c.stride;
-      in.columns.push_back(s->views.tensor(stage_tensor(t, *s, ctx)));
-    } else {
-      in.columns.push_back(s->views.column(c));
-    }
-    names.push_back(src.feature_name(j));
-  }
-  const auto take = [&](const std::optional<tensor_view>& t) {
-    if (!t) return tensor_ref{};
-    return s->views.tensor(t->memory == memory_kind::host ? stage_tensor(*t, *s, ctx) : *t);
-  };
-  in.label = take(src.label());
-  in.weight = take(src.weight());
-  in.baseline = take(src.baseline());
-  in.feature_names = std::move(names);
-  s->p = std::make_unique<pool>(pool::build(src.ctx(), std::move(in)));
-  return s;
-}
-
-// `src` with its labels replaced by class indices: label == names[k] becomes k (class_names).
-// Throws bad_data naming the first row whose label is not listed.
-std::unique_ptr<staged_pool> relabel(const pool& src, const std::vector<double>& names, const char* what) {
-  const context& ctx = *src.ctx();
-  CBG_EXPECTS(pool::dims_of(src.label()) == 1, status::unsupported,
-              "class_names: the trainer takes one label column");
-  const column_view labels = column_of(*src.label(), 0);
-  const class_lookup lookup = make_class_lookup(names);
-  auto s = std::make_unique<staged_pool>();
-  tensor_view t;
-  t.type = dtype::float32;
-  t.rank = 1;
-  t.shape[0] = labels.size;
-  t.strides[0] = 1;
-  std::int64_t bad = -1;
-  if (is_device_side(labels.memory) && !ctx.is_cpu()) {  // on the device: labels never come to the host
-    device_buffer<unsigned char>& d = s->buffers.emplace_back(static_cast<std::size_t>(labels.size) * sizeof(float),
-                                                              ctx.stream(), ctx.resource());
-    bad = relabel_device(ctx, labels, lookup, reinterpret_cast<float*>(d.data()));
-    t.data = d.data();
-    t.memory = memory_kind::device;
-    t.device_id = ctx.device();
-  } else {
-    s->host.resize(static_cast<std::size_t>(labels.size));
-    bad = relabel_host(labels, lookup, s->host.data());
-    t.data = s->host.data();
-    t.memory = memory_kind::host;
-    if (!ctx.is_cpu() && bad < 0) t = stage_tensor(t, *s, ctx);
-  }
-  if (bad >= 0) {
-    // The unknown value itself, for the message (one element from the device when it lives there).
-    unsigned char raw[8] = {};
-    const std::size_t es = size_of(labels.type);
-    const void* at = static_cast<const unsigned char*>(labels.data) + bad * labels.stride * static_cast<std::int64_t>(es);
-    copy_bytes(raw, memory_kind::host, at, labels.memory, es, ctx.stream(), ctx.copies(), ctx.rules(),
-               CBG_COPY_SITE("trainer: class_names unknown label"));
-    CBG_FAIL(status::bad_data, fmt::format("{} label {} of row {} is not one of class_names", what,
-                                           load_as_double(raw, labels.type, 0, 1), bad));
-  }
-  pool_inputs in;
-  std::vector<std::string> feature_names;
-  for (std::int64_t j = 0; j < src.num_features(); ++j) {
-    const column_view& c = src.features()[static_cast<std::size_t>(j)];
-    CBG_EXPECTS(!c.hashed, status::unsupported,
-                "class_names with a string categorical column is not supported (give class indices as labels)");
-    in.columns.push_back(s->views.column(c));
-    if (src.is_categorical(j)) in.cat_features.push_back(static_cast<std::int32_t>(j));
-    feature_names.push_back(src.feature_name(j));
-  }
-  in.label = s->views.tensor(t);
-  if (src.weight()) in.weight = s->views.tensor(*src.weight());
-  if (src.baseline()) in.baseline = s->views.tensor(*src.baseline());
-  in.feature_names = std::move(feature_names);
-  s->p = std::make_unique<pool>(pool::build(src.ctx(), std::move(in)));
-  return s;
-}
 
 std::string format_duration(double seconds) {
   if (seconds < 1e-3) return fmt::format("{:.0f}us", seconds * 1e6);
@@ -406,33 +264,16 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   const nlohmann::json flat = nlohmann::json::parse(p.flat_json);
   const int classes_count = flat.contains("classes_count") ? flat["classes_count"].get<int>() : 0;
   const std::vector<double>& class_values = p.class_values;
-  bool identity = true;
-  for (std::size_t k = 0; k < class_values.size(); ++k) identity = identity && class_values[k] == static_cast<double>(k);
 
-  backend_inputs in;
-  in.learn = &learn;
-  in.eval = eval;
-  // Labels given as class_names values: relabelled to class indices first (CTR targets read them too).
-  std::unique_ptr<staged_pool> relabelled_learn, relabelled_eval;
-  if (!identity) {
-    relabelled_learn = relabel(learn, class_values, "learn");
-    in.learn = relabelled_learn->p.get();
-    if (eval != nullptr) {
-      relabelled_eval = relabel(*eval, class_values, "eval");
-      in.eval = relabelled_eval->p.get();
-    }
-  }
-  in.quantize.border_count = p.border_count;
-  in.quantize.mode = p.nan_mode;
-  in.devices = p.devices;  // several GPUs: include/cbg/dist/ (issue 9)
-  // Categorical features (issue #5): one-hot and CTR columns appended to the float features.
-  std::optional<ctr::prepared_data> cat;
+  // The data prepared for training: relabelled, categorical columns added, staged, quantized.
+  dataset data(learn, eval, p);
+  backend_inputs in = data.take_backend_inputs();
+  ctr::prepared_data* const cat = data.categorical();
   std::unique_ptr<search_extension> combinations;  // feature combinations (host path)
   std::unique_ptr<device_search_extension> device_combinations;  // feature combinations (GPU path)
-  if (learn.num_categorical() > 0) {
-    cat = ctr::prepare_for_training(*in.learn, in.eval, p);
+  if (cat != nullptr) {
     if (ctx.is_cpu()) {
-      combinations = ctr::combinations_for_training(*in.learn, in.eval, p, *cat);
+      combinations = ctr::combinations_for_training(data.labelled_learn(), data.labelled_eval(), p, *cat);
     } else if (p.ctr.max_ctr_complexity && *p.ctr.max_ctr_complexity > 1) {
       // Asked for explicitly: on one GPU with the categorical columns and the label where the device
       // reads them (the GPU CTR path); refused otherwise.
@@ -448,7 +289,7 @@ model::model train(const pool& learn, const std::string& params_json, const trai
                               sharded ? "on one GPU only; with several devices use max_ctr_complexity=1"
                                       : "on a GPU only for categorical columns and labels in device, managed or "
                                         "pinned memory; use max_ctr_complexity=1 or pass the columns in device memory"));
-      device_combinations = ctr::combinations_for_training_device(*in.learn, in.eval, p, *cat);
+      device_combinations = ctr::combinations_for_training_device(data.labelled_learn(), data.labelled_eval(), p, *cat);
     } else if (ctr::max_ctr_complexity_of(p.ctr, p.iterations) > 1 && ctx.log_enabled(log::level::warn)) {
       // Unset on a GPU: 1, whatever memory the data is in, since combinations on the GPU are still
       // 20-35x slower per iteration than simple CTRs (bench/RESULTS.md).
@@ -457,20 +298,6 @@ model::model train(const pool& learn, const std::string& params_json, const trai
                           "feature combinations on the GPU work but are not yet fast: set max_ctr_complexity "
                           "to 2-4 to use them (one GPU, categorical columns in device memory)",
                           ctr::max_ctr_complexity_of(p.ctr, p.iterations)));
-    }
-    in.learn = cat->learn.get();
-    in.eval = cat->eval.get();
-    in.quantize.overrides = cat->overrides;
-  }
-  // Pageable host inputs on a GPU context: staged to the device (after the CTR preparation, whose
-  // host path gives pageable derived pools).
-  std::unique_ptr<staged_pool> staged_learn, staged_eval;
-  if (!ctx.is_cpu()) {
-    staged_learn = stage_host_inputs(*in.learn, false);
-    if (staged_learn) in.learn = staged_learn->p.get();
-    if (in.eval != nullptr) {
-      staged_eval = stage_host_inputs(*in.eval, true);
-      if (staged_eval) in.eval = staged_eval->p.get();
     }
   }
   std::unique_ptr<boosting_backend> b =
@@ -746,7 +573,7 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   mi.trees = &trees;
   mi.borders = &borders;
   mi.nan_modes = &modes;
-  mi.categorical = cat ? &*cat : nullptr;
+  mi.categorical = cat;
   if (cat) borders.resize(std::max(borders.size(), static_cast<std::size_t>(cat->float_count) + cat->derived.size()));
   for (std::int64_t j = 0; j < learn.num_features(); ++j) mi.feature_names.push_back(learn.feature_name(j));
   mi.loss = loss;

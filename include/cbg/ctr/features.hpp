@@ -7,7 +7,7 @@
 //   - otherwise one column per (CTR, prior) of its CTR list: ordered CTR values on the learn rows
 //     (ctr_math.hpp), quantized with the CTR's border rule; a split on it is a model CTR split.
 // The eval rows get the values the finished model computes (full learn statistics), so the
-// trainer's eval metrics are the model's. prepare_categorical() builds the derived pools; the model
+// trainer's eval metrics are the model's. prepare_categorical_*() build the derived pools; the model
 // builder turns splits on derived columns into model features and writes the CTR tables.
 #pragma once
 
@@ -67,7 +67,8 @@ inline constexpr int max_target_classes = 255;
 prepared_data prepare_categorical_host(const pool& learn, const pool* eval, const options& o,
                                        const ctr_targets& targets, std::uint64_t seed);
 
-// The GPU (kernels/ctr/): the same columns and tables from pools the context's device reads; the
+// The GPU (src/ctr/prepare_device.cpp over kernels/ctr/): the same columns and tables, by the same
+// flow (src/ctr/prepare.hpp), from pools the context's device reads; the
 // label is read on the device under `rule` (no targets come back). Copies back only the distinct
 // counts, the one-hot values and the CTR tables (category-sized, for the model), and one target
 // border of a regression target. The derived pools live in device memory.

@@ -48,11 +48,25 @@ struct pool_inputs {
   std::shared_ptr<void> keep_alive;
 };
 
+// A pool over memory the library already holds: a training table derived from a caller's pool
+// (relabelled labels, staged copies, one-hot and CTR columns). Nothing is imported, checked or
+// owned: the values were checked in the pool they come from, and whoever makes the pool keeps the
+// memory alive for its lifetime.
+struct pool_parts {
+  std::vector<column_view> features;
+  std::vector<bool> categorical;     // empty: none, else one per feature
+  std::vector<std::string> names;    // empty, or one per feature
+  std::optional<tensor_view> label, weight, baseline;
+};
+
 class pool {
  public:
   // Validates and wraps the inputs. Every consumed tensor is deleted exactly once: here if this
   // throws, else when the pool is destroyed.
   static pool build(std::shared_ptr<context> ctx, pool_inputs inputs);
+  // Wraps views of data the library holds (pool_parts); the context's device reads the device-side
+  // ones. Not the public import: the trainer's derived tables only.
+  static pool borrow(std::shared_ptr<context> ctx, pool_parts parts);
 
   pool(pool&&) noexcept = default;
   pool& operator=(pool&&) noexcept = default;

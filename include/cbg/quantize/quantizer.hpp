@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "cbg/data/pool.hpp"
@@ -86,6 +87,23 @@ inline constexpr std::int64_t index_row_alignment = 32;
   return (features + 3) / 4;
 }
 
+// A trivially copyable view of quantized rows for kernels and host loops alike (as XGBoost's
+// EllpackDeviceAccessor): the bin index (layout above) of rows [base_rowid, base_rowid + rows) of
+// the whole set, for a shard or a batch that starts at base_rowid.
+struct quantized_rows {
+  const std::uint32_t* index = nullptr;
+  std::int64_t rows = 0;
+  std::int64_t padded_rows = 0;
+  std::int64_t features = 0;
+  std::int64_t base_rowid = 0;
+
+  // The bin of local row `row` (0 .. rows - 1), feature `feature`.
+  [[nodiscard]] CBG_HOST_DEVICE std::uint32_t bin(std::int64_t row, std::int64_t feature) const noexcept {
+    return (index[(feature / 4) * padded_rows + row] >> (8 * (feature % 4))) & 0xffu;
+  }
+};
+static_assert(std::is_trivially_copyable_v<quantized_rows>);
+
 // Borders of every feature in slots of border_stride floats, their counts and effective NaN modes.
 struct host_quantized {
   std::int64_t rows = 0;
@@ -96,9 +114,11 @@ struct host_quantized {
   std::vector<std::uint8_t> mode;          // effective nan_mode per feature
   std::vector<std::uint32_t> index;        // groups * padded_rows words (layout above)
 
+  [[nodiscard]] quantized_rows view(std::int64_t base_rowid = 0) const noexcept {
+    return {index.data(), rows, padded_rows, features, base_rowid};
+  }
   [[nodiscard]] std::uint32_t bin(std::int64_t row, std::int64_t feature) const noexcept {
-    return (index[static_cast<std::size_t>((feature / 4) * padded_rows + row)] >>
-            (8 * (feature % 4))) & 0xffu;
+    return view().bin(row, feature);
   }
 };
 
@@ -111,6 +131,10 @@ struct device_quantized {
   device_buffer<std::int32_t> border_count;  // features
   device_buffer<std::uint8_t> mode;          // features
   device_buffer<std::uint32_t> index;        // groups * padded_rows
+
+  [[nodiscard]] quantized_rows view(std::int64_t base_rowid = 0) const noexcept {
+    return {index.data(), rows, padded_rows, features, base_rowid};
+  }
 };
 
 // Host reference: the pool's columns must be in host or pinned memory. Throws bad_data for a NaN

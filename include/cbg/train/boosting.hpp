@@ -158,6 +158,11 @@ struct backend_inputs {
   const pool* learn = nullptr;
   const pool* eval = nullptr;
   quantize::options quantize;
+  // The quantized learn set (dataset.hpp), which the backend takes over: host_quantized for the host
+  // reference, device_quantized for the GPU (absent for a training sharded over several processes,
+  // which quantizes the features gathered from every rank).
+  quantize::host_quantized* host_quantized = nullptr;
+  quantize::device_quantized* device_quantized = nullptr;
   // Issue 9 (include/cbg/dist/): the `devices` parameter (empty: the pool's device), and for one
   // shard of a sharded training that rank's inputs.
   std::string devices;

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// The training dataset: what one training reads, prepared once from the caller's pools.
+//   pool(s) -> labels relabelled (class_names values become class indices)
+//           -> categorical features turned into one-hot and CTR columns after the float features
+//              (cbg/ctr/features.hpp)
+//           -> on a GPU, the pageable host inputs the trainer reads staged to the device
+//           -> the learn features quantized once, on the path that trains (host or device)
+//           -> the boosting backend (boosting.hpp), which takes the quantized set over.
+// Each stage's tables are pools over memory the dataset owns (pool::borrow): nothing goes through
+// the public pool import again. A training sharded over several processes quantizes the features
+// gathered from every rank instead (src/dist/), so there the dataset leaves the learn set as it is.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "cbg/ctr/features.hpp"
+#include "cbg/data/pool.hpp"
+#include "cbg/quantize/quantizer.hpp"
+#include "cbg/train/boosting.hpp"
+#include "cbg/train/params.hpp"
+
+namespace cbg::train {
+
+struct derived_table;  // a derived pool and the memory it views (dataset.cpp)
+
+class dataset {
+ public:
+  // Throws bad_data naming the first row whose label is not one of class_names.
+  dataset(const pool& learn, const pool* eval, const train_params& p);
+  dataset(const dataset&) = delete;
+  dataset& operator=(const dataset&) = delete;
+  ~dataset();
+
+  // The caller's pools with their labels relabelled: what the CTRs and the feature combinations read.
+  [[nodiscard]] const pool& labelled_learn() const noexcept { return *labelled_learn_; }
+  [[nodiscard]] const pool* labelled_eval() const noexcept { return labelled_eval_; }
+  // The one-hot and CTR columns, their tables and overrides (null without categorical features).
+  [[nodiscard]] ctr::prepared_data* categorical() noexcept { return cat_ ? &*cat_ : nullptr; }
+  // What the backends read: the float then the derived features, labels, weights, baselines.
+  [[nodiscard]] const pool& learn() const noexcept { return *learn_; }
+  [[nodiscard]] const pool* eval() const noexcept { return eval_; }
+
+  // The backend's inputs: these tables and the quantized learn set, which the backend takes over
+  // (call once).
+  [[nodiscard]] backend_inputs take_backend_inputs();
+
+ private:
+  std::unique_ptr<derived_table> relabelled_learn_, relabelled_eval_, staged_learn_, staged_eval_;
+  std::optional<ctr::prepared_data> cat_;
+  const pool* labelled_learn_ = nullptr;
+  const pool* labelled_eval_ = nullptr;
+  const pool* learn_ = nullptr;
+  const pool* eval_ = nullptr;
+  quantize::options quantize_;
+  std::string devices_;
+  std::optional<quantize::host_quantized> host_quantized_;
+  std::optional<quantize::device_quantized> device_quantized_;
+};
+
+}  // namespace cbg::train
