@@ -65,7 +65,7 @@ CBG_API cbg_status cbg_context_create(const cbg_context_desc_t* desc, cbg_contex
     CBG_EXPECTS((d.nccl_comm == nullptr) == (d.nccl_size == 0), cbg::status::invalid_argument,
                 fmt::format("nccl_comm is {} but nccl_size is {}: set both or neither",
                             d.nccl_comm == nullptr ? "NULL" : "set", d.nccl_size));
-    cbg_context_t handle{cbg::context::create(o)};
+    cbg_context_t handle{cbg::context::create(o), {}};
     if (d.nccl_comm != nullptr) {
       // Checked against the communicator now (NCCL loaded at run time), kept for cbg_train.
       (void)cbg::dist::make_comm_reducer(d.nccl_comm, d.nccl_rank, d.nccl_size);

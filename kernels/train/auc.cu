@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "kernels/common/cccl.cuh"
 #include "kernels/train/boosting_launch.hpp"
 #include "kernels/train/row_passes.cuh"
 
@@ -57,6 +58,7 @@ device_buffer<T> scratch(std::size_t count, cudaStream_t stream, const std::shar
 void auc_counts(const double* approx, const float* target, std::int64_t n, std::uint64_t* result, cudaStream_t stream,
                 const std::shared_ptr<device_memory_resource>& mr) {
   const auto un = static_cast<std::size_t>(n);
+  const auto items = static_cast<int>(n);  // Encode counts items in an int
   auto keys = scratch<double>(un, stream, mr);
   auto keys_sorted = scratch<double>(un, stream, mr);
   auto pos = scratch<std::uint32_t>(un, stream, mr);
@@ -74,7 +76,7 @@ void auc_counts(const double* approx, const float* target, std::int64_t n, std::
   auto neg = scratch<std::uint64_t>(un, stream, mr);
   auto term = scratch<std::uint64_t>(un, stream, mr);
   CBG_CUDA_TRY(cub::DeviceRunLengthEncode::Encode(nullptr, rle_bytes, keys_sorted.data(), unique.data(),
-                                                  counts.data(), groups.data(), n, stream));
+                                                  counts.data(), groups.data(), items, stream));
   CBG_CUDA_TRY(cub::DeviceReduce::ReduceByKey(nullptr, reduce_bytes, keys_sorted.data(), unique.data(),
                                               pos_sorted.data(), group_pos.data(), groups.data() + 1, cuda::std::plus<std::uint32_t>{}, n,
                                               stream));
@@ -88,7 +90,7 @@ void auc_counts(const double* approx, const float* target, std::int64_t n, std::
   CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys.data(), keys_sorted.data(), pos.data(),
                                                pos_sorted.data(), n, 0, 64, stream));
   CBG_CUDA_TRY(cub::DeviceRunLengthEncode::Encode(temp.data(), rle_bytes, keys_sorted.data(), unique.data(),
-                                                  counts.data(), groups.data(), n, stream));
+                                                  counts.data(), groups.data(), items, stream));
   CBG_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp.data(), reduce_bytes, keys_sorted.data(), unique.data(),
                                               pos_sorted.data(), group_pos.data(), groups.data() + 1, cuda::std::plus<std::uint32_t>{}, n,
                                               stream));

@@ -3,6 +3,7 @@
 #include <cub/block/block_radix_sort.cuh>
 #include <cub/block/block_scan.cuh>
 
+#include "kernels/common/cccl.cuh"
 #include "kernels/train/boosting_launch.hpp"
 #include "kernels/train/row_passes.cuh"
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "kernels/common/cccl.cuh"
 #include "kernels/train/boosting_launch.hpp"
 #include "kernels/train/row_passes.cuh"
 
