@@ -9,7 +9,7 @@ install(TARGETS cbgpu EXPORT cbgpuTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES capi/include/cbgpu/cbgpu.h capi/include/cbgpu/cbgpu_export.h
-              capi/include/cbgpu/cbgpu_dlpack.h
+              "${CMAKE_CURRENT_BINARY_DIR}/generated/cbgpu/cbgpu_dlpack.h"
               "${CMAKE_CURRENT_BINARY_DIR}/generated/cbgpu/cbgpu_version.h"
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/cbgpu)
 install(EXPORT cbgpuTargets NAMESPACE cbgpu:: DESTINATION ${CBG_INSTALL_CMAKEDIR})

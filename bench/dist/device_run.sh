@@ -5,14 +5,14 @@
 #   bench/dist/device_run.sh <bundle> <what>...
 # what: collectives (reducer latency on 4 and 2 GPUs), tests4 / tests2 ([gpu][dist] with 4 / 2 GPUs
 # visible), train1 ([gpu][train] on one GPU), scaling (cbgpu-multi-bench on 1, 2 and 4 GPUs with
-# CBGPU_DIST_PROFILE), oldpass (scaling with CBGPU_DIST_FUSED_PASS=0), stages (CBGPU_BOOSTING_PROFILE:
+# --profile), oldpass (scaling with --fused-pass 0), stages (--profile:
 # per-call and leaf-pass stage device times), oldhandoff (4 GPUs, threads sleeping after 200 us as before), leaf1 (1 and 4
 # GPUs with one leaf iteration), multihost (the 2-process example; the bundle's tests/ must hold
-# cbgpu-multi-host-example), oldscore (scaling with CBGPU_DIST_SLICED_SCORE=0: every rank all-reduces
-# and scores the whole histogram), oldscorestages (stages with CBGPU_DIST_SLICED_SCORE=0, 2 and 4
-# GPUs; every stages mode sets CBGPU_BOOSTING_PROFILE_SEARCH=1: the search's stages too), slicedstages (stages with CBGPU_DIST_SLICED_SCORE=1, 4 GPUs), tests4sliced ([gpu][dist] on 4
+# cbgpu-multi-host-example), oldscore (scaling with --sliced-score 0: every rank all-reduces
+# and scores the whole histogram), oldscorestages (stages with --sliced-score 0, 2 and 4
+# GPUs; a profile holds the search's stages too), slicedstages (stages with --sliced-score 1, 4 GPUs), tests4sliced ([gpu][dist] on 4
 # GPUs with the sliced search forced on), wide (2M x 512 on 1 and 4 GPUs, sliced search automatic
-# and off, with CBGPU_BOOSTING_PROFILE), point (one GPU: this build against the bundle's
+# and off, with --profile), point (one GPU: this build against the bundle's
 # bench/cbgpu-multi-bench-old, ms per iteration and per-call / per-pass device times). Results go to $OUT
 # (or /tmp/cbgpu-multi).
 set -u
@@ -52,20 +52,21 @@ for what in "$@"; do
     scaling)
       say "scaling: 1, 2, 4 GPUs (t(100) and t(200) twice each), with the sharded backend's profile"
       rm -f "$out/profile.jsonl"
-      CBGPU_DIST_PROFILE="$out/profile.jsonl" "$bench" --repeat 2 --json "$out/scaling.json" 2>&1 | tee -a "$log"
+      "$bench" --repeat 2 --json "$out/scaling.json" 2>&1 | tee -a "$log"
+      "$bench" --profile "$out/profile.jsonl" 2>&1 | tee -a "$log"
       ;;
     oldpass)
-      say "scaling with the older sharded leaf pass (CBGPU_DIST_FUSED_PASS=0)"
-      CBGPU_DIST_FUSED_PASS=0 "$bench" --repeat 2 2>&1 | tee -a "$log"
+      say "scaling with the older sharded leaf pass (--fused-pass 0)"
+      "$bench" --fused-pass 0 --repeat 2 2>&1 | tee -a "$log"
       ;;
     stages)
-      say "per-call and leaf-pass stage device times (CBGPU_BOOSTING_PROFILE), 1, 2 and 4 GPUs, 50 and 100 iterations"
+      say "per-call and leaf-pass stage device times (--profile), 1, 2 and 4 GPUs, 50 and 100 iterations"
       rm -f "$out/stages.jsonl"
-      CBGPU_BOOSTING_PROFILE_SEARCH=1 CBGPU_BOOSTING_PROFILE="$out/stages.jsonl" "$bench" --devices "0;0:1;0-3" --iterations 50 2>&1 | tee -a "$log"
+      "$bench" --profile "$out/stages.jsonl" --devices "0;0:1;0-3" --iterations 50 2>&1 | tee -a "$log"
       ;;
     oldhandoff)
       say "4 GPUs with the hand-off of the earlier code (threads sleep after 200 us)"
-      CBGPU_DIST_SPIN_US=200 "$bench" --devices "0-3" 2>&1 | tee -a "$log"
+      "$bench" --spin-us 200 --devices "0-3" 2>&1 | tee -a "$log"
       ;;
     leaf1)
       say "one leaf iteration: 1 and 4 GPUs, 200 and 400 iterations"
@@ -76,19 +77,19 @@ for what in "$@"; do
       timeout 120 bash examples/multi_host/run.sh "$bundle/tests/cbgpu-multi-host-example" 2>&1 | tail -n 5 | tee -a "$log"
       ;;
     oldscore)
-      say "scaling with the all-reduce search (CBGPU_DIST_SLICED_SCORE=0)"
-      CBGPU_DIST_SLICED_SCORE=0 "$bench" --repeat 2 2>&1 | tee -a "$log"
+      say "scaling with the all-reduce search (--sliced-score 0)"
+      "$bench" --sliced-score 0 --repeat 2 2>&1 | tee -a "$log"
       ;;
     oldscorestages)
-      say "stage device times with the all-reduce search (CBGPU_DIST_SLICED_SCORE=0), 2 and 4 GPUs"
+      say "stage device times with the all-reduce search (--sliced-score 0), 2 and 4 GPUs"
       rm -f "$out/stages-oldscore.jsonl"
-      CBGPU_DIST_SLICED_SCORE=0 CBGPU_BOOSTING_PROFILE_SEARCH=1 CBGPU_BOOSTING_PROFILE="$out/stages-oldscore.jsonl" "$bench" --devices "0:1;0-3" \
+      "$bench" --sliced-score 0 --profile "$out/stages-oldscore.jsonl" --devices "0:1;0-3" \
         --iterations 50 2>&1 | tee -a "$log"
       ;;
     slicedstages)
-      say "stage device times with the sliced search forced on (CBGPU_DIST_SLICED_SCORE=1), 4 GPUs"
+      say "stage device times with the sliced search forced on (--sliced-score 1), 4 GPUs"
       rm -f "$out/stages-sliced.jsonl"
-      CBGPU_DIST_SLICED_SCORE=1 CBGPU_BOOSTING_PROFILE_SEARCH=1 CBGPU_BOOSTING_PROFILE="$out/stages-sliced.jsonl" "$bench" --devices "0-3" \
+      "$bench" --sliced-score 1 --profile "$out/stages-sliced.jsonl" --devices "0-3" \
         --iterations 50 2>&1 | tee -a "$log"
       ;;
     tests4sliced)
@@ -97,17 +98,17 @@ for what in "$@"; do
       say "rc ${PIPESTATUS[0]}"
       ;;
     wide)
-      say "wide: 2M x 512 on 1 and 4 GPUs, sliced search automatic (on) and off, with CBGPU_BOOSTING_PROFILE"
+      say "wide: 2M x 512 on 1 and 4 GPUs, sliced search automatic (on) and off, with --profile"
       rm -f "$out/stages-wide.jsonl" "$out/stages-wide-old.jsonl"
-      CBGPU_BOOSTING_PROFILE_SEARCH=1 CBGPU_BOOSTING_PROFILE="$out/stages-wide.jsonl" "$bench" --rows 2000000 --features 512 --devices "0;0-3" \
+      "$bench" --profile "$out/stages-wide.jsonl" --rows 2000000 --features 512 --devices "0;0-3" \
         --iterations 50 2>&1 | tee -a "$log"
-      CBGPU_DIST_SLICED_SCORE=0 CBGPU_BOOSTING_PROFILE_SEARCH=1 CBGPU_BOOSTING_PROFILE="$out/stages-wide-old.jsonl" "$bench" --rows 2000000 \
+      "$bench" --sliced-score 0 --profile "$out/stages-wide-old.jsonl" --rows 2000000 \
         --features 512 --devices "0;0-3" --iterations 50 2>&1 | tee -a "$log"
       ;;
     point)
       # One GPU (${CBGPU_POINT_DEVICES:-0}): this build against <bundle>/bench/cbgpu-multi-bench-old (a
       # build of the code before, when present): ms per iteration (no profile), then the per-call and
-      # per-pass device times (CBGPU_BOOSTING_PROFILE, 50 and 100 iterations).
+      # per-pass device times (--profile, 50 and 100 iterations).
       devs="${CBGPU_POINT_DEVICES:-0}"
       for v in old new; do
         b="$bench"
@@ -115,8 +116,8 @@ for what in "$@"; do
         say "point: $v, devices $devs"
         "$b" --devices "$devs" --repeat 2 2>&1 | tee -a "$log"
         rm -f "$out/point-$v.jsonl"
-        CBGPU_BOOSTING_PROFILE="$out/point-$v.jsonl" "$b" --devices "$devs" --iterations 50 2>&1 | tee -a "$log"
-        python3 bench/dist/profile_summary.py --boosting "$out/point-$v.jsonl" 2>&1 | tee -a "$log"
+        "$b" --profile "$out/point-$v.jsonl" --devices "$devs" --iterations 50 2>&1 | tee -a "$log"
+        python3 bench/dist/profile_summary.py "$out/point-$v.jsonl" 2>&1 | tee -a "$log"
       done
       ;;
     *) say "unknown: $what" ;;

@@ -9,6 +9,10 @@
 //                     GPUs (the sizes a Higgs-shape iteration uses), one thread per rank as in training.
 // --repeat K times t(N) and t(2N) K times each (the set-up of a sharded training varies by tenths of a
 // second); every device is synchronised before a timer starts.
+// A/B switches of the library (cbg::policy): --fused-pass 0|1, --spin-us N, --sliced-score -1|0|1.
+// --profile FILE: the trainings run with stage timings on (slower: every stage waits for its stream)
+// and each appends one JSON line {"devices", "iterations", "stages": {stage: {"ms", "calls"}}} to FILE
+// (bench/dist/profile_summary.py summarises it).
 #include <algorithm>
 #include <barrier>
 #include <chrono>
@@ -32,7 +36,10 @@
 #include "cbg/dist/dist.hpp"
 #include "cbg/memory/device_buffer.hpp"
 #include "cbg/model/io.hpp"
+#include "cbg/runtime/context.hpp"
 #include "cbg/runtime/device.hpp"
+#include "cbg/runtime/policy.hpp"
+#include "cbg/runtime/profiler.hpp"
 #include "cbg/train/trainer.hpp"
 
 namespace {
@@ -149,12 +156,26 @@ std::string collective_bench(int ranks, int reps) {
   return out + "\n]\n";
 }
 
+// One JSON line of a training's stage timings (--profile).
+void append_stages(const std::string& path, const std::string& devices, int iterations, const cbg::profiler& p) {
+  std::string line = "{\"devices\": \"" + devices + "\", \"iterations\": " + std::to_string(iterations) + ", \"stages\": {";
+  bool first = true;
+  for (const cbg::stage_total& t : p.totals()) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "{\"ms\": %.4f, \"calls\": %lld}", t.ms, static_cast<long long>(t.calls));
+    line += (first ? "\"" : ", \"") + t.stage + "\": " + buf;
+    first = false;
+  }
+  std::ofstream(path, std::ios::app) << line << "}}\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::int64_t rows = 10500000;
   int features = 28, iterations = 100, collectives = 0, repeat = 1;
-  std::string lists = "0;0:1;0-3", json_path, extra;
+  std::string lists = "0;0:1;0-3", json_path, extra, profile_path;
+  cbg::policy policy;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--rows") rows = std::stoll(argv[i + 1]);
@@ -165,6 +186,10 @@ int main(int argc, char** argv) {
     else if (a == "--extra") extra = argv[i + 1];
     else if (a == "--collectives") collectives = std::stoi(argv[i + 1]);
     else if (a == "--repeat") repeat = std::max(1, std::stoi(argv[i + 1]));
+    else if (a == "--fused-pass") policy.dist_fused_pass = std::stoi(argv[i + 1]) != 0;
+    else if (a == "--spin-us") policy.dist_spin_us = std::stoll(argv[i + 1]);
+    else if (a == "--sliced-score") policy.dist_sliced_score = std::stoi(argv[i + 1]);
+    else if (a == "--profile") profile_path = argv[i + 1];
   }
   try {
     const int visible = cbg::visible_device_count();
@@ -179,7 +204,9 @@ int main(int argc, char** argv) {
     }
     cbg::context_options co;
     co.device = 0;
+    co.profile = !profile_path.empty();
     auto ctx = cbg::context::create(co);
+    cbg::set_policy(*ctx, policy);
     cudaDeviceProp prop{};
     CBG_CUDA_TRY(cudaGetDeviceProperties(&prop, 0));
     cbg::device_buffer<float> x(static_cast<std::size_t>(rows * features), ctx->stream(), ctx->resource());
@@ -226,9 +253,11 @@ int main(int argc, char** argv) {
           CBG_CUDA_TRY(cudaSetDevice(d));
           CBG_CUDA_TRY(cudaDeviceSynchronize());
         }
+        ctx->stage_profiler().reset();
         const auto t0 = std::chrono::steady_clock::now();
         cbg::model::model m = cbg::train::train(pool, params(n), {});
         const double t = seconds_since(t0);
+        if (!profile_path.empty()) append_stages(profile_path, devices, n, ctx->stage_profiler());
         if (keep != nullptr) *keep = std::move(m);
         return t;
       };

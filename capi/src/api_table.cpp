@@ -72,6 +72,8 @@ cbg_api_v1_t make_table_v1() noexcept {
     t.pool_cat_hashes = &cbg_pool_cat_hashes;
     t.pool_from_arrow = &cbg_pool_from_arrow;
     t.model_feature_importance = &cbg_model_feature_importance;
+    t.context_stage_times = &cbg_context_stage_times;
+    t.context_stage_times_reset = &cbg_context_stage_times_reset;
   return t;
 }
 

@@ -4,8 +4,11 @@
 #include <cstddef>
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
 #include "cbg/dist/train.hpp"
 #include "cbg/runtime/context.hpp"
+#include "cbg/runtime/profiler.hpp"
 #include "desc.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
@@ -56,10 +59,13 @@ CBG_API cbg_status cbg_context_create(const cbg_context_desc_t* desc, cbg_contex
     o.free = reinterpret_cast<cbg::free_hook>(d.free_fn);
     o.alloc_user_data = d.alloc_user_data;
     o.memory_limit = d.device_memory_limit;
+    CBG_EXPECTS(d.profile == 0 || d.profile == 1, cbg::status::invalid_argument,
+                fmt::format("profile is {}: 0 (off) or 1 (time the stages)", d.profile));
+    o.profile = d.profile != 0;
     CBG_EXPECTS((d.nccl_comm == nullptr) == (d.nccl_size == 0), cbg::status::invalid_argument,
                 fmt::format("nccl_comm is {} but nccl_size is {}: set both or neither",
                             d.nccl_comm == nullptr ? "NULL" : "set", d.nccl_size));
-    cbg_context_t handle{cbg::context::create(o)};
+    cbg_context_t handle{cbg::context::create(o), {}};
     if (d.nccl_comm != nullptr) {
       // Checked against the communicator now (NCCL loaded at run time), kept for cbg_train.
       (void)cbg::dist::make_comm_reducer(d.nccl_comm, d.nccl_rank, d.nccl_size);
@@ -115,6 +121,24 @@ CBG_API cbg_status cbg_copy_stats(const cbg_context_t* ctx, cbg_copy_stats_t* st
     stats->h2h_bytes = t.bytes_in(copy_direction::h2h);
     stats->h2h_calls = t.calls_in(copy_direction::h2h);
   });
+}
+
+CBG_API cbg_status cbg_context_stage_times(cbg_context_t* ctx, const char** json) {
+  return guarded(__func__, [&] {
+    auto& c = checked(ctx, "ctx");
+    require(json, "json");
+    *json = nullptr;
+    nlohmann::json out = nlohmann::json::object();
+    for (const cbg::stage_total& t : c.impl->stage_profiler().totals()) {
+      out[t.stage] = {{"ms", t.ms}, {"calls", t.calls}};
+    }
+    c.stage_times = out.dump();
+    *json = c.stage_times.c_str();
+  });
+}
+
+CBG_API cbg_status cbg_context_stage_times_reset(cbg_context_t* ctx) {
+  return guarded(__func__, [&] { checked(ctx, "ctx").impl->stage_profiler().reset(); });
 }
 
 CBG_API cbg_status cbg_copy_stats_reset(cbg_context_t* ctx) {

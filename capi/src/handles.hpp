@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "cbg/apply/device_model.hpp"
 #include "cbg/core/error.hpp"
@@ -15,6 +16,7 @@
 
 struct cbg_context_t {
   std::shared_ptr<cbg::context> impl;
+  std::string stage_times;  // the last cbg_context_stage_times answer (the caller's pointer into it)
 };
 
 struct cbg_pool_t {

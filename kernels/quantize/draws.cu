@@ -220,8 +220,8 @@ draw_plan plan_subset_draws(std::uint64_t rows, std::uint32_t k, std::uint32_t d
   plan.draws = plan.shuffle ? k
                : draws != 0 ? draws
                             : static_cast<std::uint32_t>(std::min<std::uint64_t>(k + 2 * repeats + 4096, 0x7fffffffULL));
-  plan.draw_bits = std::bit_width(std::uint64_t{plan.draws} + 1);  // so no key is all ones
-  plan.key_bits = plan.draw_bits + std::bit_width(rows);
+  plan.draw_bits = static_cast<int>(std::bit_width(std::uint64_t{plan.draws} + 1));  // so no key is all ones
+  plan.key_bits = plan.draw_bits + static_cast<int>(std::bit_width(rows));
   if (plan.key_bits > 63) return plan;  // not usable: the caller draws on the host
   plan.words = static_cast<std::size_t>((rows + 31) / 32);
   std::size_t sort_bytes = 0, scan_bytes = 0, word_scan_bytes = 0;

@@ -240,14 +240,14 @@ int run(const pool& p, const options& o, const feature_settings& settings, const
   event consumed[2];
   for (std::size_t ci = 0; ci < chunks.size(); ++ci) {
     const chunk& c = chunks[ci];
-    const auto* views = at<const column_view>(w, c.views_at);
+    const auto* device_views = at<const column_view>(w, c.views_at);
     if (staging) {
       stager->stage(columns.data() + c.f0, c.count, staged[ci % 2].data(),
                     ci >= 2 ? consumed[ci % 2].get() : nullptr, stream);
     }
     // 1-2. The border subsets, sorted.
     const detail::subset_plan& plan = c.count == chunk_features ? plan_full : plan_last;
-    detail::gather_subsets(plan, scratch, views, subset_rows, requested_count + c.f0, nan_counts + c.f0, stream);
+    detail::gather_subsets(plan, scratch, device_views, subset_rows, requested_count + c.f0, nan_counts + c.f0, stream);
     mark(when.gather, stream);
     const float* sorted = detail::sort_subsets(plan, scratch, at<const int>(w, offsets_at), stream);
     mark(when.sort, stream);
@@ -280,7 +280,7 @@ int run(const pool& p, const options& o, const feature_settings& settings, const
       q.index = device_buffer<std::uint32_t>(static_cast<std::size_t>(groups_of(nf) * q.padded_rows), stream,
                                              ctx.resource());
     }
-    detail::binarize(views, at<const std::uint8_t>(w, c.float4_at), c.count, q.rows, q.padded_rows,
+    detail::binarize(device_views, at<const std::uint8_t>(w, c.float4_at), c.count, q.rows, q.padded_rows,
                      a.borders, a.border_count, a.mode, q.index.data() + (c.f0 / 4) * q.padded_rows, stream);
     mark(when.binarize, stream);
     if (staging) consumed[ci % 2].record(stream);

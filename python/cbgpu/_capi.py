@@ -105,6 +105,7 @@ class cbg_context_desc_t(ctypes.Structure):
         ("nccl_comm", ctypes.c_void_p),
         ("nccl_rank", ctypes.c_int32),
         ("nccl_size", ctypes.c_int32),
+        ("profile", ctypes.c_int32),  # 1: stage timings (cbg_context_stage_times)
     ]
 
 
@@ -378,6 +379,8 @@ _PROTOTYPES = {
     "cbg_context_sync": (_st, [_vp]),
     "cbg_copy_stats": (_st, [_vp, _P(cbg_copy_stats_t)]),
     "cbg_copy_stats_reset": (_st, [_vp]),
+    "cbg_context_stage_times": (_st, [_vp, _P(ctypes.c_char_p)]),
+    "cbg_context_stage_times_reset": (_st, [_vp]),
     "cbg_pool_desc_init": (_st, [_P(cbg_pool_desc_t)]),
     "cbg_pool_from_dlpack": (_st, [_vp, _P(cbg_pool_desc_t), _P(_vp)]),
     "cbg_pool_free": (_st, [_vp]),

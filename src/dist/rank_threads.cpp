@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The rank threads of a one-process sharded training and their host-side profile (rank_threads.hpp).
+// The rank threads of a one-process sharded training and the timings of their hand-offs (rank_threads.hpp).
 #include "src/dist/rank_threads.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
+#include <string>
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -20,14 +19,6 @@ double ms_between(steady::time_point a, steady::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-std::chrono::microseconds spin_from_environment() {
-  const char* v = std::getenv("CBGPU_DIST_SPIN_US");
-  if (v == nullptr || *v == 0) return std::chrono::microseconds(20000);
-  char* end = nullptr;
-  const long long us = std::strtoll(v, &end, 10);
-  return std::chrono::microseconds(end != v && us > 0 ? std::min(us, 10'000'000LL) : 0);
-}
-
 }  // namespace
 
 void solo_reducer::all_gather(const void* send, void* recv, std::size_t bytes, cudaStream_t stream) {
@@ -41,24 +32,17 @@ void solo_reducer::sum_scatter_i64(const long long* send, long long* recv, std::
 }
 
 // ---- profile -----------------------------------------------------------------------------------------
-std::unique_ptr<dist_profile> dist_profile::from_environment() {
-  const char* path = std::getenv("CBGPU_DIST_PROFILE");
-  if (path == nullptr || *path == 0) return nullptr;
-  return std::unique_ptr<dist_profile>(new dist_profile(path));
-}
-
 void dist_profile::add(const char* name, steady::time_point dispatch, steady::time_point back,
                        const std::vector<steady::time_point>& start, const std::vector<steady::time_point>& end) {
-  call& c = calls_[name];
-  c.n += 1;
-  c.wall_ms += ms_between(dispatch, back);
+  const std::string call = fmt::format("dist.{}", name);
   const steady::time_point last_start = *std::max_element(start.begin(), start.end());
   const steady::time_point first_end = *std::min_element(end.begin(), end.end());
   const steady::time_point last_end = *std::max_element(end.begin(), end.end());
-  c.wake_ms += ms_between(dispatch, last_start);
-  c.skew_ms += ms_between(first_end, last_end);
-  c.tail_ms += ms_between(last_end, back);
-  if (last_back_ != steady::time_point{}) c.gap_ms += ms_between(last_back_, dispatch);
+  out_.add(call, ms_between(dispatch, back));
+  out_.add(call + ": wake", ms_between(dispatch, last_start));
+  out_.add(call + ": skew", ms_between(first_end, last_end));
+  out_.add(call + ": tail", ms_between(last_end, back));
+  if (last_back_ != steady::time_point{}) out_.add(call + ": gap before", ms_between(last_back_, dispatch));
   last_back_ = back;
   rank_work_ms_.resize(start.size(), 0.0);
   double longest = 0;
@@ -67,47 +51,29 @@ void dist_profile::add(const char* name, steady::time_point dispatch, steady::ti
     rank_work_ms_[r] += w;
     longest = std::max(longest, w);
   }
-  c.work_ms += longest;
+  out_.add(call + ": work", longest);
 }
 
 void dist_profile::phase(const std::string& name, steady::time_point from, steady::time_point to) {
-  phases_[name] += ms_between(from, to);
+  out_.add("dist." + name, ms_between(from, to));
 }
 
-void dist_profile::write(const std::vector<rank_totals>& ranks) const {
-  std::FILE* f = std::fopen(path_.c_str(), "a");
-  if (f == nullptr) return;
-  std::string line = "{\"dist_profile\": {\"calls\": {";
-  bool first = true;
-  for (const auto& [name, c] : calls_) {
-    line += fmt::format("{}\"{}\": {{\"n\": {}, \"wall_ms\": {:.4f}, \"wake_ms\": {:.4f}, \"work_ms\": {:.4f}, "
-                        "\"skew_ms\": {:.4f}, \"tail_ms\": {:.4f}, \"gap_before_ms\": {:.4f}}}",
-                        first ? "" : ", ", name, c.n, c.wall_ms, c.wake_ms, c.work_ms, c.skew_ms, c.tail_ms, c.gap_ms);
-    first = false;
-  }
-  line += "}, \"phases_ms\": {";
-  first = true;
-  for (const auto& [name, ms] : phases_) {
-    line += fmt::format("{}\"{}\": {:.3f}", first ? "" : ", ", name, ms);
-    first = false;
-  }
-  line += "}, \"ranks\": [";
+void dist_profile::finish(const std::vector<rank_totals>& ranks) {
   for (std::size_t r = 0; r < ranks.size(); ++r) {
-    const double work = r < rank_work_ms_.size() ? rank_work_ms_[r] : 0.0;
-    line += fmt::format("{}{{\"work_ms\": {:.4f}, \"collectives\": {}, \"collective_host_ms\": {:.4f}, \"d2h_copies\": {}}}",
-                        r == 0 ? "" : ", ", work, ranks[r].collectives, ranks[r].collective_host_ms, ranks[r].d2h_copies);
+    const std::string rank = fmt::format("dist.rank {}", r);
+    out_.add(rank + ": work", r < rank_work_ms_.size() ? rank_work_ms_[r] : 0.0, 0);
+    out_.add(rank + ": collectives", ranks[r].collective_host_ms, static_cast<std::int64_t>(ranks[r].collectives));
+    out_.add(rank + ": d2h copies", 0.0, static_cast<std::int64_t>(ranks[r].d2h_copies));
   }
-  line += "]}}\n";
-  std::fputs(line.c_str(), f);
-  std::fclose(f);
 }
 
 // ---- threads -----------------------------------------------------------------------------------------
-rank_threads::rank_threads(std::vector<int> devices, std::vector<reducer*> reducers, dist_profile* profile)
+rank_threads::rank_threads(std::vector<int> devices, std::vector<reducer*> reducers, dist_profile* profile,
+                           std::chrono::microseconds spin)
     : devices_(std::move(devices)),
       reducers_(std::move(reducers)),
       profile_(profile),
-      spin_(spin_from_environment()),
+      spin_(spin),
       start_(devices_.size()),
       end_(devices_.size()) {
   for (std::size_t r = 0; r < devices_.size(); ++r) threads_.emplace_back([this, r] { loop(static_cast<int>(r)); });

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // A thread per rank of a one-process sharded training (src/dist/sharded_backend.cpp), and the
-// host-side profile of its hand-offs (CBGPU_DIST_PROFILE=<file>).
+// timings of its hand-offs for the context's stage profiler (profiler.hpp).
 //
 // Backend calls come every few hundred microseconds and every one is a hand-off to all ranks and
 // back. A thread that sleeps between calls pays the kernel's wake-up on every call (on the
 // virtual machines we measured on, futex wake-ups cost far more than the calls' host work), so
-// the ranks and the caller busy-wait (yielding) for a while before they sleep:
-// CBGPU_DIST_SPIN_US (default 20000 µs; 0: sleep at once).
+// the ranks and the caller busy-wait (yielding) for a while before they sleep: the context
+// policy's dist_spin_us (policy.hpp; default 20000 µs, 0: sleep at once).
 #pragma once
 
 #include <atomic>
@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,6 +22,7 @@
 #include <vector>
 
 #include "cbg/dist/dist.hpp"
+#include "cbg/runtime/profiler.hpp"
 
 namespace cbg::dist {
 
@@ -43,41 +43,32 @@ class solo_reducer : public reducer {
   void cancel() noexcept override {}
 };
 
-// Per-call totals of the hand-offs, appended as one JSON line to CBGPU_DIST_PROFILE's file when the
-// training ends (off by default; the timestamps are taken anyway, they cost tens of nanoseconds).
+// The hand-offs' timings, added to a profiler (the profiling context's) as they happen: per call
+// "dist.<call>" (the caller's wall time: dispatch to return) and its parts "dist.<call>: wake"
+// (dispatch to the last rank's start), ": work" (the longest rank's time in the call), ": skew"
+// (first rank done to last rank done), ": tail" (last rank done to the return) and ": gap before"
+// (the caller's time since its previous call returned: the trainer's host work); set-up and
+// tear-down phases "dist.<phase>"; per rank "dist.rank <r>: work", ": collectives" (calls and host
+// time) and ": d2h copies" (calls).
 class dist_profile {
  public:
-  struct call {
-    std::int64_t n = 0;
-    double wall_ms = 0;  // caller: dispatch to return
-    double wake_ms = 0;  // dispatch to the last rank's start
-    double work_ms = 0;  // the longest rank's time in the call
-    double skew_ms = 0;  // first rank done to last rank done
-    double tail_ms = 0;  // last rank done to the caller's return
-    double gap_ms = 0;   // the caller's time since its previous call returned (the trainer's host work)
-  };
   struct rank_totals {
-    double work_ms = 0;
     std::uint64_t collectives = 0;
     double collective_host_ms = 0;
     std::uint64_t d2h_copies = 0;
   };
 
-  // The file from CBGPU_DIST_PROFILE, or null when profiling is off.
-  static std::unique_ptr<dist_profile> from_environment();
+  explicit dist_profile(profiler& out) : out_(out) {}
 
   void add(const char* name, steady::time_point dispatch, steady::time_point back,
            const std::vector<steady::time_point>& start, const std::vector<steady::time_point>& end);
   // The time of a phase outside the calls (set-up, tear-down), added up by name.
   void phase(const std::string& name, steady::time_point from, steady::time_point to);
-  // Appends the JSON line (ranks' totals given by the caller).
-  void write(const std::vector<rank_totals>& ranks) const;
+  // The ranks' totals at the end of the training (given by the caller) and their work in the calls.
+  void finish(const std::vector<rank_totals>& ranks);
 
  private:
-  explicit dist_profile(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-  std::map<std::string, call> calls_;
-  std::map<std::string, double> phases_;
+  profiler& out_;
   std::vector<double> rank_work_ms_;
   steady::time_point last_back_{};
 };
@@ -85,7 +76,9 @@ class dist_profile {
 class rank_threads {
  public:
   // Thread r makes devices[r] current (none for a negative one); a failure cancels every reducer so that waiting ranks return.
-  rank_threads(std::vector<int> devices, std::vector<reducer*> reducers, dist_profile* profile);
+  // spin: how long the caller and the ranks busy-wait before they sleep (0: sleep at once).
+  rank_threads(std::vector<int> devices, std::vector<reducer*> reducers, dist_profile* profile,
+               std::chrono::microseconds spin);
   ~rank_threads();
   rank_threads(const rank_threads&) = delete;
   rank_threads& operator=(const rank_threads&) = delete;

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "cbgpu/cbgpu_dlpack.h"
+#include "cbg/tensor/dlpack.hpp"
 
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/core/error.hpp"
@@ -53,7 +53,10 @@ std::shared_ptr<context> rank_context(const context& base, int device) {
   o.device = device;
   o.seed = base.seed();
   o.strict_no_d2h = base.rules().strict_no_d2h;
-  return context::create(o);
+  o.profile = base.profiling();
+  std::shared_ptr<context> ctx = context::create(o);
+  set_policy(*ctx, base.policy());  // the ranks take the caller's implementation choices
+  return ctx;
 }
 
 // The features of this rank's learn pool, gathered from every rank (row order) into one pool of
@@ -75,7 +78,10 @@ class sharded_backend final : public train::boosting_backend {
  public:
   explicit sharded_backend(const train::backend_inputs& in) {
     const steady::time_point constructed = steady::now();
-    profile_ = dist_profile::from_environment();
+    if (in.learn->ctx()->profiling()) {
+      profiled_ = in.learn->ctx();
+      profile_ = std::make_unique<dist_profile>(profiled_->stage_profiler());
+    }
     const pool& learn = *in.learn;
     const std::shared_ptr<context>& base = learn.ctx();
     const std::optional<communicator> comm = communicator_of(*base);
@@ -92,7 +98,8 @@ class sharded_backend final : public train::boosting_backend {
     for (auto& r : reducers_) reds.push_back(r.get());
     std::vector<int> devs;
     for (auto& r : ranks_) devs.push_back(r->ctx->device());
-    threads_ = std::make_unique<rank_threads>(devs, reds, profile_.get());
+    const std::int64_t spin_us = std::clamp<std::int64_t>(in.learn->ctx()->policy().dist_spin_us, 0, 10'000'000);
+    threads_ = std::make_unique<rank_threads>(devs, reds, profile_.get(), std::chrono::microseconds(spin_us));
     threads_->run("setup", [&](int k) {
       rank_state& r = *ranks_[static_cast<std::size_t>(k)];
       train::backend_inputs bi;
@@ -122,6 +129,12 @@ class sharded_backend final : public train::boosting_backend {
     }
     threads_.reset();
     const steady::time_point t1 = steady::now();
+    if (profiled_ != nullptr) {  // the stages the ranks timed on their own contexts
+      for (std::size_t r = 0; r < ranks_.size(); ++r) {
+        const context& rc = *ranks_[r]->ctx;
+        if (&rc != profiled_.get()) profiled_->stage_profiler().merge(rc.stage_profiler(), fmt::format("rank {}: ", r));
+      }
+    }
     ranks_.clear();  // shards, rank contexts
     const steady::time_point t2 = steady::now();
     // Our own communicators go back to the learn pool's context for the next training on these
@@ -135,7 +148,7 @@ class sharded_backend final : public train::boosting_backend {
       profile_->phase("destruct: backends", t0, t1);
       profile_->phase("destruct: shards and contexts", t1, t2);
       profile_->phase("destruct: communicators", t2, t3);
-      profile_->write(totals);
+      profile_->finish(totals);
     }
   }
   sharded_backend(const sharded_backend&) = delete;
@@ -361,7 +374,8 @@ class sharded_backend final : public train::boosting_backend {
   std::shared_ptr<context> kept_on_;                 // where our communicators are kept after training
   std::string kept_key_;
   std::vector<std::unique_ptr<rank_state>> ranks_;
-  std::unique_ptr<dist_profile> profile_;  // CBGPU_DIST_PROFILE; before threads_, which uses it
+  std::shared_ptr<context> profiled_;      // the caller's context, when it profiles
+  std::unique_ptr<dist_profile> profile_;  // its hand-offs' timings; before threads_, which uses it
   std::unique_ptr<rank_threads> threads_;
   std::optional<deferred_apply> pending_apply_;
   bool borders_valid_ = false;  // borders_ are those of borders_splits_ (the last search)

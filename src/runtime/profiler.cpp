@@ -9,12 +9,16 @@
 
 namespace cbg {
 
-void profiler::add(const char* stage, double ms) {
+void profiler::add(const std::string& stage, double ms, std::int64_t calls) {
   const std::lock_guard lock(mutex_);
   stage_total& t = totals_[stage];
   t.stage = stage;
   t.ms += ms;
-  t.calls += 1;
+  t.calls += calls;
+}
+
+void profiler::merge(const profiler& other, const std::string& prefix) {
+  for (const stage_total& t : other.totals()) add(prefix + t.stage, t.ms, t.calls);
 }
 
 std::vector<stage_total> profiler::totals() const {

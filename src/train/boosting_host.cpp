@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "cbg/core/error.hpp"
+#include "cbg/runtime/context.hpp"
+#include "cbg/runtime/profiler.hpp"
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/boosting_math.hpp"
 #include "cbg/train/det_math.hpp"
@@ -21,7 +23,7 @@ namespace {
 class host_backend final : public boosting_backend {
  public:
   host_backend(const backend_inputs& in, search_extension* extension)
-      : learn_(*in.learn), eval_(in.eval), ext_(extension) {
+      : ctx_(*in.learn->ctx()), learn_(*in.learn), eval_(in.eval), ext_(extension) {
     CBG_EXPECTS(in.host_quantized != nullptr, status::internal, "the host backend takes a quantized learn set");
     q_ = std::move(*in.host_quantized);
     leaf_.assign(static_cast<std::size_t>(q_.rows), 0u);
@@ -35,6 +37,7 @@ class host_backend final : public boosting_backend {
   }
   [[nodiscard]] int features() const override { return static_cast<int>(q_.features); }
   [[nodiscard]] std::vector<float> split_borders(const std::vector<split>& splits) override {
+    const stage_range range(ctx_, "boosting.split_borders");
     std::vector<float> out;
     for (const split& s : splits) {
       if (s.feature >= q_.features) {  // a feature of the search extension
@@ -92,6 +95,7 @@ class host_backend final : public boosting_backend {
   }
 
   weak_result weak_target(const weak_request& req) override {
+    const stage_range range(ctx_, "boosting.weak_target");
     const int d = loss_.dims;
     const int channels = d + req.hess_channels + 1;
     weak_result out;
@@ -128,6 +132,7 @@ class host_backend final : public boosting_backend {
   }
 
   tree_structure search(const tree_search_params& p, std::vector<double> noise) override {
+    const stage_range range(ctx_, "boosting.search");
     host_search_input in;
     in.q = &q_;
     in.dims = loss_.dims;
@@ -138,6 +143,7 @@ class host_backend final : public boosting_backend {
   }
 
   point_result at_point(const point_request& req) override {
+    const stage_range range(ctx_, "boosting.at_point");
     const int d = loss_.dims;
     const int channels = d + req.hess_channels + 1;
     const std::int64_t n = rows();
@@ -183,9 +189,13 @@ class host_backend final : public boosting_backend {
     return out;
   }
 
-  leaf_result estimate_leaves(const leaf_request& r) override { return estimate_leaves_by_points(*this, r); }
+  leaf_result estimate_leaves(const leaf_request& r) override {
+    const stage_range range(ctx_, "boosting.estimate_leaves");
+    return estimate_leaves_by_points(*this, r);
+  }
 
   leaf_result exact_leaves(int leaves, double alpha, const fixed_scale& ws) override {
+    const stage_range range(ctx_, "boosting.exact_leaves");
     const std::int64_t n = rows();
     std::vector<std::vector<std::pair<double, float>>> by_leaf(static_cast<std::size_t>(leaves));
     for (std::int64_t r = 0; r < n; ++r) {
@@ -218,6 +228,7 @@ class host_backend final : public boosting_backend {
   }
 
   void apply(const std::vector<value_split>& splits, const std::vector<double>& delta) override {
+    const stage_range range(ctx_, "boosting.apply");
     const int d = loss_.dims;
     const std::int64_t n = rows();
     for (std::int64_t r = 0; r < n; ++r) {
@@ -243,6 +254,7 @@ class host_backend final : public boosting_backend {
   }
 
   void metric_sums(const metric_spec& m, bool eval, double out[metric_terms]) override {
+    const stage_range range(ctx_, "boosting.metric_sums");
     const std::vector<double>& approx = eval ? eval_approx_ : approx_;
     const std::vector<float>& target = eval ? eval_target_ : target_;
     const std::vector<float>& weight = eval ? eval_weight_ : weight_;
@@ -259,6 +271,7 @@ class host_backend final : public boosting_backend {
   }
 
   double auc(bool eval) override {
+    const stage_range range(ctx_, "boosting.auc");
     const std::vector<double>& approx = eval ? eval_approx_ : approx_;
     const std::vector<float>& target = eval ? eval_target_ : target_;
     std::vector<std::uint32_t> order(target.size());
@@ -275,6 +288,7 @@ class host_backend final : public boosting_backend {
   }
 
  private:
+  const context& ctx_;
   const pool& learn_;
   const pool* eval_;
   quantize::host_quantized q_;

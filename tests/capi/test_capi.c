@@ -895,6 +895,67 @@ static void release_array(struct ArrowArray* a) {
 static void release_child_schema(struct ArrowSchema* s) { s->release = NULL; }
 static void release_child_array(struct ArrowArray* a) { a->release = NULL; }
 
+/* Stage timings: off by default (an empty object), on with cbg_context_desc_t.profile; a host training
+ * times its boosting stages, once per iteration for the weak target; reset clears them. */
+static void test_stage_times(void) {
+  enum { rows = 100 };
+  static float x[rows];
+  static float y[rows];
+  fake_tensor features, label;
+  cbg_pool_desc_t desc;
+  cbg_pool_t* pool = NULL;
+  cbg_model_t* model = NULL;
+  cbg_context_desc_t d;
+  cbg_context_t* ctx = NULL;
+  cbg_context_t* quiet = cpu_context();
+  const char* json = NULL;
+  const char* at = NULL;
+  int i;
+  for (i = 0; i < rows; ++i) {
+    x[i] = (float)(i % 11);
+    y[i] = x[i] * 0.25f;
+  }
+  CHECK_STATUS(cbg_context_stage_times(quiet, &json), CBG_OK);
+  CHECK(json != NULL && strcmp(json, "{}") == 0);
+  CHECK_STATUS(cbg_context_stage_times(quiet, NULL), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_context_stage_times(NULL, &json), CBG_ERR_NULL_POINTER);
+  CHECK_STATUS(cbg_context_free(quiet), CBG_OK);
+
+  cbg_context_desc_init(&d);
+  CHECK(d.profile == 0);
+  d.device = CBG_DEVICE_CPU;
+  d.profile = 2;
+  CHECK_STATUS(cbg_context_create(&d, &ctx), CBG_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(cbg_last_error(), "profile") != NULL);
+  d.profile = 1;
+  CHECK_STATUS(cbg_context_create(&d, &ctx), CBG_OK);
+  /* A caller built against the header before `profile` existed: profiling stays off. */
+  d.struct_size = offsetof(cbg_context_desc_t, profile);
+  d.profile = 1;
+  CHECK_STATUS(cbg_context_create(&d, &quiet), CBG_OK);
+
+  cbg_pool_desc_init(&desc);
+  fake_init(&features, x, kDLCPU, kDLFloat, 32, 2, rows, 1);
+  fake_init(&label, y, kDLCPU, kDLFloat, 32, 1, rows, 0);
+  desc.features = consumed(&features);
+  desc.label = consumed(&label);
+  CHECK_STATUS(cbg_pool_from_dlpack(ctx, &desc, &pool), CBG_OK);
+  CHECK_STATUS(cbg_train(pool, "{\"iterations\": 7, \"depth\": 2}", NULL, NULL, &model), CBG_OK);
+  CHECK_STATUS(cbg_context_stage_times(ctx, &json), CBG_OK);
+  at = json != NULL ? strstr(json, "\"boosting.weak_target\":{\"calls\":7,") : NULL;
+  CHECK(at != NULL);
+  CHECK(json != NULL && strstr(json, "\"boosting.search\"") != NULL);
+  CHECK_STATUS(cbg_context_stage_times_reset(ctx), CBG_OK);
+  CHECK_STATUS(cbg_context_stage_times(ctx, &json), CBG_OK);
+  CHECK(json != NULL && strcmp(json, "{}") == 0);
+  CHECK_STATUS(cbg_context_stage_times(quiet, &json), CBG_OK);
+  CHECK(json != NULL && strcmp(json, "{}") == 0);
+  cbg_model_free(model);
+  cbg_pool_free(pool);
+  CHECK_STATUS(cbg_context_free(quiet), CBG_OK);
+  CHECK_STATUS(cbg_context_free(ctx), CBG_OK);
+}
+
 static void test_categorical_input(void) {
   cbg_context_t* ctx = cpu_context();
   /* "a", "", "bb" in Arrow's utf8 layout */
@@ -1001,6 +1062,7 @@ int main(int argc, char** argv) {
     test_train();
     test_predict_from_pools();
     test_categorical_input();
+    test_stage_times();
   }
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

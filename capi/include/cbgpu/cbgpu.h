@@ -270,6 +270,10 @@ typedef struct cbg_context_desc_t {
   void* nccl_comm;    /**< ncclComm_t, or NULL (default): this process trains alone. */
   int32_t nccl_rank;  /**< This process's rank in nccl_comm (default 0). */
   int32_t nccl_size;  /**< The communicator's size (default 0: no communicator). */
+  /** 1: time the library's stages on this context (read them with cbg_context_stage_times()). Each
+   * stage then waits for the context's stream at its end, so profiled work runs slower; 0
+   * (default): off. The stages are NVTX ranges either way (Nsight Systems shows them). @since 0.1 */
+  int32_t profile;
 } cbg_context_desc_t;
 
 /**
@@ -340,6 +344,37 @@ CBG_API cbg_status cbg_copy_stats(const cbg_context_t* ctx, cbg_copy_stats_t* st
 
 /** @brief Zeroes the copy counters of a context. Thread-safe. @since 0.1 */
 CBG_API cbg_status cbg_copy_stats_reset(cbg_context_t* ctx);
+
+/**
+ * @brief The stage timings of a context created with cbg_context_desc_t.profile = 1, as a JSON
+ *        object: per stage its wall time in milliseconds and how often it ran, since creation or
+ *        the last cbg_context_stage_times_reset(). Empty ({}) when profiling is off.
+ *
+ * Stage names say where the time went: "boosting.weak_target", "boosting.search",
+ * "boosting.estimate_leaves", ... (the GPU boosting loop's passes), "boosting.search (device): ..."
+ * and "boosting.leaf_pass (device): ..." (device time between events inside a pass), "dist.*" (the
+ * hand-offs of a training over several GPUs, and "rank N: ..." for each GPU's own stages). The
+ * names are for people reading profiles; they may change between versions.
+ * @code
+ *   cbg_context_desc_t d;
+ *   cbg_context_desc_init(&d);
+ *   d.profile = 1;
+ *   cbg_context_t* ctx;
+ *   cbg_context_create(&d, &ctx);
+ *   ... cbg_train(...) with pools of ctx ...
+ *   const char* json;
+ *   if (cbg_context_stage_times(ctx, &json) == CBG_OK) puts(json);
+ *   // {"boosting.search": {"ms": 812.4, "calls": 1000}, "boosting.weak_target": {...}, ...}
+ * @endcode
+ * @param[out] json  receives a NUL-terminated string owned by the context, valid until the next
+ *                   call of this function on the handle or cbg_context_free(). Never free it.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE.
+ * Not thread-safe for this handle (the string); the timings themselves are. @since 0.1
+ */
+CBG_API cbg_status cbg_context_stage_times(cbg_context_t* ctx, const char** json);
+
+/** @brief Clears the stage timings of a context. Thread-safe. @since 0.1 */
+CBG_API cbg_status cbg_context_stage_times_reset(cbg_context_t* ctx);
 
 /** Device memory of a context: what the library holds through it now, its peak and the budget. */
 typedef struct cbg_memory_stats_t {
@@ -1303,6 +1338,8 @@ typedef struct cbg_api_v1_t {
                                 struct ArrowDeviceArray*, cbg_pool_t**);
   cbg_status (*model_feature_importance)(const cbg_model_t*, int32_t, const cbg_pool_t*, double*, size_t,
                                          int64_t*, int32_t*);
+  cbg_status (*context_stage_times)(cbg_context_t*, const char**);
+  cbg_status (*context_stage_times_reset)(cbg_context_t*);
 } cbg_api_v1_t;
 
 /**

@@ -74,7 +74,7 @@ class reducer {
   // that no rank waits forever. Idempotent.
   virtual void cancel() noexcept = 0;
   // Collectives enqueued so far and the host time spent enqueuing them (the sharded backend's
-  // profile, CBGPU_DIST_PROFILE).
+  // stage timings when its context profiles).
   struct counters {
     std::uint64_t calls = 0;
     double host_ms = 0;

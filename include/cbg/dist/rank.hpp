@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// One rank of a sharded training: what its GPU boosting backend (kernels/train/boosting_device.cu)
+// One rank of a sharded training: what its GPU boosting backend (src/train/device_backend.cpp)
 // needs to agree with the other ranks, and the gathers it uses (src/dist/rank_link.cpp).
 #pragma once
 

@@ -13,7 +13,7 @@
 
 namespace cbg::dist {
 
-struct shard_tensor;  // a compact copy of some rows of a tensor (kernels/dist/shard.cu)
+struct shard_tensor;  // a compact copy of some rows of a tensor (src/dist/shard.cpp)
 
 // Rows [first, first + count) of `src` as a pool on `dst` (a context of any device). With
 // `features` false the pool's only feature is a stand-in (its label column): for a learn shard,

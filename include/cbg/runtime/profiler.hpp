@@ -26,7 +26,11 @@ struct stage_total {
 // Per-stage totals of one context (thread-safe: the ranks of a sharded training share one).
 class profiler {
  public:
-  void add(const char* stage, double ms);
+  // `calls` occurrences of the stage that took `ms` together.
+  void add(const std::string& stage, double ms, std::int64_t calls = 1);
+  // Another profiler's totals, their stage names prefixed (a sharded training's ranks into the
+  // context the caller profiles).
+  void merge(const profiler& other, const std::string& prefix);
   [[nodiscard]] std::vector<stage_total> totals() const;  // by stage name
   void reset();
 

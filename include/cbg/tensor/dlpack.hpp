@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The DLPack structs (the public C header cbgpu/cbgpu_dlpack.h, one declaration for the library, its
-// tests, tools and callers) and C++ constants.
+// The DLPack structs (dlpack_abi.h: one declaration for the library, its tests, tools and callers,
+// who get it as the public C header cbgpu/cbgpu_dlpack.h) and C++ constants.
 #pragma once
 
 #include <cstdint>
 
-#include "cbgpu/cbgpu_dlpack.h"
+#include "cbg/tensor/dlpack_abi.h"
 
 namespace cbg::dlpack {
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The boosting loop's data passes, behind one interface with two implementations: the host
-// reference (src/train/boosting_host.cpp) and the GPU (kernels/train/boosting_device.cu). The loop
-// itself (src/train/trainer.cpp: noise, leaf estimation with backtracking, early stopping,
-// callbacks, logs, model assembly) is written once over this interface, so both paths take the
+// reference (src/train/boosting_host.cpp) and the GPU (src/train/device_backend.cpp, whose kernels
+// are kernels/train/). The loop itself (src/train/trainer.cpp: noise, leaf estimation with
+// backtracking, early stopping, callbacks, logs, model assembly) is written once over this
+// interface, so both paths take the
 // same decisions from the same numbers: every reduction here is deterministic and defined in
 // reduce_math.hpp, every per-row formula in loss.hpp / metric.hpp.
 //
@@ -171,7 +172,7 @@ struct backend_inputs {
 
 // The host reference (pools in host memory).
 std::unique_ptr<boosting_backend> make_host_backend(const backend_inputs& in);
-// The GPU (pools readable by the context's device); defined in kernels/train/.
+// The GPU (pools readable by the context's device); defined in src/train/device_backend.cpp.
 std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in);
 
 // The side of a raw value under a split (the host and the kernels both use it).

@@ -12,7 +12,7 @@
 //                 before anything is accepted the attempts go on up to 100.
 //
 // The GPU runs the steps in a one-block kernel between its row passes, with no host round trip
-// (kernels/train/boosting_device.cu); the host reference drives the same functions through its
+// (src/train/device_backend.cpp); the host reference drives the same functions through its
 // passes (src/train/boosting_common.cpp). Leaf-parallel parts take (first, stride) so a block can
 // share them; the ordered sums (the directional derivative) run on one thread in a fixed order.
 #pragma once

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -26,6 +27,8 @@
 #include "cbg/memory/resource.hpp"
 #include "cbg/model/io.hpp"
 #include "cbg/runtime/device.hpp"
+#include "cbg/runtime/policy.hpp"
+#include "cbg/runtime/profiler.hpp"
 #include "cbg/train/trainer.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
@@ -151,6 +154,37 @@ TEST_CASE("sharded training on 2 and 4 GPUs gives the single-GPU model byte for 
       check_same_model(single, sharded);
     }
   }
+}
+
+// The A/B switches of the policy (the unfused leaf passes, no spinning) and stage timings change how
+// the ranks work, never the model; the profile holds the hand-offs and each rank's backend calls.
+TEST_CASE("sharded training: the policy's switches and profiling keep the single-GPU model", "[gpu][dist]") {
+  CBG_REQUIRE_GPUS(2);
+  auto ctx = context_on(0);
+  cbg::context_options po;
+  po.device = 0;
+  po.profile = true;
+  auto profiled = cbg::context::create(po);
+  cbg::policy unfused;
+  unfused.dist_fused_pass = false;
+  unfused.dist_spin_us = 0;
+  cbg::set_policy(*profiled, unfused);
+  const std::string params = R"({"loss_function": "Logloss", "iterations": 8, "leaf_estimation_iterations": 4,
+                                 "leaf_estimation_backtracking": "Armijo", "custom_metric": ["AUC"]})";
+  const data d = make_data(40000, 6, "binary", 7);
+  auto learn = cbg::test::device_pool(ctx, d, true);
+  auto learn_profiled = cbg::test::device_pool(profiled, d, true);
+  const cbg::model::model single = tr::train(*learn.pool, with_devices(params, "0"), {});
+  const cbg::model::model sharded = tr::train(*learn_profiled.pool, with_devices(params, "0:1"), {});
+  check_same_model(single, sharded);
+  std::map<std::string, cbg::stage_total> by;
+  for (const cbg::stage_total& t : profiled->stage_profiler().totals()) by[t.stage] = t;
+  CHECK(by["dist.weak_target"].calls == 8);
+  CHECK(by["rank 0: boosting.weak_target"].calls == 8);
+  CHECK(by["rank 1: boosting.estimate_leaves"].calls == 8);
+  CHECK(by["rank 1: boosting.leaf_pass (device): exchange"].calls > 0);
+  CHECK(by["dist.rank 1: collectives"].calls > 0);
+  CHECK(ctx->stage_profiler().totals().empty());  // profiling off: nothing recorded
 }
 
 // Categorical features: the one-hot and ordered CTR columns are computed once, on the pool's device,

@@ -1,20 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Multi-GPU (issue 9), host side: the rank threads of the sharded backend (src/dist/rank_threads.hpp):
 // every call runs once on every rank, the first failure cancels the reducers and breaks the group,
-// and the profile (CBGPU_DIST_PROFILE) writes its JSON line. Threads with a negative device touch no GPU.
+// and the hand-offs' timings reach the profiler. Threads with a negative device touch no GPU.
 #include <atomic>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <chrono>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cbg/core/error.hpp"
 #include "cbg/dist/dist.hpp"
+#include "cbg/runtime/profiler.hpp"
 #include "src/dist/rank_threads.hpp"
 #include "support/catch.hpp"
 
@@ -34,7 +31,7 @@ TEST_CASE("rank threads: every call runs once on every rank, in order", "[dist]"
   for (const int n : {1, 3, 4}) {
     counting_reducer red;
     std::vector<cd::reducer*> reds(static_cast<std::size_t>(n), &red);
-    cd::rank_threads threads(std::vector<int>(static_cast<std::size_t>(n), -1), reds, nullptr);
+    cd::rank_threads threads(std::vector<int>(static_cast<std::size_t>(n), -1), reds, nullptr, std::chrono::microseconds(20000));
     CHECK(threads.size() == n);
     std::vector<std::vector<int>> seen(static_cast<std::size_t>(n));
     for (int call = 0; call < 200; ++call) {
@@ -51,7 +48,7 @@ TEST_CASE("rank threads: every call runs once on every rank, in order", "[dist]"
 TEST_CASE("rank threads: the first failure is rethrown, the reducers aborted, later calls refused", "[dist]") {
   counting_reducer red;
   std::vector<cd::reducer*> reds(4, &red);
-  cd::rank_threads threads(std::vector<int>(4, -1), reds, nullptr);
+  cd::rank_threads threads(std::vector<int>(4, -1), reds, nullptr, std::chrono::microseconds(20000));
   threads.run("fine", [](int) {});
   try {
     threads.run("fails", [](int r) {
@@ -72,38 +69,28 @@ TEST_CASE("rank threads: the first failure is rethrown, the reducers aborted, la
   }
 }
 
-TEST_CASE("rank threads: the profile writes one JSON line per training", "[dist]") {
-  const std::string path = "cbgpu_test_dist_profile.jsonl";
-  std::remove(path.c_str());
-  REQUIRE(setenv("CBGPU_DIST_PROFILE", path.c_str(), 1) == 0);
-  std::unique_ptr<cd::dist_profile> profile = cd::dist_profile::from_environment();
-  REQUIRE(unsetenv("CBGPU_DIST_PROFILE") == 0);
-  REQUIRE(profile != nullptr);
-  CHECK(cd::dist_profile::from_environment() == nullptr);
+TEST_CASE("rank threads: the hand-offs' timings reach the profiler", "[dist]") {
+  cbg::profiler out;
+  cd::dist_profile profile(out);
   {
     counting_reducer red;
-    cd::rank_threads threads({-1, -1}, {&red, &red}, profile.get());
+    cd::rank_threads threads({-1, -1}, {&red, &red}, &profile, std::chrono::microseconds(0));
     for (int k = 0; k < 3; ++k) threads.run("search", [](int) {});
     threads.run("weak_target", [](int) {});
   }
   std::vector<cd::dist_profile::rank_totals> totals(2);
   totals[1].collectives = 7;
   totals[1].d2h_copies = 5;
-  profile->write(totals);
-  std::ifstream in(path);
-  std::string line;
-  REQUIRE(std::getline(in, line));
-  const nlohmann::json j = nlohmann::json::parse(line);
-  const auto& calls = j.at("dist_profile").at("calls");
-  CHECK(calls.at("search").at("n").get<int>() == 3);
-  CHECK(calls.at("weak_target").at("n").get<int>() == 1);
-  CHECK(calls.at("search").at("wall_ms").get<double>() >= calls.at("search").at("work_ms").get<double>());
-  const auto& ranks = j.at("dist_profile").at("ranks");
-  REQUIRE(ranks.size() == 2);
-  CHECK(ranks[1].at("collectives").get<int>() == 7);
-  CHECK(ranks[1].at("d2h_copies").get<int>() == 5);
-  std::string more;
-  CHECK_FALSE(std::getline(in, more));
-  in.close();
-  std::remove(path.c_str());
+  profile.finish(totals);
+  std::map<std::string, cbg::stage_total> by;
+  for (const cbg::stage_total& t : out.totals()) by[t.stage] = t;
+  REQUIRE(by.count("dist.search") == 1);
+  CHECK(by["dist.search"].calls == 3);
+  CHECK(by["dist.weak_target"].calls == 1);
+  CHECK(by["dist.search"].ms >= by["dist.search: work"].ms);
+  CHECK(by["dist.search: gap before"].calls == 2);  // the first call has no previous one
+  CHECK(by["dist.weak_target: gap before"].calls == 1);
+  CHECK(by["dist.rank 1: collectives"].calls == 7);
+  CHECK(by["dist.rank 1: d2h copies"].calls == 5);
+  CHECK(by["dist.rank 0: collectives"].calls == 0);
 }

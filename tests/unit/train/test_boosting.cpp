@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "cbg/memory/device_buffer.hpp"
 #include "cbg/model/host_evaluator.hpp"
 #include "cbg/model/io.hpp"
+#include "cbg/runtime/profiler.hpp"
 #include "cbg/train/boosting_math.hpp"
 #include "cbg/train/det_math.hpp"
 #include "cbg/train/leaf_math.hpp"
@@ -692,6 +694,30 @@ TEST_CASE("GPU training is deterministic: two runs give the same model file", "[
   const auto a = cbm_bytes(tr::train(*g.pool, params, {}));
   const auto b = cbm_bytes(tr::train(*g.pool, params, {}));
   CHECK(a == b);
+}
+
+// Stage timings wait for the stream after each backend call: they must not change the model, and they
+// time every call of the loop (once per iteration for the weak target, the search and the leaves).
+TEST_CASE("GPU training with stage timings gives the same model and times every backend call", "[gpu][train]") {
+  CBG_REQUIRE_GPU();
+  auto gctx = make_context(0);
+  cbg::context_options po;
+  po.device = 0;
+  po.profile = true;
+  auto pctx = cbg::context::create(po);
+  dataset d = make_data(cbg::test::shrunk<std::int64_t>(100000, 20000), 8, "binary", 37);
+  device_pool_fixture g = device_pool(gctx, d);
+  device_pool_fixture p = device_pool(pctx, d);
+  const std::string params = R"({"loss_function": "Logloss", "iterations": 12, "custom_metric": ["AUC"]})";
+  CHECK(cbm_bytes(tr::train(*p.pool, params, {})) == cbm_bytes(tr::train(*g.pool, params, {})));
+  std::map<std::string, cbg::stage_total> by;
+  for (const cbg::stage_total& t : pctx->stage_profiler().totals()) by[t.stage] = t;
+  CHECK(by["boosting.weak_target"].calls == 12);
+  CHECK(by["boosting.search"].calls == 12);
+  CHECK(by["boosting.estimate_leaves"].calls == 12);
+  CHECK(by["boosting.leaf_pass (device): point kernel"].calls > 0);
+  CHECK(by["boosting.search"].ms > 0);
+  CHECK(gctx->stage_profiler().totals().empty());
 }
 
 TEST_CASE("GPU training from device tensors copies no dataset-sized data to the host", "[gpu][train]") {

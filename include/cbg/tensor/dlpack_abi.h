@@ -9,7 +9,8 @@
  * (https://dmlc.github.io/dlpack/latest/c_api.html): DLPackVersion, DLManagedTensorVersioned, the
  * flag bits. Where no dlpack.h is installed at all, the whole ABI is declared from the same
  * specification; the layouts are fixed by it. Define CBG_NO_SYSTEM_DLPACK to skip the system header.
- * The library uses this same header internally. @since 0.1
+ * The library uses these same declarations internally (its source is the core's
+ * include/cbg/tensor/dlpack_abi.h, installed under this name). @since 0.1
  */
 #ifndef CBGPU_CBGPU_DLPACK_H
 #define CBGPU_CBGPU_DLPACK_H

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// The approxes on the GPU: their start (bias and baseline), a tree's leaf values added on the learn rows
+// (by leaf index) and the eval rows (by the splits), and the border values of a tree's splits.
+#include "kernels/train/boosting_launch.hpp"
+#include "kernels/train/row_passes.cuh"
+
+#include "cbg/core/cuda_check.hpp"
+
+namespace cbg::train::launch {
+
+namespace {
+
+__global__ void start_kernel(start_args a, std::int64_t n, double* approx) {
+  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < n;
+       r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    for (int k = 0; k < a.dims; ++k) {
+      double v = a.bias[k];
+      if (a.has_baseline) v += a.baseline[k].value(r);
+      approx[k * n + r] = v;
+    }
+  }
+}
+
+__global__ void apply_learn_kernel(double* approx, std::int64_t n, int dims, const std::uint32_t* leaf,
+                                   const double* delta) {
+  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < n;
+       r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t at = static_cast<std::int64_t>(leaf[r]) * dims;
+    for (int k = 0; k < dims; ++k) approx[k * n + r] += delta[at + k];
+  }
+}
+
+__global__ void apply_eval_kernel(double* approx, std::int64_t n, int dims, eval_tree tree, const double* delta) {
+  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < n;
+       r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    std::uint32_t leaf = 0;
+    for (int s = 0; s < tree.count; ++s) {
+      const float v = quantize::to_feature_float(tree.column[s].value(r));
+      leaf |= (split_is_one(tree.split[s], v) ? 1u : 0u) << s;
+    }
+    for (int k = 0; k < dims; ++k) approx[k * n + r] += delta[static_cast<std::int64_t>(leaf) * dims + k];
+  }
+}
+
+__global__ void gather_borders_kernel(const float* borders, border_gather g, float* out) {
+  const int i = static_cast<int>(threadIdx.x);
+  if (i < g.count) out[i] = borders[g.index[i]];
+}
+
+}  // namespace
+
+void start_approx(const start_args& a, std::int64_t n, double* approx, cudaStream_t stream) {
+  start_kernel<<<grid_of(n), 256, 0, stream>>>(a, n, approx);
+  CBG_CHECK_CUDA(stream);
+}
+
+void apply_learn(double* approx, std::int64_t n, int dims, const std::uint32_t* leaf, const double* delta,
+                 cudaStream_t stream) {
+  apply_learn_kernel<<<grid_of(n), 256, 0, stream>>>(approx, n, dims, leaf, delta);
+  CBG_CHECK_CUDA(stream);
+}
+
+void apply_eval(double* approx, std::int64_t n, int dims, const eval_tree& tree, const double* delta,
+                cudaStream_t stream) {
+  apply_eval_kernel<<<grid_of(n), 256, 0, stream>>>(approx, n, dims, tree, delta);
+  CBG_CHECK_CUDA(stream);
+}
+
+void gather_borders(const float* borders, const border_gather& g, float* out, cudaStream_t stream) {
+  gather_borders_kernel<<<1, max_depth, 0, stream>>>(borders, g, out);
+  CBG_CHECK_CUDA(stream);
+}
+
+}  // namespace cbg::train::launch
