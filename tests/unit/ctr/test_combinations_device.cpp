@@ -225,6 +225,7 @@ void run_levels(int complexity, bool binary, bool strict, std::int64_t rows) {
   const cbg::quantize::host_quantized q = cbg::quantize::quantize_host(*h.learn, qo);
   auto hx = ctr::make_combinations_host(*hl->pool, he->pool.get(), o, t, 7, complexity, h);
   auto dx = ctr::make_combinations_device(*dl->pool, de->pool.get(), o, rule, !binary, 7, complexity, q.mode, d);
+  hx->set_nan_modes(q.mode);
   const auto border = [&](std::int32_t f, std::int32_t bin) {
     return q.borders[static_cast<std::size_t>(f) * cbg::quantize::border_stride + static_cast<std::size_t>(bin)];
   };
@@ -239,7 +240,7 @@ void run_levels(int complexity, bool binary, bool strict, std::int64_t rows) {
   // The levels: nothing, a float split, a won combination, a one-hot split, a second float split
   // (NaNs in it), a second won combination.
   for (int level = 0; level < 6; ++level) {
-    const auto hc = hx->candidates(level, chosen, q);
+    const auto hc = hx->candidates(chosen, border);
     const auto dc = dx->candidates(chosen, border);
     REQUIRE(dc.size() == hc.size());
     if (level == 0) CHECK(hc.empty());
