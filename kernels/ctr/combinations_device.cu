@@ -5,9 +5,6 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 
 #include "kernels/common/cccl.cuh"
 #include "kernels/ctr/ctr_device.hpp"
@@ -140,48 +137,6 @@ void feature_bins(const context& ctx, const std::uint32_t* index, std::int64_t p
   feature_bins_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(index + (f / 4) * padded_rows, n,
                                                                      static_cast<unsigned>(8 * (f % 4)), bins);
   CBG_CHECK_CUDA(ctx.stream());
-}
-
-bool combo_profile_on() {
-  static const bool on = std::getenv("CBGPU_COMBO_PROFILE") != nullptr;
-  return on;
-}
-
-combo_profile& combo_profile_data() {
-  static combo_profile p;
-  return p;
-}
-
-void combo_profile_print_and_reset() {
-  if (!combo_profile_on()) return;
-  combo_profile& p = combo_profile_data();
-  static const char* const names[combo_profile::count] = {"keys_sort", "ctr_values", "quantize", "readbacks",
-                                                          "candidates", "hist_score", "commit", "leaves"};
-  std::fprintf(stderr, "{\"combo_profile_ms\": {");
-  for (int s = 0; s < combo_profile::count; ++s) std::fprintf(stderr, "%s\"%s\": %.1f", s ? ", " : "", names[s], p.ms[s]);
-  std::fprintf(stderr, "}, \"projections\": %lld, \"columns\": %lld, \"levels\": %lld}\n", p.projections, p.columns,
-               p.levels);
-  std::fflush(stderr);
-  p = combo_profile{};
-}
-
-namespace {
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-}  // namespace
-
-combo_timer::combo_timer(const context& ctx, combo_profile::stage s) : stage_(s) {
-  if (!combo_profile_on()) return;
-  ctx_ = &ctx;
-  CBG_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
-  t0_ = now_ms();
-}
-
-combo_timer::~combo_timer() {
-  if (ctx_ == nullptr) return;
-  (void)cudaStreamSynchronize(ctx_->stream());
-  combo_profile_data().ms[stage_] += now_ms() - t0_;
 }
 
 void ctr_values_of_keys(const context& ctx, const std::uint64_t* keys, std::int64_t n, const model::ctr_table_view& t,

@@ -144,30 +144,4 @@ void feature_bins(const context& ctx, const std::uint32_t* index, std::int64_t p
 void ctr_values_of_keys(const context& ctx, const std::uint64_t* keys, std::int64_t n, const model::ctr_table_view& t,
                         const model::ctr_calc& c, float* out);
 
-// Stage times of the GPU feature combinations, for benchmarks: on when the environment variable
-// CBGPU_COMBO_PROFILE is set (then the stages synchronise the stream to be timed, so the totals
-// include that). Accumulated process-wide (not thread safe; benchmarks train one model at a time)
-// and printed to stderr and reset when the combinations object of a training goes away.
-struct combo_profile {
-  enum stage : int { keys_sort, ctr_values, quantize, readbacks, candidates, hist_score, commit, leaves, count };
-  double ms[count] = {};
-  long long projections = 0, columns = 0, levels = 0;
-};
-bool combo_profile_on();
-combo_profile& combo_profile_data();
-void combo_profile_print_and_reset();
-// Host milliseconds of a stage (synchronises the stream at the start and the end when profiling).
-class combo_timer {
- public:
-  combo_timer(const context& ctx, combo_profile::stage s);
-  ~combo_timer();
-  combo_timer(const combo_timer&) = delete;
-  combo_timer& operator=(const combo_timer&) = delete;
-
- private:
-  const context* ctx_ = nullptr;
-  combo_profile::stage stage_;
-  double t0_ = 0.0;
-};
-
 }  // namespace cbg::ctr::detail

@@ -1,39 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// The GPU tree search's hook for extra candidate columns (search_extension_device.hpp). Compiled with
-// --fmad=false like split.cu, so the scores follow score_math.hpp expression for expression and
-// equal the host reference's (src/train/tree_search_host.cpp) bit for bit.
+// The GPU tree search's extra candidate columns (search_extension_device.hpp): kernels and launchers.
+// Compiled with --fmad=false like split.cu, so the scores follow score_math.hpp expression for
+// expression and equal the host reference's (src/train/tree_search_host.cpp) bit for bit.
 #include "kernels/train/search_extension_device.hpp"
-
-#include <optional>
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdlib>
-#include <memory>
-#include <vector>
 
 #include "cbg/core/cuda_check.hpp"
-#include "cbg/core/error.hpp"
-#include "cbg/memory/copy.hpp"
-#include "cbg/memory/device_buffer.hpp"
 #include "cbg/train/score_math.hpp"
-#include "kernels/ctr/ctr_device.hpp"
 #include "kernels/train/choose_best.cuh"
 
 namespace cbg::train::detail {
 
 namespace {
-
-// The level's columns on the device.
-struct ext_columns {
-  const std::uint8_t* const* bins = nullptr;  // [K]
-  const std::int32_t* nb = nullptr;           // [K]: border_count + 1
-  const std::int64_t* offset = nullptr;       // [K]: first histogram column
-  const double* noise = nullptr;              // [K]
-  int count = 0;
-  std::int64_t total_bins = 0;
-  int max_borders = 0;
-};
 
 // Histograms of every leaf of the level: [leaf][channel][total_bins] fixed-point sums (exact, so
 // the order of the atomics does not matter).
@@ -137,16 +117,6 @@ __global__ void ext_score_kernel(search_view v, ext_columns e, const long long* 
   scores[i] = score;
 }
 
-// What a level reads back, in one copy: the extension's choice, the search state after the level's
-// choose_split and the float borders of its splits (the next level's candidates need both).
-struct ext_record {
-  int column = -1;  // -1: the pool's split stands
-  int bin = -1;
-  int reserved[2] = {0, 0};
-  search_state state;
-  float borders[max_depth] = {};  // split i's border when its feature is the pool's, else 0
-};
-
 // Thread 0 of a block writes the record whole (every word, reserved ones included).
 __device__ inline void write_record(const search_view& v, const float* borders, int column, int bin, ext_record* out) {
   ext_record r;
@@ -188,20 +158,6 @@ __global__ void __launch_bounds__(choose_threads) ext_choose_kernel(search_view 
   }
 }
 
-// A won column: the state (its split, or the end of the tree when it repeats one).
-// The won column's split taken into the tree (or the tree stopped when it repeats a split): on the
-// device's state and on the host's copy of it, the same update.
-__host__ __device__ inline void take_split(search_state& s, int level, split sp, bool stop) {
-  if (stop) {
-    s.stopped = 1;
-    s.count = level;
-  } else {
-    s.splits[level] = sp;
-    s.count = level + 1;
-    s.stopped = 0;
-  }
-}
-
 __global__ void ext_take_kernel(search_state* s, int level, split sp, int stop) { take_split(*s, level, sp, stop != 0); }
 
 // The next level computes the lighter child of each leaf (as choose_kernel).
@@ -232,181 +188,60 @@ unsigned grid_for(std::int64_t n, int threads, int cap) {
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>(cap, (n + threads - 1) / threads)));
 }
 
-// Grows `b` to at least n elements (contents not kept).
-template <class T>
-void ensure(device_buffer<T>& b, std::size_t n, const context& ctx) {
-  if (b.size() < n || b.stream() != ctx.stream()) b = device_buffer<T>(std::max<std::size_t>(n, 1), ctx.stream(), ctx.resource());
-}
-
-template <class T>
-T read_back(const context& ctx, const T* d, const char* what) {
-  T out{};
-  copy_bytes(&out, memory_kind::host, d, memory_kind::device, sizeof(T), ctx.stream(), ctx.copies(), ctx.rules(),
-             CBG_COPY_SITE(what));
-  CBG_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
-  return out;
-}
-
 }  // namespace
 
-// The extension's scratch, kept for the training (device_search_extension::workspace): the level's
-// column tables in one block, the histograms, the scores and the read-back record, each grown to
-// the largest level seen; and the tree's state as the last record (or the host's own update) left it.
-struct extension_workspace {
-  device_buffer<std::byte> columns;  // [K] pointers, [K] offsets, [K] noise, [K] bin counts
-  device_buffer<long long> hist;
-  device_buffer<double> scores;
-  device_buffer<ext_record> record;
-  std::vector<std::byte> host_columns;
-  // The tree's state before level `known` (its choose_split not counted): valid when known is the
-  // level being searched; otherwise the level reads it back first.
-  int known = -1;
-  ext_record tree;
-};
-
-namespace {
-
-// The tree's splits before `level`, and their borders: the last level's record, else read back now.
-const ext_record& tree_before(const context& ctx, const search_view& v, const quantize::device_quantized& q,
-                              extension_workspace& w, int level) {
-  if (level == 0) {
-    // Nothing chosen yet; a non-finite derivative (state.status) is seen by ext_choose_kernel.
-    w.tree = ext_record{};
-    w.known = 0;
-  }
-  if (w.known != level) {
-    ext_state_kernel<<<1, 1, 0, ctx.stream()>>>(v, q.borders.data(), w.record.data());
-    CBG_CHECK_CUDA(ctx.stream());
-    w.tree = read_back(ctx, w.record.data(), "tree structure");
-    w.known = level;
-  }
-  return w.tree;
+void ext_state(const search_view& v, const float* borders, ext_record* out, cudaStream_t stream) {
+  ext_state_kernel<<<1, 1, 0, stream>>>(v, borders, out);
+  CBG_CHECK_CUDA(stream);
 }
 
-}  // namespace
-
-bool extension_level(const context& ctx, const search_view& v, const quantize::device_quantized& q,
-                     device_search_extension& ext, const tree_search_params& params, int level, bool last_level) {
-  CBG_EXPECTS(v.row_list == nullptr, status::internal, "extension_level: row lists are on");
-  CBG_EXPECTS(level >= 0 && level < max_depth, status::internal, "extension_level: bad level");
-  const cudaStream_t stream = ctx.stream();
-  using prof = ctr::detail::combo_profile;
-  if (ctr::detail::combo_profile_on()) ++ctr::detail::combo_profile_data().levels;
-  if (!ext.workspace) ext.workspace = std::make_shared<extension_workspace>();
-  extension_workspace& w = *ext.workspace;
-  ensure(w.record, 1, ctx);
-  std::optional<ctr::detail::combo_timer> timer(std::in_place, ctx, prof::readbacks);
-  const ext_record& tree = tree_before(ctx, v, q, w, level);
-  // The next level reads back unless this one leaves its record.
-  w.known = -1;
-  const search_state& st = tree.state;
-  if (st.status != 0 || st.count < level) {  // bad values, or the tree ended before this level
-    w.known = level + 1;  // it stays so
-    return false;
-  }
-  const std::vector<split> chosen(st.splits, st.splits + level);
-  const auto float_border = [&](std::int32_t f, std::int32_t bin) {
-    for (int i = 0; i < level; ++i) {
-      if (st.splits[i].feature == f && st.splits[i].bin == bin && f < v.features) return tree.borders[i];
-    }
-    const float* at = q.borders.data() + static_cast<std::size_t>(f) * quantize::border_stride + bin;
-    return read_back(ctx, at, "split border");  // not one of the splits: asked for once, never in practice
-  };
-  timer.reset();
-  timer.emplace(ctx, prof::candidates);
-  const std::vector<device_search_extension::column> cols = ext.candidates(chosen, float_border);
-  timer.reset();
-  if (cols.empty()) return false;
-  timer.emplace(ctx, prof::hist_score);
-
-  // The column tables in one block: 8-byte fields first, then the 4-byte bin counts.
-  const auto K = static_cast<int>(cols.size());
-  const std::size_t n = cols.size();
-  static_assert(sizeof(const std::uint8_t*) == 8 && sizeof(std::int64_t) == 8 && sizeof(double) == 8);
-  const std::size_t table_bytes = n * (3 * 8 + sizeof(std::int32_t));
-  w.host_columns.resize(table_bytes);
-  auto* ptrs = reinterpret_cast<const std::uint8_t**>(w.host_columns.data());
-  auto* offset = reinterpret_cast<std::int64_t*>(w.host_columns.data() + n * 8);
-  auto* noise = reinterpret_cast<double*>(w.host_columns.data() + 2 * n * 8);
-  auto* nb = reinterpret_cast<std::int32_t*>(w.host_columns.data() + 3 * n * 8);
-  std::int64_t total = 0;
-  int max_borders = 1;
-  for (std::size_t k = 0; k < n; ++k) {
-    ptrs[k] = cols[k].bins;
-    nb[k] = cols[k].border_count + 1;
-    offset[k] = total;
-    total += nb[k];
-    max_borders = std::max(max_borders, cols[k].border_count);
-    noise[k] = ext.column_noise ? ext.column_noise(level, k) : 0.0;
-  }
-  ensure(w.columns, table_bytes, ctx);
-  copy_bytes(w.columns.data(), memory_kind::device, w.host_columns.data(), memory_kind::host, table_bytes, stream,
-             ctx.copies(), ctx.rules(), CBG_COPY_SITE("extension columns"));
-  std::byte* d_tables = w.columns.data();
-  ext_columns e;
-  e.bins = reinterpret_cast<const std::uint8_t* const*>(d_tables);
-  e.offset = reinterpret_cast<const std::int64_t*>(d_tables + n * 8);
-  e.noise = ext.column_noise ? reinterpret_cast<const double*>(d_tables + 2 * n * 8) : nullptr;
-  e.nb = reinterpret_cast<const std::int32_t*>(d_tables + 3 * n * 8);
-  e.count = K;
-  e.total_bins = total;
-  e.max_borders = max_borders;
-
+void ext_histograms(const search_view& v, const ext_columns& e, int level, bool global_only, long long* hist,
+                    cudaStream_t stream) {
+  if (v.rows <= 0) return;
+  const int K = e.count;
   const std::size_t leaves = std::size_t{1} << level;
-  const std::size_t hist_size = leaves * static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(total);
-  ensure(w.hist, hist_size, ctx);
-  CBG_CUDA_TRY(cudaMemsetAsync(w.hist.data(), 0, hist_size * sizeof(long long), stream));
-  if (v.rows > 0) {
-    const dim3 grid(grid_for(v.rows, 256, std::max(1, 2048 / K)), static_cast<unsigned>(K));
-    // Shared-memory histograms when a block's fit the default 48 KiB (CBGPU_COMBO_GLOBAL_HIST set:
-    // always the global-atomics kernel, for A/B benchmarks).
-    static const bool global_only = std::getenv("CBGPU_COMBO_GLOBAL_HIST") != nullptr;
-    const int stride = max_borders + 1;
-    const std::size_t shared = leaves * static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(stride) *
-                               sizeof(long long);
-    if (!global_only && shared <= 48 * 1024) {
-      ext_histogram_shared_kernel<<<grid, 256, shared, stream>>>(v, e, level, stride, w.hist.data());
-    } else {
-      ext_histogram_kernel<<<grid, 256, 0, stream>>>(v, e, level, w.hist.data());
-    }
-    CBG_CHECK_CUDA(stream);
+  const dim3 grid(grid_for(v.rows, 256, std::max(1, 2048 / K)), static_cast<unsigned>(K));
+  const int stride = e.max_borders + 1;
+  const std::size_t shared = leaves * static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(stride) *
+                             sizeof(long long);
+  if (!global_only && shared <= 48 * 1024) {
+    ext_histogram_shared_kernel<<<grid, 256, shared, stream>>>(v, e, level, stride, hist);
+  } else {
+    ext_histogram_kernel<<<grid, 256, 0, stream>>>(v, e, level, hist);
   }
-  const std::int64_t cells = static_cast<std::int64_t>(K) * max_borders;
-  ensure(w.scores, static_cast<std::size_t>(cells), ctx);
-  ext_score_kernel<<<grid_for(cells, 128, 1 << 20), 128, 0, stream>>>(v, e, w.hist.data(), level, params.score,
-                                                                       params.l2_leaf_reg, w.scores.data());
   CBG_CHECK_CUDA(stream);
-  ext_choose_kernel<<<1, choose_threads, 0, stream>>>(v, e, w.scores.data(), q.borders.data(), w.record.data());
-  CBG_CHECK_CUDA(stream);
-  // The one read-back of the level: the choice, and the state and borders the next level starts from.
-  w.tree = read_back(ctx, w.record.data(), "extension split");
-  w.known = level + 1;
-  const ext_record& won = w.tree;
-  timer.reset();
-  if (won.column < 0) return false;
+}
 
-  const std::int32_t id = ext.commit(static_cast<std::size_t>(won.column));
-  const split sp{id, won.bin};
-  const bool stop = std::find(chosen.begin(), chosen.end(), sp) != chosen.end();
-  // ext_take_kernel's update, on the host's copy too (a column's split has no float border).
-  take_split(w.tree.state, level, sp, stop);
-  if (!stop) w.tree.borders[level] = 0.0f;
-  timer.emplace(ctx, prof::leaves);
-  ext_take_kernel<<<1, 1, 0, stream>>>(v.state, level, sp, stop ? 1 : 0);
+void ext_scores(const search_view& v, const ext_columns& e, const long long* hist, int level, score_function fn,
+                double lambda, double* scores, cudaStream_t stream) {
+  const std::int64_t cells = static_cast<std::int64_t>(e.count) * e.max_borders;
+  ext_score_kernel<<<grid_for(cells, 128, 1 << 20), 128, 0, stream>>>(v, e, hist, level, fn, lambda, scores);
   CBG_CHECK_CUDA(stream);
-  if (!stop) {
-    if (!last_level) {
-      ext_compute_bit_kernel<<<grid_for(static_cast<std::int64_t>(leaves), 256, 1 << 16), 256, 0, stream>>>(
-          v, e, w.hist.data(), level, won.column, won.bin);
-      CBG_CHECK_CUDA(stream);
-    }
-    if (v.rows > 0) {
-      ext_leaves_kernel<<<grid_for(v.rows, 512, 4096), 512, 0, stream>>>(v, cols[static_cast<std::size_t>(won.column)].bins,
-                                                                          level, won.bin);
-      CBG_CHECK_CUDA(stream);
-    }
-  }
-  return true;
+}
+
+void ext_choose(const search_view& v, const ext_columns& e, const double* scores, const float* borders,
+                ext_record* out, cudaStream_t stream) {
+  ext_choose_kernel<<<1, choose_threads, 0, stream>>>(v, e, scores, borders, out);
+  CBG_CHECK_CUDA(stream);
+}
+
+void ext_take(search_state* s, int level, split sp, bool stop, cudaStream_t stream) {
+  ext_take_kernel<<<1, 1, 0, stream>>>(s, level, sp, stop ? 1 : 0);
+  CBG_CHECK_CUDA(stream);
+}
+
+void ext_compute_bits(const search_view& v, const ext_columns& e, const long long* hist, int level, int k, int bin,
+                      cudaStream_t stream) {
+  const std::size_t leaves = std::size_t{1} << level;
+  ext_compute_bit_kernel<<<grid_for(static_cast<std::int64_t>(leaves), 256, 1 << 16), 256, 0, stream>>>(
+      v, e, hist, level, k, bin);
+  CBG_CHECK_CUDA(stream);
+}
+
+void ext_leaves(const search_view& v, const std::uint8_t* bins, int level, int bin, cudaStream_t stream) {
+  if (v.rows <= 0) return;
+  ext_leaves_kernel<<<grid_for(v.rows, 512, 4096), 512, 0, stream>>>(v, bins, level, bin);
+  CBG_CHECK_CUDA(stream);
 }
 
 }  // namespace cbg::train::detail

@@ -1,25 +1,74 @@
 // SPDX-License-Identifier: Apache-2.0
-// The GPU tree search's hook for a device_search_extension (search_extension_device.hpp): one level's
-// extra candidate columns, after the pool's split has been chosen (stages.hpp's choose_split).
-// Internal (kernels/train).
+// The kernels of the GPU tree search's extra candidate columns (feature combinations;
+// search_extension.hpp) and their launchers: one level's columns scored against the pool's best
+// split (stages.hpp's choose_split), and a won column's split taken into the tree. The level's
+// orchestration (which columns, the read-backs, the commit) is src/train/tree_search_device.cpp.
+// Compiled with --fmad=false like split.cu, so the scores follow score_math.hpp expression for
+// expression and equal the host reference's (src/train/tree_search_host.cpp) bit for bit.
 #pragma once
+
+#include <cstdint>
 
 #include "kernels/train/stages.hpp"
 
-#include "cbg/quantize/quantizer.hpp"
-#include "cbg/runtime/context.hpp"
-#include "cbg/train/search_extension_device.hpp"
+#include "cbg/config.hpp"
 
 namespace cbg::train::detail {
 
-// Level `level` of a search with `ext`: reads the splits so far back, asks the extension for its
-// columns, builds their histograms over the level's leaves (every leaf, no subtraction), scores
-// every border as the host reference does (search_tree_host: same sums, same order, same noise)
-// and compares the best with the pool's best (v.best, after score_splits). When a column wins it
-// is committed and the search state, the next level's compute bits and the leaf index are updated
-// from its bins; returns true then (the caller skips update_leaves), false when the pool's split
-// stands. v.row_list must be null (the leaf update here writes no row lists).
-bool extension_level(const context& ctx, const search_view& v, const quantize::device_quantized& q,
-                     device_search_extension& ext, const tree_search_params& params, int level, bool last_level);
+// The level's columns on the device.
+struct ext_columns {
+  const std::uint8_t* const* bins = nullptr;  // [K]
+  const std::int32_t* nb = nullptr;           // [K]: border_count + 1
+  const std::int64_t* offset = nullptr;       // [K]: first histogram column
+  const double* noise = nullptr;              // [K]
+  int count = 0;
+  std::int64_t total_bins = 0;
+  int max_borders = 0;
+};
+
+// What a level reads back, in one copy: the extension's choice, the search state after the level's
+// choose_split and the float borders of its splits (the next level's candidates need both).
+struct ext_record {
+  int column = -1;  // -1: the pool's split stands
+  int bin = -1;
+  int reserved[2] = {0, 0};
+  search_state state;
+  float borders[max_depth] = {};  // split i's border when its feature is the pool's, else 0
+};
+
+// The won column's split taken into the tree (or the tree stopped when it repeats a split): on the
+// device's state and on the host's copy of it, the same update.
+CBG_HOST_DEVICE inline void take_split(search_state& s, int level, split sp, bool stop) {
+  if (stop) {
+    s.stopped = 1;
+    s.count = level;
+  } else {
+    s.splits[level] = sp;
+    s.count = level + 1;
+    s.stopped = 0;
+  }
+}
+
+// The record without a choice (a level whose previous one read nothing back).
+void ext_state(const search_view& v, const float* borders, ext_record* out, cudaStream_t stream);
+// Histograms of every leaf of the level over the columns: [leaf][channel][e.total_bins]
+// fixed-point sums into `hist` (zeroed by the caller). Shared-memory histograms when a block's fit
+// the default 48 KiB, unless global_only (the global-atomics kernel, for A/B benchmarks).
+void ext_histograms(const search_view& v, const ext_columns& e, int level, bool global_only, long long* hist,
+                    cudaStream_t stream);
+// Every (column, border)'s score as search_tree_host adds it up: scores[k * e.max_borders + b].
+void ext_scores(const search_view& v, const ext_columns& e, const long long* hist, int level, score_function fn,
+                double lambda, double* scores, cudaStream_t stream);
+// The best of the pool's features (v.best) and the columns (feature v.features + k), written to
+// `out` with the state and the splits' borders.
+void ext_choose(const search_view& v, const ext_columns& e, const double* scores, const float* borders,
+                ext_record* out, cudaStream_t stream);
+// take_split on the device's state.
+void ext_take(search_state* s, int level, split sp, bool stop, cudaStream_t stream);
+// The next level computes the lighter child of each of the level's leaves under column k's split.
+void ext_compute_bits(const search_view& v, const ext_columns& e, const long long* hist, int level, int k, int bin,
+                      cudaStream_t stream);
+// Every row's leaf index gets bit `level` when its bin of the column is > bin.
+void ext_leaves(const search_view& v, const std::uint8_t* bins, int level, int bin, cudaStream_t stream);
 
 }  // namespace cbg::train::detail

@@ -1,17 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Feature-parallel scoring in the sharded tree search (sliced_search.hpp): the slices' exchange
-// kernels, the slice's candidate and the pick of the level's split.
+// Feature-parallel scoring in the sharded tree search: the slices' exchange kernels, the slice's
+// candidate and the pick of the level's split, with their launchers (sliced_search.hpp; the
+// collectives between them: src/train/sliced_search.cpp).
 #include "kernels/train/sliced_search.hpp"
 
 #include "kernels/train/choose_best.cuh"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string_view>
 
 #include "cbg/core/cuda_check.hpp"
-#include "cbg/core/error.hpp"
-#include "cbg/memory/copy.hpp"
 #include "cbg/train/score_math.hpp"
 
 namespace cbg::train::detail {
@@ -31,21 +28,11 @@ struct candidate_head {
 static_assert(sizeof(candidate_head) == 16);
 
 std::size_t candidate_words(int level) { return std::max<std::size_t>(1, ((std::size_t{1} << level) + 31) / 32); }
-std::size_t candidate_bytes(int level) {
-  return (sizeof(candidate_head) + candidate_words(level) * sizeof(std::uint32_t) + 7) / 8 * 8;
-}
 
 int grid_for(std::int64_t n, int threads, int cap) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(cap, (n + threads - 1) / threads)));
 }
 
-struct exchange_shape {
-  std::int64_t first_slot;
-  std::int64_t slots;
-  std::int64_t channels;
-  std::int64_t total_bins;
-  std::int64_t width;
-};
 
 // send[r][s][c][i] = column column[r] + i of slot first_slot + s, channel c (0 past the slice).
 __global__ void pack_kernel(const long long* __restrict__ hist, long long* __restrict__ send,
@@ -143,85 +130,33 @@ __global__ void __launch_bounds__(choose_threads)
 
 }  // namespace
 
-bool sliced_scoring_enabled(int ranks, std::int64_t features, int multiprocessors) {
-  // -1: automatic, 0: off, 1: on.
-  static const int mode = [] {
-    const char* e = std::getenv("CBGPU_DIST_SLICED_SCORE");
-    if (e == nullptr || *e == 0) return -1;
-    return std::string_view(e) == "0" ? 0 : 1;
-  }();
-  if (ranks < 2 || mode == 0) return false;
-  return mode == 1 || features > sliced_features_per_multiprocessor * static_cast<std::int64_t>(multiprocessors);
+std::size_t candidate_bytes(int level) {
+  return (sizeof(candidate_head) + candidate_words(level) * sizeof(std::uint32_t) + 7) / 8 * 8;
 }
 
-void prepare_sliced_search(sliced_search& s, const context& ctx, const std::vector<std::int64_t>& offset,
-                           std::int64_t total_bins, int channels, int depth, const dist::reducer& red) {
-  if (s.prepared && s.ranks == red.size() && s.rank == red.rank() && s.channels == channels && s.depth >= depth) {
-    return;
-  }
-  const cudaStream_t stream = ctx.stream();
-  s = sliced_search{};
-  s.prepared = true;
-  s.ranks = red.size();
-  s.rank = red.rank();
-  s.channels = channels;
-  s.depth = depth;
-  int multiprocessors = 0;
-  CBG_CUDA_TRY(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, ctx.device()));
-  s.enabled = sliced_scoring_enabled(s.ranks, static_cast<std::int64_t>(offset.size()), multiprocessors);
-  if (!s.enabled) return;
-  s.slices = dist::slice_features(offset, total_bins, s.ranks);
-  const std::size_t slots = std::size_t{1} << (depth - 1);
-  const std::size_t block = slots * static_cast<std::size_t>(channels) * static_cast<std::size_t>(s.slices.width);
-  s.column = device_buffer<std::int64_t>(s.slices.column.size(), stream, ctx.resource());
-  s.send = device_buffer<long long>(std::max<std::size_t>(1, block * static_cast<std::size_t>(s.ranks)), stream,
-                                    ctx.resource());
-  s.recv = device_buffer<long long>(std::max<std::size_t>(1, block), stream, ctx.resource());
-  const std::size_t candidate = candidate_bytes(depth - 1);
-  s.candidate_send = device_buffer<unsigned char>(candidate, stream, ctx.resource());
-  s.candidate_recv = device_buffer<unsigned char>(candidate * static_cast<std::size_t>(s.ranks), stream, ctx.resource());
-  copy_bytes(s.column.data(), memory_kind::device, s.slices.column.data(), memory_kind::host,
-             s.slices.column.size() * sizeof(std::int64_t), stream, ctx.copies(), ctx.rules(),
-             CBG_COPY_SITE("feature slices"));
-}
-
-void exchange_slices(sliced_search& s, const search_view& v, std::size_t first_slot, std::size_t n_slots,
-                     dist::reducer& red, cudaStream_t stream) {
-  const exchange_shape x{static_cast<std::int64_t>(first_slot), static_cast<std::int64_t>(n_slots), v.channels,
-                         v.total_bins, s.slices.width};
-  const std::int64_t block = x.slots * x.channels * x.width;
-  if (block == 0) return;
-  const std::int64_t packed = block * s.ranks;
-  pack_kernel<<<grid_for(packed, exchange_threads, 2048), exchange_threads, 0, stream>>>(v.hist, s.send.data(),
-                                                                                          s.column.data(), s.ranks, x);
+void pack_slices(const long long* hist, long long* send, const std::int64_t* column, int ranks, const exchange_shape& x,
+                 cudaStream_t stream) {
+  const std::int64_t packed = x.slots * x.channels * x.width * ranks;
+  pack_kernel<<<grid_for(packed, exchange_threads, 2048), exchange_threads, 0, stream>>>(hist, send, column, ranks, x);
   CBG_CHECK_CUDA(stream);
-  red.sum_scatter_i64(s.send.data(), s.recv.data(), static_cast<std::size_t>(block), stream);
-  const auto r = static_cast<std::size_t>(s.rank);
-  const std::int64_t first = s.slices.column[r];
-  const std::int64_t width = s.slices.column[r + 1] - first;
-  if (width == 0) return;
+}
+
+void unpack_slice(long long* hist, const long long* recv, std::int64_t first, std::int64_t width,
+                  const exchange_shape& x, cudaStream_t stream) {
   unpack_kernel<<<grid_for(x.slots * x.channels * width, exchange_threads, 2048), exchange_threads, 0, stream>>>(
-      v.hist, s.recv.data(), first, width, x);
+      hist, recv, first, width, x);
   CBG_CHECK_CUDA(stream);
 }
 
-search_view slice_view(const sliced_search& s, const search_view& v) {
-  search_view out = v;
-  const auto r = static_cast<std::size_t>(s.rank);
-  out.score_begin = s.slices.begin[r];
-  out.score_end = s.slices.begin[r + 1];
-  return out;
+void slice_candidate(const search_view& v, int level, bool last_level, std::int64_t begin, std::int64_t end,
+                     unsigned char* out, cudaStream_t stream) {
+  slice_candidate_kernel<<<1, choose_threads, 0, stream>>>(v, level, last_level, begin, end, out);
+  CBG_CHECK_CUDA(stream);
 }
 
-void choose_split_sliced(sliced_search& s, const search_view& v, int level, bool last_level, dist::reducer& red,
-                         cudaStream_t stream) {
-  const auto r = static_cast<std::size_t>(s.rank);
-  const std::size_t stride = candidate_bytes(level);
-  slice_candidate_kernel<<<1, choose_threads, 0, stream>>>(v, level, last_level, s.slices.begin[r],
-                                                           s.slices.begin[r + 1], s.candidate_send.data());
-  CBG_CHECK_CUDA(stream);
-  red.all_gather(s.candidate_send.data(), s.candidate_recv.data(), stride, stream);
-  pick_kernel<<<1, choose_threads, 0, stream>>>(v, level, last_level, s.candidate_recv.data(), s.ranks, stride);
+void pick_candidate(const search_view& v, int level, bool last_level, const unsigned char* all, int ranks,
+                    std::size_t stride, cudaStream_t stream) {
+  pick_kernel<<<1, choose_threads, 0, stream>>>(v, level, last_level, all, ranks, stride);
   CBG_CHECK_CUDA(stream);
 }
 

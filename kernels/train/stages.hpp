@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The stages of the GPU tree search (kernels/train/tree_search.cu runs them on one stream):
+// The stages of the GPU tree search (src/train/tree_search_device.cpp runs them on one stream):
 //   histogram.cu  one level's histograms of the computed children (fixed-point sums)
 //   split.cu      per-channel max |value| (the fixed-point scales) and the NaN/infinity check;
 //                 siblings by subtraction, every candidate's score, best per feature; the best

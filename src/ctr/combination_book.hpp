@@ -16,6 +16,7 @@
 
 #include "cbg/core/error.hpp"
 #include "cbg/ctr/features.hpp"
+#include "cbg/quantize/quantizer.hpp"
 
 namespace cbg::ctr {
 
@@ -25,6 +26,17 @@ inline constexpr std::size_t max_cached_projections = 64;
 
 // Projection: holds `columns`, each with `desc`, `borders` and `bins` (whose data() the search
 // reads); Committed: what a committed column keeps, with `borders`.
+// Per float feature (of `float_count`): 1 when its quantized nan_mode (`modes`) puts NaN on the "1"
+// side of its splits, as the model's NaN treatment does.
+inline std::vector<std::uint8_t> nan_is_one_of(const std::vector<std::uint8_t>& modes, std::int64_t float_count) {
+  std::vector<std::uint8_t> out;
+  for (std::int64_t f = 0; f < float_count; ++f) {
+    out.push_back(static_cast<std::size_t>(f) < modes.size() &&
+                  modes[static_cast<std::size_t>(f)] == static_cast<std::uint8_t>(quantize::nan_mode::max));
+  }
+  return out;
+}
+
 template <class Projection, class Committed>
 class combination_book {
  public:

@@ -16,7 +16,7 @@
 #include "cbg/ctr/ctr_math.hpp"
 #include "cbg/train/boosting.hpp"
 #include "src/ctr/pool_views.hpp"
-#include "src/ctr/combination_book.hpp"
+#include "src/ctr/combination_search.hpp"
 #include "src/ctr/host_helpers.hpp"
 
 namespace cbg::ctr {
@@ -107,31 +107,35 @@ bool is_counter(model::ctr_type t) {
 }
 
 // One candidate column: a CTR feature of a projection, its borders and every learn row's bin.
-struct column_data {
+struct host_column {
   model::ctr_description desc;
   std::vector<float> borders;
   std::vector<std::uint8_t> bins;
 };
 
 // A projection's learn keys (dense ids in order of first appearance) and its candidate columns.
-struct projection_data {
+struct host_projection {
   model::projection proj;
   std::vector<std::uint32_t> ids;   // per learn row
   std::vector<std::uint64_t> keys;  // per id
-  std::vector<column_data> columns;
+  std::vector<host_column> columns;
 };
 
 // A combination that won a split: what the trainer and the backend ask for later.
-struct committed_column {
+struct host_committed {
   std::vector<float> borders;
   std::vector<float> eval;  // the model's values on the eval rows
 };
 
-class host_combinations final : public train::search_extension {
+// The host primitives of the feature combinations' search extension (combination_search.hpp).
+class host_primitives {
  public:
-  host_combinations(const pool& learn, const pool* eval, const options& o, const ctr_targets& targets,
-                    std::uint64_t seed, int max_complexity, prepared_data& prepared)
-      : learn_(learn), eval_(eval), o_(o), seed_(seed), max_complexity_(max_complexity), prepared_(prepared) {
+  using projection_data = host_projection;
+  using committed_column = host_committed;
+
+  host_primitives(prepared_data& prepared, const pool& learn, const pool* eval, const options& o,
+                  const ctr_targets& targets, std::uint64_t seed)
+      : learn_(learn), eval_(eval), o_(o), seed_(seed), prepared_(prepared) {
     n_ = learn.num_rows();
     ne_ = eval != nullptr ? eval->num_rows() : 0;
     binarize_ = targets.binarize;
@@ -141,32 +145,18 @@ class host_combinations final : public train::search_extension {
                 status::internal, "CTR targets are missing");
     targets_ = *targets.learn;
     specs_ = o.combinations_ctr ? *o.combinations_ctr : default_ctrs(true);
-    ctr_cats_ = combination_cats(prepared);
   }
 
-  std::vector<column> candidates(int /*depth*/, const std::vector<train::split>& chosen,
-                                 const quantize::host_quantized& q) override {
-    // Base projections: those of the CTR splits already in the tree, and one of its float and
-    // one-hot splits (CatBoost's CPU rule).
-    if (nan_is_one_.empty()) {
-      for (std::int64_t f = 0; f < prepared_.float_count; ++f) {
-        nan_is_one_.push_back(q.mode[static_cast<std::size_t>(f)] == static_cast<std::uint8_t>(quantize::nan_mode::max));
-      }
-    }
-    const std::vector<model::projection> bases =
-        combination_bases(chosen, prepared_, [&](std::int32_t f, std::int32_t bin) {
-          return q.borders[static_cast<std::size_t>(f) * quantize::border_stride + static_cast<std::size_t>(bin)];
-        });
-    return book_.level<column>(combination_candidates(bases, ctr_cats_, max_complexity_),
-                               [&](const model::projection& proj) { return make_projection(proj); });
+  [[nodiscard]] const context& ctx() const { return *learn_.ctx(); }
+
+  void set_nan_modes(const std::vector<std::uint8_t>& modes) {
+    nan_is_one_ = nan_is_one_of(modes, prepared_.float_count);
   }
 
-  std::int32_t commit(std::size_t k) override {
-    const column_data& c = book_.last(k);
-    if (const auto id = book_.id_of(c.desc)) return *id;
-    const projection_data& p = projection(c.desc.base.proj);
+  // The committed column c of projection p: its table (kept in prepared_.tables) and eval values.
+  host_committed commit(const host_projection& p, const host_column& c) {
     const model::ctr_table& table = table_of(p, c.desc.base);
-    committed_column cc;
+    host_committed cc;
     cc.borders = c.borders;
     if (eval_ != nullptr) {
       const std::vector<std::uint64_t> keys = row_keys(p.proj, true);
@@ -177,15 +167,10 @@ class host_combinations final : public train::search_extension {
         cc.eval[static_cast<std::size_t>(r)] = model::ctr_value_of(tv, calc, keys[static_cast<std::size_t>(r)]);
       }
     }
-    return book_.add(c.desc, std::move(cc));
+    return cc;
   }
 
-  [[nodiscard]] float border(std::int32_t feature, std::int32_t bin) const override {
-    return book_.border(feature, bin);
-  }
-
-  [[nodiscard]] const float* eval_values(std::int32_t feature) const override {
-    const committed_column& c = book_.committed(feature);
+  [[nodiscard]] const float* eval_values(const host_committed& c) const {
     return c.eval.empty() ? nullptr : c.eval.data();
   }
 
@@ -250,7 +235,7 @@ class host_combinations final : public train::search_extension {
   }
 
   // The table of `base` over all learn rows (built once, kept in prepared_.tables).
-  const model::ctr_table& table_of(const projection_data& p, const model::ctr_base& base) {
+  const model::ctr_table& table_of(const host_projection& p, const model::ctr_base& base) {
     for (const model::ctr_table& t : prepared_.tables) {
       if (t.base == base) return t;
     }
@@ -307,7 +292,7 @@ class host_combinations final : public train::search_extension {
 
   // The learn values of one CTR feature of projection p: ordered for the target types, from the
   // full table for the counter types.
-  std::vector<float> learn_values(const projection_data& p, const model::ctr_description& d) {
+  std::vector<float> learn_values(const host_projection& p, const model::ctr_description& d) {
     std::vector<float> v(static_cast<std::size_t>(n_));
     const model::ctr_type t = d.base.type;
     const std::size_t unique = p.keys.size();
@@ -349,7 +334,7 @@ class host_combinations final : public train::search_extension {
   }
 
   // Quantizes one column as the derived columns are (the CTR's border count and type, no NaNs).
-  void quantize_column(const std::vector<float>& values, const ctr_spec& s, column_data& out) {
+  void quantize_column(const std::vector<float>& values, const ctr_spec& s, host_column& out) {
     view_set views;
     pool_inputs in;
     in.columns.push_back(views.host_floats(values.data(), n_));
@@ -365,13 +350,10 @@ class host_combinations final : public train::search_extension {
     for (std::int64_t r = 0; r < n_; ++r) out.bins[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(q.bin(r, 0));
   }
 
-  const projection_data& projection(const model::projection& proj) {
-    return book_.get(proj, [&](const model::projection& x) { return make_projection(x); });
-  }
-
   // The keys and candidate columns of a projection.
-  std::unique_ptr<projection_data> make_projection(const model::projection& proj) {
-    auto p = std::make_unique<projection_data>();
+ public:
+  std::unique_ptr<host_projection> make_projection(const model::projection& proj) {
+    auto p = std::make_unique<host_projection>();
     p->proj = proj;
     std::unordered_map<std::uint64_t, std::uint32_t> id_of;
     p->ids.resize(static_cast<std::size_t>(n_));
@@ -383,7 +365,7 @@ class host_combinations final : public train::search_extension {
     }
     if (!specs_.empty()) ensure_targets(specs_.front());
     for (const combination_feature& f : projection_features(proj, specs_, classes_)) {
-      column_data c;
+      host_column c;
       c.desc = f.desc;
       quantize_column(learn_values(*p, c.desc), specs_[f.spec], c);
       p->columns.push_back(std::move(c));
@@ -391,24 +373,22 @@ class host_combinations final : public train::search_extension {
     return p;
   }
 
+ private:
   const pool& learn_;
   const pool* eval_;
   options o_;
   std::uint64_t seed_;
-  int max_complexity_;
   prepared_data& prepared_;
   std::int64_t n_ = 0, ne_ = 0;
   bool binarize_ = false, multiclass_ = false;
   int classes_ = 2;
   std::vector<float> targets_;
   std::vector<ctr_spec> specs_;
-  std::vector<std::int32_t> ctr_cats_;
   std::vector<std::uint8_t> nan_is_one_;  // per float feature: NaN goes to the "1" side
   std::map<std::int32_t, std::vector<std::uint32_t>> hashes_, eval_hashes_;
   std::vector<std::uint32_t> order_;
   std::vector<std::uint8_t> cls_;
   double fixed_scale_ = 1.0;
-  combination_book<projection_data, committed_column> book_{prepared_};
 };
 
 }  // namespace
@@ -417,8 +397,8 @@ std::unique_ptr<train::search_extension> make_combinations_host(const pool& lear
                                                                 const options& o, const ctr_targets& targets,
                                                                 std::uint64_t seed, int max_complexity,
                                                                 prepared_data& prepared) {
-  auto c = std::make_unique<host_combinations>(learn, eval, o, targets, seed, max_complexity, prepared);
-  return c;
+  return std::make_unique<combination_search<host_primitives>>(prepared, max_complexity, learn, eval, o, targets,
+                                                                seed);
 }
 
 }  // namespace cbg::ctr

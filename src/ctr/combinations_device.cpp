@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Feature combinations from device data (combinations_device.hpp), mirroring the host extension of
-// combinations.cpp step for step; the kernels are kernels/ctr/combinations_device.cu and
-// ctr_device.cu.
+// Feature combinations from device data (combinations_device.hpp): the GPU primitives of the search
+// extension (combination_search.hpp: the control flow shared with the host path, combinations.cpp);
+// the kernels are kernels/ctr/combinations_device.cu and ctr_device.cu.
 #include "cbg/ctr/combinations_device.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <iterator>
 #include <map>
 #include <numeric>
@@ -20,8 +19,9 @@
 #include "cbg/ctr/ctr_math.hpp"
 #include "cbg/quantize/quantizer.hpp"
 #include "cbg/runtime/device.hpp"
+#include "cbg/runtime/profiler.hpp"
 #include "cbg/train/params.hpp"
-#include "src/ctr/combination_book.hpp"
+#include "src/ctr/combination_search.hpp"
 #include "src/ctr/host_helpers.hpp"
 #include "src/ctr/pool_views.hpp"
 #include "src/ctr/targets_device.hpp"
@@ -37,7 +37,7 @@ bool is_counter(model::ctr_type t) {
   return t == model::ctr_type::counter || t == model::ctr_type::feature_freq;
 }
 
-struct column_data {
+struct device_column {
   model::ctr_description desc;
   std::vector<float> borders;
   device_buffer<std::uint8_t> bins;
@@ -45,7 +45,7 @@ struct column_data {
 
 // A projection's ids per learn row (ranks of the sorted distinct keys), per id its key (ascending)
 // and first row, and its candidate columns.
-struct projection_data {
+struct device_projection {
   model::projection proj;
   std::size_t unique = 0;
   device_buffer<std::uint32_t> ids;
@@ -53,21 +53,25 @@ struct projection_data {
   device_buffer<std::uint32_t> first;
   device_buffer<std::int32_t> counts;       // learn rows per id
   device_buffer<std::int32_t> full_counts;  // Counter under counter_calc Full: + the eval rows per id
-  std::vector<column_data> columns;
+  std::vector<device_column> columns;
 };
 
-struct committed_column {
+struct device_committed {
   std::vector<float> borders;
   device_buffer<float> eval;
 };
 
-class gpu_combinations final : public device_combinations {
+// The GPU primitives of the feature combinations' search extension (combination_search.hpp).
+class device_primitives {
  public:
-  gpu_combinations(const pool& learn, const pool* eval, const options& o, const train::target_rule& rule,
-                   bool binarize, std::uint64_t seed, int max_complexity, const std::vector<std::uint8_t>& nan_modes,
-                   prepared_data& prepared)
+  using projection_data = device_projection;
+  using committed_column = device_committed;
+
+  device_primitives(prepared_data& prepared, const pool& learn, const pool* eval, const options& o,
+                    const train::target_rule& rule, bool binarize, std::uint64_t seed, int max_complexity,
+                    const std::vector<std::uint8_t>& nan_modes)
       : learn_(learn), eval_(eval), ctx_(*learn.ctx()), o_(o), rule_(rule), binarize_(binarize), seed_(seed),
-        max_complexity_(max_complexity), prepared_(prepared) {
+        prepared_(prepared) {
     CBG_EXPECTS(!ctx_.is_cpu(), status::no_device, "make_combinations_device needs a GPU context");
     CBG_EXPECTS(max_complexity <= detail::max_key_parts, status::unsupported,
                 fmt::format("parameter 'max_ctr_complexity': {}: the GPU combines at most {} features",
@@ -79,7 +83,6 @@ class gpu_combinations final : public device_combinations {
     CBG_EXPECTS(n_ <= 0x7fffffff, status::unsupported, "categorical features: at most 2^31 - 1 learn rows");
     multiclass_ = rule.loss == train::loss_kind::multiclass || rule.loss == train::loss_kind::multiclass_one_vs_all;
     specs_ = o.combinations_ctr ? *o.combinations_ctr : default_ctrs(true);
-    ctr_cats_ = combination_cats(prepared);
     for (const column_view& c : prepared.learn->features()) {
       CBG_EXPECTS(c.memory != memory_kind::host, status::device,
                   "feature combinations on the GPU read device, managed or pinned memory (a column is in pageable "
@@ -93,43 +96,24 @@ class gpu_combinations final : public device_combinations {
       }
     }
     set_nan_modes(nan_modes);
-    // CBGPU_COMBO_CACHE=n: projections kept beyond the level's (benchmarks; default
-    // max_cached_projections).
-    if (const char* cache = std::getenv("CBGPU_COMBO_CACHE"); cache != nullptr && *cache != '\0') {
-      book_.set_cache_limit(static_cast<std::size_t>(std::strtoull(cache, nullptr, 10)));
-    }
     // The classes of the host extension: multiclass from the labels (read once, as the targets are).
     if (!specs_.empty() && multiclass_) ensure_targets();
   }
 
-  ~gpu_combinations() override { detail::combo_profile_print_and_reset(); }
-  gpu_combinations(const gpu_combinations&) = delete;
-  gpu_combinations& operator=(const gpu_combinations&) = delete;
+  device_primitives(const device_primitives&) = delete;
+  device_primitives& operator=(const device_primitives&) = delete;
 
-  void set_nan_modes(const std::vector<std::uint8_t>& modes) override {
-    nan_is_one_.clear();
-    for (std::int64_t f = 0; f < prepared_.float_count; ++f) {
-      nan_is_one_.push_back(static_cast<std::size_t>(f) < modes.size() &&
-                            modes[static_cast<std::size_t>(f)] == static_cast<std::uint8_t>(quantize::nan_mode::max));
-    }
+  [[nodiscard]] const context& ctx() const { return ctx_; }
+
+  void set_nan_modes(const std::vector<std::uint8_t>& modes) {
+    nan_is_one_ = nan_is_one_of(modes, prepared_.float_count);
   }
 
-  std::vector<column> candidates(const std::vector<train::split>& chosen,
-                                 const std::function<float(std::int32_t, std::int32_t)>& float_border) override {
+  // The committed column c of projection p: its table (kept in prepared_.tables) and eval values.
+  device_committed commit(const device_projection& p, const device_column& c) {
     scoped_device guard(ctx_.device());
-    const std::vector<model::projection> bases = combination_bases(chosen, prepared_, float_border);
-    return book_.level<column>(combination_candidates(bases, ctr_cats_, max_complexity_),
-                               [&](const model::projection& proj) { return make_projection(proj); });
-  }
-
-  std::int32_t commit(std::size_t k) override {
-    scoped_device guard(ctx_.device());
-    const detail::combo_timer timer(ctx_, detail::combo_profile::commit);
-    const column_data& c = book_.last(k);
-    if (const auto id = book_.id_of(c.desc)) return *id;
-    const projection_data& p = projection(c.desc.base.proj);
     const model::ctr_table& table = table_of(p, c.desc.base);
-    committed_column cc;
+    device_committed cc;
     cc.borders = c.borders;
     if (eval_ != nullptr && ne_ > 0) {
       const device_buffer<std::uint64_t> keys = row_keys(p.proj, true);
@@ -149,16 +133,16 @@ class gpu_combinations final : public device_combinations {
       detail::ctr_values_of_keys(ctx_, keys.data(), ne_, tv, ctr_calc_of(c.desc), cc.eval.data());
       // The temporaries above are freed in stream order after the kernel.
     }
-    return book_.add(c.desc, std::move(cc));
+    return cc;
   }
 
-  [[nodiscard]] float border(std::int32_t feature, std::int32_t bin) const override {
-    return book_.border(feature, bin);
-  }
-
-  [[nodiscard]] const float* eval_values(std::int32_t feature) const override {
-    const committed_column& c = book_.committed(feature);
+  [[nodiscard]] const float* eval_values(const device_committed& c) const {
     return c.eval.size() > 0 ? c.eval.data() : nullptr;
+  }
+
+  std::unique_ptr<device_projection> make_projection(const model::projection& proj) {
+    scoped_device guard(ctx_.device());
+    return projection_of(proj);
   }
 
  private:
@@ -183,7 +167,7 @@ class gpu_combinations final : public device_combinations {
     for (const model::float_split& s : proj.float_splits) {
       plan.fcol[plan.floats] = src.features()[static_cast<std::size_t>(s.float_index)];
       plan.fsplit[plan.floats] =
-          train::value_split{s.float_index, s.border, nan_is_one_[static_cast<std::size_t>(s.float_index)] ? std::uint8_t{1} : std::uint8_t{0}};
+          train::value_split{s.float_index, s.border, nan_is_one_[static_cast<std::size_t>(s.float_index)]};
       ++plan.floats;
     }
     for (const model::one_hot_split& s : proj.one_hot_splits) {
@@ -204,7 +188,7 @@ class gpu_combinations final : public device_combinations {
 
   // The table of `base` over all learn rows, with the keys in order of first appearance (the host
   // extension's ids), built once and kept in prepared_.tables.
-  const model::ctr_table& table_of(const projection_data& p, const model::ctr_base& base) {
+  const model::ctr_table& table_of(const device_projection& p, const model::ctr_base& base) {
     for (const model::ctr_table& t : prepared_.tables) {
       if (t.base == base) return t;
     }
@@ -279,13 +263,13 @@ class gpu_combinations final : public device_combinations {
 
   // A counter type's counts per id: the learn rows', plus the eval rows' for Counter under
   // counter_calc Full (as the host's tables).
-  const std::int32_t* counts_of(const projection_data& p, model::ctr_type t) const {
+  const std::int32_t* counts_of(const device_projection& p, model::ctr_type t) const {
     return counts_eval(t) ? p.full_counts.data() : p.counts.data();
   }
 
   // The counter denominator as the host's table: Counter the largest count, FeatureFreq the learn
   // rows.
-  std::int32_t denominator(const projection_data& p, model::ctr_type t) {
+  std::int32_t denominator(const device_projection& p, model::ctr_type t) {
     if (t == model::ctr_type::counter) return p.unique > 0 ? detail::max_count(ctx_, counts_of(p, t), p.unique) : 0;
     return static_cast<std::int32_t>(n_);
   }
@@ -295,7 +279,7 @@ class gpu_combinations final : public device_combinations {
   // count and type (overrides). The border subset is the same rows for every feature, so each column
   // gets the borders it would get alone.
   void quantize_columns(const std::vector<device_buffer<float>>& values, const std::vector<std::size_t>& spec,
-                        std::vector<column_data>& out) {
+                        std::vector<device_column>& out) {
     if (values.empty()) return;
     view_set views;
     pool_inputs in;
@@ -331,21 +315,16 @@ class gpu_combinations final : public device_combinations {
     CBG_CUDA_TRY(cudaStreamSynchronize(ctx_.stream()));  // q and the pool's views go out of scope
   }
 
-  const projection_data& projection(const model::projection& proj) {
-    return book_.get(proj, [&](const model::projection& x) { return make_projection(x); });
-  }
-
   // The ids and candidate columns of a projection.
-  std::unique_ptr<projection_data> make_projection(const model::projection& proj) {
+  std::unique_ptr<device_projection> projection_of(const model::projection& proj) {
     const cudaStream_t stream = ctx_.stream();
     const auto& res = ctx_.resource();
     const auto un = static_cast<std::size_t>(n_);
-    auto p = std::make_unique<projection_data>();
+    auto p = std::make_unique<device_projection>();
     p->proj = proj;
     p->ids = device_buffer<std::uint32_t>(un, stream, res);
-    if (detail::combo_profile_on()) ++detail::combo_profile_data().projections;
     {
-      const detail::combo_timer timer(ctx_, detail::combo_profile::keys_sort);
+      const stage_range range(ctx_, "combinations.keys");
       const device_buffer<std::uint64_t> keys = row_keys(proj, false);
       device_buffer<std::uint64_t> ukeys(un, stream, res);
       device_buffer<std::uint32_t> first(un, stream, res);
@@ -377,9 +356,8 @@ class gpu_combinations final : public device_combinations {
     int last_j = -1;
     for (const combination_feature& f : features) {
       const model::ctr_description& d = f.desc;
-      if (detail::combo_profile_on()) ++detail::combo_profile_data().columns;
       device_buffer<float> values(un, stream, res);
-      std::optional<detail::combo_timer> timer(std::in_place, ctx_, detail::combo_profile::ctr_values);
+      std::optional<stage_range> range(std::in_place, ctx_, "combinations.ctr_values");
       if (is_counter(d.base.type)) {
         if (counts_eval(d.base.type) && p->full_counts.size() == 0) {
           p->full_counts = device_buffer<std::int32_t>(std::max<std::size_t>(unique, 1), stream, res);
@@ -404,15 +382,15 @@ class gpu_combinations final : public device_combinations {
         detail::ordered_values(ctx_, ts_, runs, n_, d.base.type, d.target_border_idx, d.prior_num, d.prior_denom,
                                values.data());
       }
-      timer.reset();
-      column_data c;
+      range.reset();
+      device_column c;
       c.desc = d;
       all_values.push_back(std::move(values));
       all_specs.push_back(f.spec);
       p->columns.push_back(std::move(c));
     }
     {
-      const detail::combo_timer qt(ctx_, detail::combo_profile::quantize);
+      const stage_range range(ctx_, "combinations.quantize");
       quantize_columns(all_values, all_specs, p->columns);
     }
     return p;
@@ -425,32 +403,30 @@ class gpu_combinations final : public device_combinations {
   train::target_rule rule_;
   bool binarize_ = false;
   std::uint64_t seed_ = 0;
-  int max_complexity_ = 1;
   prepared_data& prepared_;
   std::int64_t n_ = 0, ne_ = 0;
   bool multiclass_ = false;
   std::vector<ctr_spec> specs_;
-  std::vector<std::int32_t> ctr_cats_;
-  std::vector<bool> nan_is_one_;
+  std::vector<std::uint8_t> nan_is_one_;  // per float feature: NaN goes to the "1" side
   std::map<std::int32_t, device_buffer<std::uint32_t>> hashes_, eval_hashes_;
   detail::target_state ts_;
-  combination_book<projection_data, committed_column> book_{prepared_};
 };
 
 }  // namespace
 
-std::unique_ptr<device_combinations> make_combinations_device(const pool& learn, const pool* eval, const options& o,
-                                                              const train::target_rule& rule, bool binarize,
-                                                              std::uint64_t seed, int max_complexity,
-                                                              const std::vector<std::uint8_t>& nan_modes,
-                                                              prepared_data& prepared) {
+std::unique_ptr<train::search_extension> make_combinations_device(const pool& learn, const pool* eval,
+                                                                  const options& o, const train::target_rule& rule,
+                                                                  bool binarize, std::uint64_t seed, int max_complexity,
+                                                                  const std::vector<std::uint8_t>& nan_modes,
+                                                                  prepared_data& prepared) {
   scoped_device guard(learn.ctx()->device());
-  return std::make_unique<gpu_combinations>(learn, eval, o, rule, binarize, seed, max_complexity, nan_modes, prepared);
+  return std::make_unique<combination_search<device_primitives>>(prepared, max_complexity, learn, eval, o, rule,
+                                                                  binarize, seed, max_complexity, nan_modes);
 }
 
-std::unique_ptr<device_combinations> combinations_for_training_device(const pool& learn, const pool* eval,
-                                                                      const train::train_params& p,
-                                                                      prepared_data& prepared) {
+std::unique_ptr<train::search_extension> combinations_for_training_device(const pool& learn, const pool* eval,
+                                                                          const train::train_params& p,
+                                                                          prepared_data& prepared) {
   const int complexity = max_ctr_complexity_of(p.ctr, p.iterations);
   if (complexity <= 1 || combination_cats(prepared).empty()) return nullptr;
   train::target_rule rule;

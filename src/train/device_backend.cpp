@@ -27,7 +27,7 @@
 #include "cbg/runtime/profiler.hpp"
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/boosting_math.hpp"
-#include "cbg/train/search_extension_device.hpp"
+#include "cbg/train/search_extension.hpp"
 #include "src/train/boosting_common.hpp"
 
 namespace cbg::train {
@@ -100,7 +100,7 @@ class pass_clock {
 // ---- the backend -------------------------------------------------------------------------------------
 class device_backend final : public boosting_backend {
  public:
-  explicit device_backend(const backend_inputs& in, device_search_extension* extension = nullptr)
+  explicit device_backend(const backend_inputs& in, search_extension* extension = nullptr)
       : ctx_(*in.learn->ctx()), learn_(*in.learn), eval_(in.eval), guard_(ctx_.device()), ext_(extension) {
     for (const pool* p : {in.learn, in.eval}) {
       if (p == nullptr) continue;
@@ -837,7 +837,7 @@ class device_backend final : public boosting_backend {
   device_buffer<fixed_scale> scales_;
   device_search_workspace_ptr workspace_;
   pass_clock pass_clock_{ctx_.profiling()};
-  device_search_extension* ext_ = nullptr;  // feature combinations (issue 5), or none
+  search_extension* ext_ = nullptr;  // feature combinations (issue 5), or none
   std::unique_ptr<dist::rank_link> link_;  // sharded training (issue 9); null on one GPU
   device_buffer<double> all_tiles_;
   device_buffer<unsigned char> pass_send_, pass_recv_;  // merged_pass's blocks
@@ -850,7 +850,7 @@ std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in) 
   return std::make_unique<device_backend>(in);
 }
 
-std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in, device_search_extension* extension) {
+std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in, search_extension* extension) {
   if (extension == nullptr) return make_device_backend(in);
   CBG_EXPECTS(in.rank == nullptr && !dist::wants_sharding(in), status::not_implemented,
               "parameter 'max_ctr_complexity': feature combinations (max_ctr_complexity > 1) are implemented on one "

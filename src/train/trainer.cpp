@@ -21,7 +21,6 @@
 #include "cbg/io/atomic_file.hpp"
 #include "cbg/ctr/combinations.hpp"
 #include "cbg/train/search_extension.hpp"
-#include "cbg/train/search_extension_device.hpp"
 #include "cbg/ctr/combinations_device.hpp"
 #include "cbg/dist/train.hpp"
 #include "cbg/ctr/features.hpp"
@@ -269,8 +268,7 @@ model::model train(const pool& learn, const std::string& params_json, const trai
   dataset data(learn, eval, p);
   backend_inputs in = data.take_backend_inputs();
   ctr::prepared_data* const cat = data.categorical();
-  std::unique_ptr<search_extension> combinations;  // feature combinations (host path)
-  std::unique_ptr<device_search_extension> device_combinations;  // feature combinations (GPU path)
+  std::unique_ptr<search_extension> combinations;  // feature combinations
   if (cat != nullptr) {
     if (ctx.is_cpu()) {
       combinations = ctr::combinations_for_training(data.labelled_learn(), data.labelled_eval(), p, *cat);
@@ -289,7 +287,7 @@ model::model train(const pool& learn, const std::string& params_json, const trai
                               sharded ? "on one GPU only; with several devices use max_ctr_complexity=1"
                                       : "on a GPU only for categorical columns and labels in device, managed or "
                                         "pinned memory; use max_ctr_complexity=1 or pass the columns in device memory"));
-      device_combinations = ctr::combinations_for_training_device(data.labelled_learn(), data.labelled_eval(), p, *cat);
+      combinations = ctr::combinations_for_training_device(data.labelled_learn(), data.labelled_eval(), p, *cat);
     } else if (ctr::max_ctr_complexity_of(p.ctr, p.iterations) > 1 && ctx.log_enabled(log::level::warn)) {
       // Unset on a GPU: 1, whatever memory the data is in, since combinations on the GPU are still
       // 20-35x slower per iteration than simple CTRs (bench/RESULTS.md).
@@ -301,8 +299,8 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     }
   }
   std::unique_ptr<boosting_backend> b =
-      ctx.is_cpu() ? make_host_backend(in, combinations.get()) : make_device_backend(in, device_combinations.get());
-  if (device_combinations) device_combinations->set_nan_modes(b->nan_modes());
+      ctx.is_cpu() ? make_host_backend(in, combinations.get()) : make_device_backend(in, combinations.get());
+  if (combinations) combinations->set_nan_modes(b->nan_modes());
 
   // Targets and the data-dependent defaults.
   const label_facts lf = b->labels(false);
@@ -428,7 +426,6 @@ model::model train(const pool& learn, const std::string& params_json, const trai
     // Score noise (§3.5): Cosine only.
     std::vector<double> noise;
     if (combinations) combinations->column_noise = nullptr;
-    if (device_combinations) device_combinations->column_noise = nullptr;
     if (p.random_strength > 0 && p.score == score_function::cosine) {
       const double spread = std::sqrt(weak.sigma_sum / (static_cast<double>(n) + 1e-100));
       const double length = std::exp(std::log(static_cast<double>(n)) - it * r.learning_rate);
@@ -438,15 +435,14 @@ model::model train(const pool& learn, const std::string& params_json, const trai
         for (std::size_t k = 0; k < noise.size(); ++k) {
           noise[k] = sigma * noise_normal(p.random_seed, it, static_cast<std::int64_t>(k));
         }
-        if (combinations || device_combinations) {  // feature combinations: draws after the pool's, one per (level, column)
+        if (combinations) {  // feature combinations: draws after the pool's, one per (level, column)
           const std::int64_t base = static_cast<std::int64_t>(noise.size());
           const std::uint64_t seed = p.random_seed;
           const auto column_noise = [sigma, seed, it, base](int level, std::size_t column) {
             const std::int64_t index = base + level * (std::int64_t{1} << 24) + static_cast<std::int64_t>(column);
             return sigma * noise_normal(seed, it, index);
           };
-          if (combinations) combinations->column_noise = column_noise;
-          if (device_combinations) device_combinations->column_noise = column_noise;
+          combinations->column_noise = column_noise;
         }
       }
     }

@@ -25,7 +25,7 @@
 // inside a projection is ours (ascending).
 //
 // The GPU path: combinations_device.hpp (the same candidates, columns, tables and eval values from
-// device data) through the GPU tree search's hook (search_extension_device.hpp), on one GPU with
+// device data; one control flow with the host's over the two paths' primitives), on one GPU with
 // the categorical columns and the label in memory the device reads; otherwise (pageable host
 // columns, several GPUs) the trainer refuses an explicit max_ctr_complexity > 1 and uses 1 where
 // the parameter is not set, with a warning.
@@ -83,7 +83,7 @@ std::vector<combination_feature> projection_features(const model::projection& pr
 // bits of its float and one-hot splits follow through model::projection_add_bit.
 std::uint64_t combination_key(const std::uint32_t* cats, std::size_t n);
 
-// The extension for the host tree search. `prepared` (from prepare_categorical_host on the same
+// The extension for the host tree search (set_nan_modes before the first candidates). `prepared` (from prepare_categorical_host on the same
 // pools) must outlive it; committed combinations are appended to it. `targets` as for
 // prepare_categorical_host (copied); `seed` must be the one the simple CTRs used.
 std::unique_ptr<train::search_extension> make_combinations_host(const pool& learn, const pool* eval,

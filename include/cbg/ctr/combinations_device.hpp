@@ -24,30 +24,28 @@
 #include "cbg/ctr/combinations.hpp"
 #include "cbg/ctr/features.hpp"
 #include "cbg/train/boosting.hpp"
-#include "cbg/train/search_extension_device.hpp"
+#include "cbg/train/search_extension.hpp"
 
 namespace cbg::ctr {
 
-// The device extension (the GPU tree search's hook, search_extension_device.hpp).
-using device_combinations = train::device_search_extension;
-
-// The device extension over pools the context's device reads (as prepare_categorical_device), with
-// `prepared` from prepare_categorical_device on the same pools (it must outlive it; committed
+// The extension for the GPU tree search (search_extension.hpp: bins and eval values in device
+// memory; the host's control flow over GPU primitives) over pools the context's device reads (as
+// prepare_categorical_device), with `prepared` from prepare_categorical_device on the same pools (it must outlive it; committed
 // combinations are appended to it). `rule`, `binarize` and `seed` as given to
 // prepare_categorical_device; `nan_modes`: the quantized nan_mode of each float feature (or empty,
 // then set_nan_modes before the first candidates); `max_complexity` at most 16.
-std::unique_ptr<device_combinations> make_combinations_device(const pool& learn, const pool* eval, const options& o,
-                                                              const train::target_rule& rule, bool binarize,
-                                                              std::uint64_t seed, int max_complexity,
-                                                              const std::vector<std::uint8_t>& nan_modes,
-                                                              prepared_data& prepared);
+std::unique_ptr<train::search_extension> make_combinations_device(const pool& learn, const pool* eval,
+                                                                  const options& o, const train::target_rule& rule,
+                                                                  bool binarize, std::uint64_t seed, int max_complexity,
+                                                                  const std::vector<std::uint8_t>& nan_modes,
+                                                                  prepared_data& prepared);
 
 // The trainer's entry on a GPU: the extension for training with parameters `p` on the pools
 // `prepared` was made from by prepare_for_training (its GPU path: categorical columns and label in
 // memory the device reads), or null when max_ctr_complexity is 1 or no categorical feature has
 // CTRs.
-std::unique_ptr<device_combinations> combinations_for_training_device(const pool& learn, const pool* eval,
-                                                                      const train::train_params& p,
-                                                                      prepared_data& prepared);
+std::unique_ptr<train::search_extension> combinations_for_training_device(const pool& learn, const pool* eval,
+                                                                          const train::train_params& p,
+                                                                          prepared_data& prepared);
 
 }  // namespace cbg::ctr

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Extra candidate columns per level for the host tree search (feature combinations, issue 5;
-// src/ctr/combinations.cpp). At each level the learner asks the extension for columns that depend
-// on the splits chosen so far, scores them with the pool's features (after them in the tie order,
-// with the noise column_noise gives), and when one wins asks for the feature id the split is recorded under (an
-// id >= q.features, stable for the same column). The host backend also asks it for those
-// features' border values and their values on the eval rows. Kept out of tree_search.hpp and
-// boosting.hpp so the GPU learner's headers do not change; the GPU has no such hook yet.
+// Extra candidate columns per level for the tree search (feature combinations; src/ctr/). At each
+// level the search asks the extension for columns that depend on the splits chosen so far, scores
+// them with the pool's features (after them in the tie order, with the noise column_noise gives),
+// and when one wins asks for the feature id the split is recorded under (an id >= the pool's
+// feature count, stable for the same column). The backend asks it for those features' border
+// values and their values on the eval rows. One interface for both searches: the host search reads
+// the columns' bins and eval values in host memory, the GPU search in device memory (each
+// extension gives them where its backend reads).
 #pragma once
 
 #include <cstdint>
@@ -21,17 +22,22 @@ namespace cbg::train {
 class search_extension {
  public:
   struct column {
-    const std::uint8_t* bins = nullptr;  // [rows]: the bin of each learn row
+    const std::uint8_t* bins = nullptr;  // [learn rows]: the bin of each row (the search's memory)
     std::int32_t border_count = 0;
   };
   virtual ~search_extension() = default;
-  // The candidate columns of level `depth`, given the splits already in the tree (features of `q`
-  // or committed ones). The pointers stay valid until the next call.
-  virtual std::vector<column> candidates(int depth, const std::vector<split>& chosen,
-                                         const quantize::host_quantized& q) = 0;
+  // The quantized nan_mode of each pool feature (known once the backend has quantized the pool);
+  // set before the first candidates().
+  virtual void set_nan_modes(const std::vector<std::uint8_t>& modes) = 0;
+  // The candidate columns of a level whose tree has the splits `chosen` (features of the pool or
+  // committed ones); `float_border(feature, bin)` gives a pool feature's border. The pointers stay
+  // valid until the next call.
+  virtual std::vector<column> candidates(const std::vector<split>& chosen,
+                                         const std::function<float(std::int32_t, std::int32_t)>& float_border) = 0;
   // Column k of the last candidates() won: its feature id.
   virtual std::int32_t commit(std::size_t k) = 0;
-  // A committed feature's border value of `bin`, and its values on the eval rows (null without).
+  // A committed feature's border value of `bin`, and its values on the eval rows (the backend's
+  // memory; null without eval rows).
   [[nodiscard]] virtual float border(std::int32_t feature, std::int32_t bin) const = 0;
   [[nodiscard]] virtual const float* eval_values(std::int32_t feature) const = 0;
 
@@ -46,5 +52,9 @@ tree_structure search_tree_host(const host_search_input& in, const tree_search_p
 
 // The host backend whose searches use `extension` (null: none); the extension must outlive it.
 std::unique_ptr<boosting_backend> make_host_backend(const backend_inputs& in, search_extension* extension);
+
+// The GPU backend whose searches use `extension` (null: none); it must outlive the backend. One
+// GPU only: sharded training refuses an extension (status::not_implemented).
+std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in, search_extension* extension);
 
 }  // namespace cbg::train

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The structure search of one oblivious tree: the contract between the boosting loop (src/train/,
 // which computes the per-row targets, bootstrap and noise, and estimates the leaves afterwards) and
-// the tree learner (histograms, split scores, best split, leaf index update). Two implementations
-// of the learner share the per-element math of score_math.hpp: search_tree_host (the reference,
-// host memory, used by CI) and search_tree_device (the GPU; no host round trip per level). For the
+// the tree learner (histograms, split scores, best split, leaf index update). The learner's level
+// loop is written once (src/train/tree_search_levels.hpp) over two sets of primitives that share the
+// per-element math of score_math.hpp: search_tree_host (the reference, host memory, used by CI) and
+// search_tree_device (the GPU; no host round trip per level without a search extension). For the
 // same inputs both return the same tree, split for split.
 //
 // Inputs are "weak targets" as CatBoost's GPU code forms them (catboost-training.md §3.1, §3.4):
@@ -71,7 +72,7 @@ tree_structure search_tree_host(const host_search_input& in, const tree_search_p
                                 std::vector<std::uint32_t>& leaf_index);
 
 // ---- GPU --------------------------------------------------------------------------------------------
-class device_search_extension;  // search_extension_device.hpp
+class search_extension;  // search_extension.hpp
 
 struct device_search_input {
   const quantize::device_quantized* q = nullptr;
@@ -80,8 +81,9 @@ struct device_search_input {
   const float* weight = nullptr;  // device, [q->rows]
   std::vector<double> noise;      // host, as host_search_input::noise (uploaded once per tree)
   dist::reducer* reducer = nullptr;  // sharded training (issue 9): histograms summed over the ranks
-  // Feature combinations (issue 5): extra columns per level (search_extension_device.hpp); null: none.
-  device_search_extension* extension = nullptr;
+  // Feature combinations: extra columns per level (search_extension.hpp, bins in device memory);
+  // null: none.
+  search_extension* extension = nullptr;
 };
 
 // Working memory kept across trees (histograms, partition statistics, ...), owned by the caller

@@ -225,6 +225,7 @@ void run_levels(int complexity, bool binary, bool strict, std::int64_t rows) {
   const cbg::quantize::host_quantized q = cbg::quantize::quantize_host(*h.learn, qo);
   auto hx = ctr::make_combinations_host(*hl->pool, he->pool.get(), o, t, 7, complexity, h);
   auto dx = ctr::make_combinations_device(*dl->pool, de->pool.get(), o, rule, !binary, 7, complexity, q.mode, d);
+  hx->set_nan_modes(q.mode);
   const auto border = [&](std::int32_t f, std::int32_t bin) {
     return q.borders[static_cast<std::size_t>(f) * cbg::quantize::border_stride + static_cast<std::size_t>(bin)];
   };
@@ -239,7 +240,7 @@ void run_levels(int complexity, bool binary, bool strict, std::int64_t rows) {
   // The levels: nothing, a float split, a won combination, a one-hot split, a second float split
   // (NaNs in it), a second won combination.
   for (int level = 0; level < 6; ++level) {
-    const auto hc = hx->candidates(level, chosen, q);
+    const auto hc = hx->candidates(chosen, border);
     const auto dc = dx->candidates(chosen, border);
     REQUIRE(dc.size() == hc.size());
     if (level == 0) CHECK(hc.empty());
@@ -304,10 +305,14 @@ TEST_CASE("GPU feature combinations work in strict mode (no dataset-sized copy b
 
 // Training with combinations on the host and on the GPU: the same .cbm bytes; the model has
 // combination features with float and one-hot splits.
-void train_both(int complexity, bool binary, bool strict, std::int64_t rows, const std::string& extra, int classes = 2) {
+// `policy`: the A/B choices of both contexts (the model must not depend on them).
+void train_both(int complexity, bool binary, bool strict, std::int64_t rows, const std::string& extra, int classes = 2,
+                const cbg::policy& policy = {}) {
   namespace cm = cbg::model;
   auto cpu = make_context(CBG_DEVICE_CPU);
   auto gpu = make_context(0, strict);
+  cbg::set_policy(*cpu, policy);
+  cbg::set_policy(*gpu, policy);
   auto hl = make_combo_data(cpu, rows, binary, 41, false, classes);
   auto he = make_combo_data(cpu, rows / 4, binary, 42, false, classes);
   auto dl = make_combo_data(gpu, rows, binary, 41, true, classes);
@@ -351,6 +356,26 @@ TEST_CASE("The GPU comparison's data gives the host model combinations with floa
   CHECK(one_hots > 0);
 }
 
+TEST_CASE("Feature combinations: the projection cache's size (a policy field) does not change the model",
+          "[ctr][combinations]") {
+  namespace cm = cbg::model;
+  auto cached = make_context(CBG_DEVICE_CPU);
+  auto uncached = make_context(CBG_DEVICE_CPU);
+  cbg::policy policy;
+  policy.combo_cache_projections = 0;
+  cbg::set_policy(*uncached, policy);
+  const std::string params = R"({"iterations": 10, "depth": 4, "verbose": false, "one_hot_max_size": 3,
+      "learning_rate": 0.2, "loss_function": "Logloss", "max_ctr_complexity": 3})";
+  auto a = make_combo_data(cached, 2000, true, 61, false);
+  auto b = make_combo_data(uncached, 2000, true, 61, false);
+  const cm::model ma = cbg::train::train(*a->pool, params, {});
+  const cm::model mb = cbg::train::train(*b->pool, params, {});
+  std::size_t combos = 0;
+  for (const cm::ctr_feature& f : ma.ctr_features) combos += ctr::projection_length(f.ctr.base.proj) > 1 ? 1 : 0;
+  CHECK(combos > 0);
+  CHECK(cm::write_cbm(ma) == cm::write_cbm(mb));
+}
+
 TEST_CASE("GPU training with feature combinations equals the host reference byte for byte", "[ctr][gpu][parts]") {
   CBG_REQUIRE_GPU();
   std::size_t variant = 0;
@@ -367,6 +392,15 @@ TEST_CASE("GPU training with feature combinations equals the host reference byte
     train_both(3, true, false, 4000, R"(, "random_strength": 2, "score_function": "Cosine")");
   }
   if (cbg::test::in_test_part(variant++)) train_both(2, true, false, 4000, "", 3);
+}
+
+TEST_CASE("GPU training with feature combinations: the policy's A/B choices give the same model", "[ctr][gpu]") {
+  CBG_REQUIRE_GPU();
+  // Global-memory histograms of the candidate columns, and no projection kept beyond a level's.
+  cbg::policy policy;
+  policy.combo_global_histograms = true;
+  policy.combo_cache_projections = 0;
+  train_both(3, true, false, 4000, "", 2, policy);
 }
 
 TEST_CASE("GPU training with feature combinations works in strict mode", "[ctr][gpu]") {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -19,8 +20,10 @@
 #include "cbg/quantize/quantizer.hpp"
 #include "cbg/runtime/context.hpp"
 #include "cbg/train/score_math.hpp"
+#include "cbg/train/search_extension.hpp"
 #include "cbg/train/tree_search.hpp"
 #include "kernels/train/search_tuning.hpp"
+#include "src/train/sliced_search.hpp"
 #include "support/catch.hpp"
 #include "support/shrink.hpp"
 
@@ -237,6 +240,82 @@ TEST_CASE("host search: stops when the best split repeats or nothing can split",
   search_case e = additive_case(40, {0, 0}, {}, 4);
   CHECK(host_search(e, p, leaves).splits.empty());
   CHECK(leaves == std::vector<std::uint32_t>(40, 0u));
+}
+
+// A search extension with one column (its bins given) that records what the search asks.
+class one_column_extension final : public tr::search_extension {
+ public:
+  std::vector<std::uint8_t> bins;
+  std::int32_t border_count = 0;
+  std::int32_t id = 0;  // the feature id its commit gives
+  int commits = 0;
+  std::vector<std::vector<tr::split>> asked;  // the splits chosen, per candidates() call
+
+  void set_nan_modes(const std::vector<std::uint8_t>& /*modes*/) override {}
+  std::vector<column> candidates(const std::vector<tr::split>& chosen,
+                                 const std::function<float(std::int32_t, std::int32_t)>& /*float_border*/) override {
+    asked.push_back(chosen);
+    return {column{bins.data(), border_count}};
+  }
+  std::int32_t commit(std::size_t k) override {
+    CHECK(k == 0);
+    ++commits;
+    return id;
+  }
+  [[nodiscard]] float border(std::int32_t /*feature*/, std::int32_t /*bin*/) const override { return 0.0f; }
+  [[nodiscard]] const float* eval_values(std::int32_t /*feature*/) const override { return nullptr; }
+};
+
+TEST_CASE("host search: an extension's column wins under its committed id and moves the leaves", "[train][tree]") {
+  // der = 3*[x > 4] + 2*[f0 > 1], x only in the extension's column: level 0 takes the column (under
+  // the id its commit gives), level 1 the pool's f0/1; the leaf index follows the column's bins.
+  const std::int64_t rows = 800;
+  search_case c = additive_case(rows, {3, 8}, {{0, 1, 2.0f}}, 21);
+  one_column_extension ext;
+  ext.border_count = 9;
+  ext.id = 7;
+  std::mt19937 rng(22);
+  std::uniform_int_distribution<int> u(0, 9);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    ext.bins.push_back(static_cast<std::uint8_t>(u(rng)));
+    c.der[static_cast<std::size_t>(r)] += ext.bins.back() > 4 ? 3.0f : -3.0f;
+  }
+  tr::host_search_input in;
+  in.q = &c.q;
+  in.der = c.der.data();
+  in.weight = c.weight.data();
+  tr::tree_search_params p;
+  p.depth = 2;
+  std::vector<std::uint32_t> leaves;
+  const tr::tree_structure t = tr::search_tree_host(in, p, leaves, &ext);
+  CHECK(t.splits == std::vector<tr::split>{{7, 4}, {0, 1}});
+  CHECK(ext.commits == 1);
+  REQUIRE(ext.asked.size() == 2);
+  CHECK(ext.asked[0].empty());
+  CHECK(ext.asked[1] == std::vector<tr::split>{{7, 4}});
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const auto i = static_cast<std::size_t>(r);
+    CHECK(leaves[i] == ((ext.bins[i] > 4 ? 1u : 0u) | (c.q.bin(r, 0) > 1 ? 2u : 0u)));
+  }
+  // Noise on the column (Cosine; a higher score loses) leaves level 0 to the pool; L2 ignores it.
+  in.noise.assign(static_cast<std::size_t>(p.depth * c.q.features), 0.0);
+  ext.column_noise = [](int /*level*/, std::size_t /*column*/) { return 1e6; };
+  CHECK(tr::search_tree_host(in, p, leaves, &ext).splits.front() == tr::split{0, 1});
+  p.score = tr::score_function::l2;
+  CHECK(tr::search_tree_host(in, p, leaves, &ext).splits.front() == tr::split{7, 4});
+}
+
+TEST_CASE("sharded search: the policy's dist_sliced_score forces the sliced scoring off or on", "[train][tree]") {
+  namespace d = cbg::train::detail;
+  const std::int64_t many = 4 * d::sliced_features_per_multiprocessor * 132;
+  // -1: by shape (more than sliced_features_per_multiprocessor features per SM), on several ranks only.
+  CHECK(d::sliced_scoring_enabled(-1, 2, many, 132));
+  CHECK_FALSE(d::sliced_scoring_enabled(-1, 2, 28, 132));
+  CHECK_FALSE(d::sliced_scoring_enabled(-1, 1, many, 132));
+  CHECK_FALSE(d::sliced_scoring_enabled(0, 4, many, 132));
+  CHECK(d::sliced_scoring_enabled(1, 2, 28, 132));
+  CHECK_FALSE(d::sliced_scoring_enabled(1, 1, 28, 132));
+  CHECK(cbg::policy{}.dist_sliced_score == -1);
 }
 
 TEST_CASE("host search: several dimensions share the weight", "[train][tree]") {

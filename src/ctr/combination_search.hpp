@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// The search extension of feature combinations (combinations.hpp), written once over the primitives
+// of a path: the host's (combinations.cpp) or the GPU's (combinations_device.cpp). The extension
+// gives each level the candidate projections' columns (CatBoost's rule: combination_bases,
+// combination_candidates), keeps the projections in the book's cache, and commits a won column
+// (its table and eval values from the primitives). Internal (not installed).
+//
+// Primitives provide: projection_data and committed_column (as combination_book takes them),
+// ctx(), set_nan_modes(modes), make_projection(proj) (a std::unique_ptr<projection_data>: the
+// projection's keys and candidate columns), commit(projection, column) (the committed column, its
+// table kept in prepared_data::tables) and eval_values(committed) (null without eval rows).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "cbg/ctr/combinations.hpp"
+#include "cbg/runtime/context.hpp"
+#include "cbg/runtime/profiler.hpp"
+#include "cbg/train/search_extension.hpp"
+#include "src/ctr/combination_book.hpp"
+
+namespace cbg::ctr {
+
+template <class Primitives>
+class combination_search final : public train::search_extension {
+ public:
+  using projection_data = typename Primitives::projection_data;
+  using committed_column = typename Primitives::committed_column;
+
+  // `prepared` must outlive the extension; committed combinations are appended to it.
+  template <class... Args>
+  combination_search(prepared_data& prepared, int max_complexity, Args&&... args)
+      : primitives_(prepared, std::forward<Args>(args)...),
+        prepared_(prepared),
+        max_complexity_(max_complexity),
+        ctr_cats_(combination_cats(prepared)) {
+    // The projections kept beyond the level's (the policy's A/B field; only speed and memory
+    // depend on it).
+    const std::int64_t cache = primitives_.ctx().policy().combo_cache_projections;
+    if (cache >= 0) book_.set_cache_limit(static_cast<std::size_t>(cache));
+  }
+
+  void set_nan_modes(const std::vector<std::uint8_t>& modes) override { primitives_.set_nan_modes(modes); }
+
+  std::vector<column> candidates(const std::vector<train::split>& chosen,
+                                 const std::function<float(std::int32_t, std::int32_t)>& float_border) override {
+    const stage_range range(primitives_.ctx(), "combinations.candidates");
+    // Base projections: those of the CTR splits already in the tree, and one of its float and
+    // one-hot splits (CatBoost's CPU rule).
+    const std::vector<model::projection> bases = combination_bases(chosen, prepared_, float_border);
+    return book_.template level<column>(combination_candidates(bases, ctr_cats_, max_complexity_), maker());
+  }
+
+  std::int32_t commit(std::size_t k) override {
+    const stage_range range(primitives_.ctx(), "combinations.commit");
+    const auto& c = book_.last(k);
+    if (const auto id = book_.id_of(c.desc)) return *id;
+    const projection_data& p = book_.get(c.desc.base.proj, maker());
+    return book_.add(c.desc, primitives_.commit(p, c));
+  }
+
+  [[nodiscard]] float border(std::int32_t feature, std::int32_t bin) const override {
+    return book_.border(feature, bin);
+  }
+
+  [[nodiscard]] const float* eval_values(std::int32_t feature) const override {
+    return primitives_.eval_values(book_.committed(feature));
+  }
+
+ private:
+  auto maker() {
+    return [this](const model::projection& proj) { return primitives_.make_projection(proj); };
+  }
+
+  Primitives primitives_;
+  prepared_data& prepared_;
+  int max_complexity_;
+  std::vector<std::int32_t> ctr_cats_;
+  combination_book<projection_data, committed_column> book_{prepared_};
+};
+
+}  // namespace cbg::ctr
