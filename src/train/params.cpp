@@ -344,7 +344,7 @@ train_params parse_params(const std::string& json_text) {
     p.given.insert(key);
     if (value.is_null()) invalid_param(key, "null is not a value");
     spec->set(p, read_value(*spec, key, value, root));
-    if (key != "class_names") flat[key] = typed_value(key, value, spec->stored);
+    flat[key] = typed_value(key, value, spec->stored);
   }
   finish_params(p, flat);
   return p;
