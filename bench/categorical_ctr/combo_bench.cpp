@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
                                "\"max_ctr_complexity\": " + std::to_string(complexity) + "}";
     BENCH_CHECK(cudaDeviceSynchronize());
     const auto t0 = std::chrono::steady_clock::now();
-    const cbg::model::model m = cbg::train::train(p, params, {});
+    const cbg::model::model m = cbg::train::train(p, cbg::train::parse_params(params), {});
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::size_t combos = 0;
     for (const auto& cf : m.ctr_features) combos += cf.ctr.base.proj.cat_features.size() + cf.ctr.base.proj.float_splits.size() + cf.ctr.base.proj.one_hot_splits.size() > 1 ? 1 : 0;

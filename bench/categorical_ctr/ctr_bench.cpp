@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
                                ", \"depth\": 6, \"verbose\": false, \"loss_function\": \"Logloss\"}";
     BENCH_CHECK(cudaDeviceSynchronize());
     const auto t0 = std::chrono::steady_clock::now();
-    (void)cbg::train::train(p, params, {});
+    (void)cbg::train::train(p, cbg::train::parse_params(params), {});
     train_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   std::printf("{\"device\": \"%s\", \"rows\": %lld, \"cat_columns\": %d, \"derived_columns\": %zu, "

@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
         return std::string(R"({"loss_function": "Logloss", "depth": 6, "random_seed": 1, "metric_period": 1000, "iterations": )") +
                std::to_string(n) + R"(, "devices": ")" + devices + "\"" + (extra.empty() ? "" : ", " + extra) + "}";
       };
-      (void)cbg::train::train(pool, params(5), {});  // warm-up: NCCL, pools, kernels
+      (void)cbg::train::train(pool, cbg::train::parse_params(params(5)), {});  // warm-up: NCCL, pools, kernels
       const auto timed = [&](int n, cbg::model::model* keep) {
         for (int d = 0; d < visible; ++d) {  // nothing of an earlier training left running
           CBG_CUDA_TRY(cudaSetDevice(d));
@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
         }
         ctx->stage_profiler().reset();
         const auto t0 = std::chrono::steady_clock::now();
-        cbg::model::model m = cbg::train::train(pool, params(n), {});
+        cbg::model::model m = cbg::train::train(pool, cbg::train::parse_params(params(n)), {});
         const double t = seconds_since(t0);
         if (!profile_path.empty()) append_stages(profile_path, devices, n, ctx->stage_profiler());
         if (keep != nullptr) *keep = std::move(m);

@@ -58,8 +58,9 @@ CBG_API cbg_status cbg_train(cbg_pool_t* pool, const char* params_json, cbg_pool
     }
     const cbg::context& ctx = *learn.ctx();
     cbg::scoped_device guard(ctx.device());  // no-op for the CPU path
-    cbg::model::model m =
-        cbg::train::train(learn, params_json == nullptr ? std::string() : std::string(params_json), options);
+    const cbg::train::train_params params =
+        cbg::train::parse_params(params_json == nullptr ? std::string() : std::string(params_json));
+    cbg::model::model m = cbg::train::train(learn, params, options);
     publish(out, std::move(m));
   });
 }

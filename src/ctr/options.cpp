@@ -107,20 +107,6 @@ int integer_of(const std::string& key, const json& v, int lo, int hi) {
 
 }  // namespace
 
-const std::vector<option_definition>& option_definitions() {
-  static const std::vector<option_definition> k{
-      {"one_hot_max_size", param_type::integer},     {"simple_ctr", param_type::text_or_list},
-      {"combinations_ctr", param_type::text_or_list}, {"per_feature_ctr", param_type::text_or_list},
-      {"max_ctr_complexity", param_type::integer},   {"counter_calc_method", param_type::text},
-      {"ctr_target_border_count", param_type::integer}};
-  return k;
-}
-
-bool is_option_key(const std::string& key) noexcept {
-  const auto& k = option_definitions();
-  return std::any_of(k.begin(), k.end(), [&](const option_definition& d) { return key == d.name; });
-}
-
 std::vector<prior> default_priors(model::ctr_type t) {
   if (t == model::ctr_type::counter || t == model::ctr_type::feature_freq) return {{0.f, 1.f}};
   return {{0.f, 1.f}, {0.5f, 1.f}, {1.f, 1.f}};

@@ -237,10 +237,9 @@ void write_train_dir(const train_params& p, const std::vector<tracked_metric>& m
 
 }  // namespace
 
-model::model train(const pool& learn, const std::string& params_json, const train_options& options) {
+model::model train(const pool& learn, const train_params& p, const train_options& options) {
   const auto started = clock_type::now();
   const context& ctx = *learn.ctx();
-  const train_params p = parse_params(params_json);
 
   CBG_EXPECTS(learn.num_rows() > 0, status::bad_data, "the learn pool has no rows");
   CBG_EXPECTS(learn.label().has_value(), status::bad_data, "the learn pool has no label");

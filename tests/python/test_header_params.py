@@ -15,7 +15,8 @@ import cbgpu
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = ROOT / "capi" / "include" / "cbgpu" / "cbgpu.h"
-PARAMETER_SOURCES = [ROOT / "src" / "train" / "params.cpp", ROOT / "src" / "ctr" / "options.cpp"]
+PARAMETER_SOURCES = [ROOT / "src" / "train" / "param_table.cpp", ROOT / "src" / "train" / "params.cpp",
+                     ROOT / "src" / "ctr" / "options.cpp"]
 
 
 def documented_names() -> set[str]:

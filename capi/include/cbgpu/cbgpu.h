@@ -1095,7 +1095,8 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  * @param pool         the learn pool (borrowed for the call).
  * @param params_json  NULL, "" or a JSON object of CatBoost parameters by CatBoost's names.
  *   Values are JSON numbers/booleans/strings or the same written as strings ("6", "true"); an
- *   unknown name is refused (CBG_ERR_INVALID_ARGUMENT naming it). The accepted names:
+ *   unknown name is refused (CBG_ERR_INVALID_ARGUMENT naming it). The accepted names
+ *   (docs/parameters.md lists them with their types, bounds and defaults):
  *   - Loss and metrics: loss_function (RMSE, Logloss, CrossEntropy, MultiClass,
  *     MultiClassOneVsAll, MAE, Quantile:alpha=A, Poisson, Tweedie:variance_power=P,
  *     RMSEWithUncertainty), eval_metric and custom_metric (the losses, AUC, Accuracy, Precision,

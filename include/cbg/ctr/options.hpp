@@ -14,7 +14,6 @@
 #include <utility>
 #include <vector>
 
-#include "cbg/core/param_type.hpp"
 #include "cbg/model/apply_math.hpp"
 #include "cbg/quantize/quantize_math.hpp"
 
@@ -49,17 +48,9 @@ struct options {
   std::optional<int> ctr_target_border_count;
 };
 
-// One option: its canonical name and the JSON type of its value.
-struct option_definition {
-  const char* name;
-  param_type type;
-};
-// Whether `key` is one of the option names above (canonical names).
-bool is_option_key(const std::string& key) noexcept;
-// The options (the trainer's parameter definitions include them).
-const std::vector<option_definition>& option_definitions();
-// Parses one option; `value` is JSON text (a string, a number or a list of strings). Throws
-// cbg::error(invalid_argument) naming the parameter, or not_implemented for recognised values this
+// Parses one option (the trainer's parameter table, cbg/train/param_table.hpp, lists them); `value`
+// is JSON text (a string, a number or a list of strings). Throws cbg::error(invalid_argument) naming
+// the parameter, or not_implemented for recognised values this
 // library does not implement (e.g. PriorEstimation, Buckets on a feature combination).
 void parse_option(options& o, const std::string& key, const std::string& value_json);
 // Parses one CTR description string; `what` names the parameter in errors.

@@ -3,8 +3,8 @@
 // data-dependent defaults (learning rate rule, leaf estimation, boost_from_average, use_best_model;
 // catboost-training.md §3.6-§3.9, §4) and the CatBoost-like "params" JSON stored in the model.
 //
-// parse_params() reads a JSON object; every key must be known and every value valid, else
-// cbg::error(invalid_argument) names the parameter. Values may be JSON numbers/booleans or the same
+// parse_params() reads a JSON object (the C ABI's params_json); every key must be a parameter of
+// cbg/train/param_table.hpp and every value valid, else cbg::error(invalid_argument) names the parameter. Values may be JSON numbers/booleans or the same
 // as strings ("6", "true"), as command lines give them. Recognised but unimplemented choices
 // (e.g. boosting_type Ordered) fail with not_implemented, naming the parameter.
 #pragma once
@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "cbg/core/param_type.hpp"
 #include "cbg/ctr/options.hpp"
 #include "cbg/quantize/quantize_math.hpp"
 #include "cbg/train/loss.hpp"
@@ -34,6 +33,11 @@ struct named_metric {
   std::string name;  // CatBoost's text, e.g. "Quantile:alpha=0.3"
 };
 
+// The most classes classes_count and class_names take (the trainer's MultiClass label limit).
+inline constexpr std::int64_t max_classes = 1000000;
+
+// The parameters of one training, typed; each is described (name, aliases, bounds, default, doc) in
+// cbg/train/param_table.hpp, which parse_params() follows.
 struct train_params {
   // loss
   loss_spec loss;            // dims resolved with the data
@@ -70,6 +74,7 @@ struct train_params {
   od_kind od_type = od_kind::none;
   int od_wait = 20;
   double od_pval = 0.0;
+  std::optional<int> early_stopping_rounds;  // od_type Iter with this od_wait
   int metric_period = 1;
   bool verbose = true;  // progress lines (through the log callback, level info)
   std::string train_dir;  // empty: no training logs
@@ -86,18 +91,11 @@ struct train_params {
   std::vector<double> class_values;
   // class_names given as JSON strings (CatBoost's class_label_type String): the names to store.
   std::vector<std::string> class_name_texts;
+  std::optional<int> classes_count;
 
   std::set<std::string> given;  // canonical names of the parameters the caller set
   std::string flat_json = "{}"; // what the caller set, by canonical name (CatBoost's flat_params)
 };
-
-// A parameter the trainer takes: its canonical (CatBoost's) name and the JSON type of its value.
-struct param_definition {
-  const char* name;
-  param_type type;
-};
-// Every parameter the trainer takes (the categorical options of cbg/ctr/options.hpp included).
-const std::vector<param_definition>& param_definitions();
 
 // Parses a JSON object (text; empty or "{}" = all defaults). Throws cbg::error naming the parameter.
 train_params parse_params(const std::string& json_text);

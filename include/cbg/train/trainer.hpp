@@ -12,6 +12,7 @@
 
 #include "cbg/data/pool.hpp"
 #include "cbg/model/model.hpp"
+#include "cbg/train/params.hpp"
 
 namespace cbg::train {
 
@@ -41,6 +42,7 @@ struct train_options {
 // Trains. Throws cbg::error: invalid_argument (a parameter, naming it), not_implemented,
 // bad_data (labels), unsupported, device, cuda, out_of_memory. Categorical features of the pool
 // become one-hot and CTR columns (cbg/ctr/features.hpp) before boosting.
-model::model train(const pool& learn, const std::string& params_json, const train_options& options);
+// The parameters are typed (parse_params() reads CatBoost's JSON at the C ABI).
+model::model train(const pool& learn, const train_params& p, const train_options& options);
 
 }  // namespace cbg::train

@@ -36,7 +36,7 @@ inline std::pair<model::model, double> train_with_eval(const pool& learn, const 
     last_eval = pg.eval;
     return true;
   };
-  model::model m = train::train(learn, params, opts);
+  model::model m = train::train(learn, train::parse_params(params), opts);
   return {std::move(m), last_eval};
 }
 

@@ -225,13 +225,13 @@ TEST_CASE("A GPU context refuses max_ctr_complexity above 1 by name for host-mem
   auto gpu = cbg::context::create(o);
   auto learn = make_joint(gpu, 500, 3);
   try {
-    (void)cbg::train::train(*learn->pool, R"({"iterations": 5, "max_ctr_complexity": 2})", {});
+    (void)cbg::train::train(*learn->pool, cbg::train::parse_params(R"({"iterations": 5, "max_ctr_complexity": 2})"), {});
     FAIL("accepted");
   } catch (const cbg::error& e) {
     CHECK(e.code() == cbg::status::not_implemented);
     CHECK(std::string(e.what()).find("max_ctr_complexity") != std::string::npos);
   }
   // Unset at 200+ iterations (CatBoost's default would be 4): trains without combinations.
-  const cbg::model::model m = cbg::train::train(*learn->pool, R"({"iterations": 200, "depth": 3, "verbose": false})", {});
+  const cbg::model::model m = cbg::train::train(*learn->pool, cbg::train::parse_params(R"({"iterations": 200, "depth": 3, "verbose": false})"), {});
   for (const auto& f : m.ctr_features) CHECK(f.ctr.base.proj.cat_features.size() == 1);
 }

@@ -325,8 +325,8 @@ void train_both(int complexity, bool binary, bool strict, std::int64_t rows, con
   cbg::train::train_options ho, go;
   ho.eval = he->pool.get();
   go.eval = de->pool.get();
-  const cm::model a = cbg::train::train(*hl->pool, params, ho);
-  const cm::model c = cbg::train::train(*dl->pool, params, go);
+  const cm::model a = cbg::train::train(*hl->pool, cbg::train::parse_params(params), ho);
+  const cm::model c = cbg::train::train(*dl->pool, cbg::train::parse_params(params), go);
   std::size_t combos = 0;
   for (const cm::ctr_feature& f : a.ctr_features) {
     if (ctr::projection_length(f.ctr.base.proj) > 1) ++combos;
@@ -341,8 +341,8 @@ TEST_CASE("The GPU comparison's data gives the host model combinations with floa
   namespace cm = cbg::model;
   auto cpu = make_context(CBG_DEVICE_CPU);
   auto hl = make_combo_data(cpu, 4000, true, 41, false);
-  const cm::model m = cbg::train::train(*hl->pool, R"({"iterations": 25, "depth": 5, "verbose": false,
-      "one_hot_max_size": 3, "learning_rate": 0.2, "loss_function": "Logloss", "max_ctr_complexity": 4})", {});
+  const cm::model m = cbg::train::train(*hl->pool, cbg::train::parse_params(R"({"iterations": 25, "depth": 5, "verbose": false,
+      "one_hot_max_size": 3, "learning_rate": 0.2, "loss_function": "Logloss", "max_ctr_complexity": 4})"), {});
   std::size_t cats = 0, floats = 0, one_hots = 0;
   for (const cm::ctr_feature& f : m.ctr_features) {
     const auto& proj = f.ctr.base.proj;
@@ -415,7 +415,7 @@ TEST_CASE("On a GPU an unset max_ctr_complexity means 1, even at 200+ iterations
   auto gpu = make_context(0);
   auto dl = make_combo_data(gpu, 2000, true, 51, true);
   const cbg::model::model m = cbg::train::train(
-      *dl->pool, R"({"iterations": 200, "depth": 3, "verbose": false, "loss_function": "Logloss"})", {});
+      *dl->pool, cbg::train::parse_params(R"({"iterations": 200, "depth": 3, "verbose": false, "loss_function": "Logloss"})"), {});
   REQUIRE(!m.ctr_features.empty());
   for (const auto& f : m.ctr_features) CHECK(ctr::projection_length(f.ctr.base.proj) == 1);
 }

@@ -408,8 +408,8 @@ TEST_CASE("GPU training on categorical data equals the host reference byte for b
     cbg::train::train_options ho, go;
     ho.eval = host_eval->pool.get();
     go.eval = device_eval->pool.get();
-    const cbg::model::model a = cbg::train::train(*host_data->pool, params, ho);
-    const cbg::model::model c = cbg::train::train(*device_data->pool, params, go);
+    const cbg::model::model a = cbg::train::train(*host_data->pool, cbg::train::parse_params(params), ho);
+    const cbg::model::model c = cbg::train::train(*device_data->pool, cbg::train::parse_params(params), go);
     // With an eval set the model keeps the best iteration: both paths pick the same one.
     CHECK(cbg::model::write_cbm(a) == cbg::model::write_cbm(c));
   }
@@ -427,8 +427,8 @@ TEST_CASE("GPU training on categorical data works in strict mode (no dataset-siz
   auto d = make_cat_data(strict, rows, true, 41, true);
   auto h = make_cat_data(cpu, rows, true, 41);
   const std::string params = R"({"iterations": 10, "depth": 6, "verbose": false, "loss_function": "Logloss"})";
-  const cbg::model::model m = cbg::train::train(*d->pool, params, {});
-  CHECK(cbg::model::write_cbm(m) == cbg::model::write_cbm(cbg::train::train(*h->pool, params, {})));
+  const cbg::model::model m = cbg::train::train(*d->pool, cbg::train::parse_params(params), {});
+  CHECK(cbg::model::write_cbm(m) == cbg::model::write_cbm(cbg::train::train(*h->pool, cbg::train::parse_params(params), {})));
 }
 
 TEST_CASE("GPU CTR preparation equals the host reference bit for bit", "[ctr][gpu]") {

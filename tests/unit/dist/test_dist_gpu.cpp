@@ -142,7 +142,7 @@ TEST_CASE("sharded training on 2 and 4 GPUs gives the single-GPU model byte for 
     auto eval = cbg::test::device_pool(ctx, e, false);
     tr::train_options o;
     o.eval = eval.pool.get();
-    const cbg::model::model single = tr::train(*learn.pool, with_devices(c.params, "0"), o);
+    const cbg::model::model single = tr::train(*learn.pool, tr::parse_params(with_devices(c.params, "0")), o);
     for (const int n : {2, 4}) {
       if (cbg::visible_device_count() < n) {
         WARN("SKIPPED: " << n << " devices");
@@ -150,7 +150,7 @@ TEST_CASE("sharded training on 2 and 4 GPUs gives the single-GPU model byte for 
       }
       CAPTURE(c.params, n);
       const cbg::model::model sharded =
-          tr::train(*learn.pool, with_devices(c.params, n == 2 ? "0:1" : "0-3"), o);
+          tr::train(*learn.pool, tr::parse_params(with_devices(c.params, n == 2 ? "0:1" : "0-3")), o);
       check_same_model(single, sharded);
     }
   }
@@ -200,12 +200,12 @@ TEST_CASE("sharded training on categorical data gives the single-GPU model byte 
                                       : R"({"loss_function": "RMSE", "iterations": 15})";
     tr::train_options o;
     o.eval = eval->pool.get();
-    const cbg::model::model single = tr::train(*learn->pool, with_devices(params, "0"), o);
+    const cbg::model::model single = tr::train(*learn->pool, tr::parse_params(with_devices(params, "0")), o);
     REQUIRE(!single.ctr_features.empty());
     for (const int n : {2, 4}) {
       if (cbg::visible_device_count() < n) continue;
       INFO(n << " devices, " << (binary ? "Logloss" : "RMSE"));
-      check_same_model(single, tr::train(*learn->pool, with_devices(params, n == 2 ? "0:1" : "0-3"), o));
+      check_same_model(single, tr::train(*learn->pool, tr::parse_params(with_devices(params, n == 2 ? "0:1" : "0-3")), o));
     }
   }
 }
@@ -220,11 +220,11 @@ TEST_CASE("sharded training: a small eval set (ranks without eval rows), devices
   tr::train_options o;
   o.eval = eval.pool.get();
   const std::string params = R"({"loss_function": "Logloss", "iterations": 12, "eval_metric": "AUC"})";
-  const cbg::model::model single = tr::train(*learn.pool, params, o);
-  check_same_model(single, tr::train(*learn.pool, with_devices(params, "1:0"), o));
-  if (cbg::visible_device_count() >= 4) check_same_model(single, tr::train(*learn.pool, with_devices(params, "0-3"), o));
+  const cbg::model::model single = tr::train(*learn.pool, tr::parse_params(params), o);
+  check_same_model(single, tr::train(*learn.pool, tr::parse_params(with_devices(params, "1:0")), o));
+  if (cbg::visible_device_count() >= 4) check_same_model(single, tr::train(*learn.pool, tr::parse_params(with_devices(params, "0-3")), o));
   // One device other than the pool's: the same path with one rank (no NCCL traffic).
-  check_same_model(single, tr::train(*learn.pool, with_devices(params, "1"), o));
+  check_same_model(single, tr::train(*learn.pool, tr::parse_params(with_devices(params, "1")), o));
 }
 
 TEST_CASE("sharded training refuses too few rows for the devices", "[gpu][dist]") {
@@ -233,7 +233,7 @@ TEST_CASE("sharded training refuses too few rows for the devices", "[gpu][dist]"
   const data d = make_data(3000, 4, "regression", 3);
   auto learn = cbg::test::device_pool(ctx, d, false);
   try {
-    (void)tr::train(*learn.pool, R"({"iterations": 2, "devices": "0:1"})", {});
+    (void)tr::train(*learn.pool, tr::parse_params(R"({"iterations": 2, "devices": "0:1"})"), {});
     FAIL("expected an error");
   } catch (const cbg::error& e) {
     CHECK(e.code() == cbg::status::invalid_argument);
@@ -248,7 +248,7 @@ TEST_CASE("sharded prediction gives the single-device predictions bit for bit", 
   const data t = make_data(12345, 6, "multiclass", 12);
   auto learn = cbg::test::device_pool(ctx, d, false);
   auto test = cbg::test::device_pool(ctx, t, false);
-  const cbg::model::model m = tr::train(*learn.pool, R"({"loss_function": "MultiClass", "iterations": 30})", {});
+  const cbg::model::model m = tr::train(*learn.pool, tr::parse_params(R"({"loss_function": "MultiClass", "iterations": 30})"), {});
   cbg::apply::device_model_cache cache;
   cbg::apply::predict_options po;
   po.type = cbg::model::prediction_type::probability;
@@ -292,7 +292,7 @@ TEST_CASE("sharded training refuses Exact leaves with several devices", "[gpu][d
   const auto refused = [&](const std::string& params, const char* fragment) {
     CAPTURE(params);
     try {
-      (void)tr::train(*learn.pool, params, {});
+      (void)tr::train(*learn.pool, tr::parse_params(params), {});
       FAIL("expected an error");
     } catch (const cbg::error& e) {
       CHECK(e.code() == cbg::status::unsupported);
@@ -303,8 +303,8 @@ TEST_CASE("sharded training refuses Exact leaves with several devices", "[gpu][d
   refused(R"({"iterations": 2, "loss_function": "MAE", "boosting_type": "Plain", "devices": "0:1"})",
           "leaf_estimation_method Exact");
   // One device: Exact leaves work as before.
-  CHECK_NOTHROW(tr::train(*learn.pool, R"({"iterations": 2, "loss_function": "MAE", "boosting_type": "Plain",
-                                            "devices": "0"})", {}));
+  CHECK_NOTHROW(tr::train(*learn.pool, tr::parse_params(R"({"iterations": 2, "loss_function": "MAE", "boosting_type": "Plain",
+                                            "devices": "0"})"), {}));
 }
 
 // The reducers of one process (NCCL): gathers and reductions of the sizes and types the trainer uses

@@ -351,9 +351,9 @@ TEST_CASE("host training: Exact leaves are the weighted quantiles of the residua
   dataset d = make_data(2001, 4, "regression", 5, /*weights=*/false);
   pool_fixture hp = host_pool(hctx, d, false);
   const double alpha = 0.3;
-  const cbg::model::model m = tr::train(*hp.pool, R"({"loss_function": "Quantile:alpha=0.3", "iterations": 1,
+  const cbg::model::model m = tr::train(*hp.pool, tr::parse_params(R"({"loss_function": "Quantile:alpha=0.3", "iterations": 1,
       "depth": 1, "leaf_estimation_method": "Exact", "learning_rate": 1.0, "random_strength": 0,
-      "bootstrap_type": "No", "boost_from_average": true})", {});
+      "bootstrap_type": "No", "boost_from_average": true})"), {});
   REQUIRE(m.tree_count() == 1);
   const auto quantile = [alpha](std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -513,7 +513,7 @@ TEST_CASE("host training: every loss learns; the model predicts what training co
     const std::string params = fmt::format(
         R"({{"loss_function": "{}", "iterations": 30, "depth": 4, "learning_rate": 0.2, "verbose": false}})",
         lc.loss);
-    const cbg::model::model m = tr::train(*f.pool, params, o);
+    const cbg::model::model m = tr::train(*f.pool, tr::parse_params(params), o);
     CHECK(m.tree_count() == 30);
     REQUIRE(learn.size() == 30);
     CHECK(learn.back() < learn.front());
@@ -529,16 +529,16 @@ TEST_CASE("host training: deterministic bytes, callback stop, early stopping, be
   pool_fixture f = host_pool(ctx, d);
   pool_fixture g = host_pool(ctx, e);
   const std::string params = R"({"loss_function": "Logloss", "iterations": 40, "verbose": false})";
-  const auto a = cbm_bytes(tr::train(*f.pool, params, {}));
-  const auto b = cbm_bytes(tr::train(*f.pool, params, {}));
+  const auto a = cbm_bytes(tr::train(*f.pool, tr::parse_params(params), {}));
+  const auto b = cbm_bytes(tr::train(*f.pool, tr::parse_params(params), {}));
   CHECK(a == b);
-  const auto c = cbm_bytes(tr::train(*f.pool, R"({"loss_function": "Logloss", "iterations": 40,
-                                                  "verbose": false, "random_seed": 9})", {}));
+  const auto c = cbm_bytes(tr::train(*f.pool, tr::parse_params(R"({"loss_function": "Logloss", "iterations": 40,
+                                                  "verbose": false, "random_seed": 9})"), {}));
   CHECK(a != c);
 
   tr::train_options stop;
   stop.on_iteration = [](const tr::progress& p) { return p.iteration < 4; };
-  CHECK(tr::train(*f.pool, params, stop).tree_count() == 5);
+  CHECK(tr::train(*f.pool, tr::parse_params(params), stop).tree_count() == 5);
 
   // Early stopping on an eval set that the model overfits: stops, then keeps the best prefix.
   tr::train_options eo;
@@ -551,8 +551,8 @@ TEST_CASE("host training: deterministic bytes, callback stop, early stopping, be
     return true;
   };
   const cbg::model::model m = tr::train(
-      *f.pool, R"({"loss_function": "Logloss", "iterations": 400, "learning_rate": 0.5, "depth": 8,
-                   "early_stopping_rounds": 10, "verbose": false})", eo);
+      *f.pool, tr::parse_params(R"({"loss_function": "Logloss", "iterations": 400, "learning_rate": 0.5, "depth": 8,
+                   "early_stopping_rounds": 10, "verbose": false})"), eo);
   CHECK(last < 399);
   CHECK(last - best == 10);
   CHECK(m.tree_count() == static_cast<std::size_t>(best + 1));
@@ -560,8 +560,8 @@ TEST_CASE("host training: deterministic bytes, callback stop, early stopping, be
   // IncToDec (CatBoost's p-value detector): a loose threshold stops soon after the eval loss turns.
   last = -1;
   const cbg::model::model inc = tr::train(
-      *f.pool, R"({"loss_function": "Logloss", "iterations": 400, "learning_rate": 0.5, "depth": 8,
-                   "od_type": "IncToDec", "od_pval": 0.5, "use_best_model": false, "verbose": false})", eo);
+      *f.pool, tr::parse_params(R"({"loss_function": "Logloss", "iterations": 400, "learning_rate": 0.5, "depth": 8,
+                   "od_type": "IncToDec", "od_pval": 0.5, "use_best_model": false, "verbose": false})"), eo);
   CHECK(last < 399);
   CHECK(last > best);
   CHECK(inc.tree_count() == static_cast<std::size_t>(last + 1));
@@ -572,8 +572,8 @@ TEST_CASE("host training: an RMSE model's predictions equal the boosted approxes
   dataset d = make_data(1000, 5, "regression", 8);
   pool_fixture f = host_pool(ctx, d);
   const cbg::model::model m = tr::train(
-      *f.pool, R"({"loss_function": "RMSE", "iterations": 50, "learning_rate": 0.3, "verbose": false,
-                   "custom_metric": ["R2", "MAE"]})", {});
+      *f.pool, tr::parse_params(R"({"loss_function": "RMSE", "iterations": 50, "learning_rate": 0.3, "verbose": false,
+                   "custom_metric": ["R2", "MAE"]})"), {});
   const std::vector<double> p = predict(m, d);
   double mean = 0;
   for (float y : d.label) mean += y;
@@ -593,14 +593,14 @@ TEST_CASE("host training: labels that do not fit the loss are refused", "[train]
   dataset d = make_data(100, 4, "regression", 1);
   pool_fixture f = host_pool(ctx, d);
   try {
-    (void)tr::train(*f.pool, R"({"loss_function": "Logloss"})", {});
+    (void)tr::train(*f.pool, tr::parse_params(R"({"loss_function": "Logloss"})"), {});
     FAIL("accepted");
   } catch (const cbg::error& e) {
     CHECK(e.code() == cbg::status::bad_data);
     CHECK(std::string(e.what()).find("target_border") != std::string::npos);
   }
   // With target_border the same labels train.
-  CHECK(tr::train(*f.pool, R"({"loss_function": "Logloss", "target_border": 0.5, "iterations": 3})", {})
+  CHECK(tr::train(*f.pool, tr::parse_params(R"({"loss_function": "Logloss", "target_border": 0.5, "iterations": 3})"), {})
             .tree_count() == 3);
 }
 
@@ -649,8 +649,8 @@ TEST_CASE("GPU training equals the host reference tree for tree, byte for byte",
     tr::train_options ho, go;
     ho.eval = he.pool.get();
     go.eval = ge.pool.get();
-    const cbg::model::model hm = tr::train(*hl.pool, c.params, ho);
-    const cbg::model::model gm = tr::train(*gl.pool, c.params, go);
+    const cbg::model::model hm = tr::train(*hl.pool, tr::parse_params(c.params), ho);
+    const cbg::model::model gm = tr::train(*gl.pool, tr::parse_params(c.params), go);
     REQUIRE(gm.tree_count() == hm.tree_count());
     // The first tree that differs, if any, with what differs in it (not whole vectors).
     std::size_t first_diff = hm.tree_count();
@@ -691,8 +691,8 @@ TEST_CASE("GPU training is deterministic: two runs give the same model file", "[
   dataset d = make_data(cbg::test::shrunk<std::int64_t>(300000, 30000), 12, "binary", 31);
   device_pool_fixture g = device_pool(gctx, d);
   const std::string params = R"({"loss_function": "Logloss", "iterations": 30, "verbose": false})";
-  const auto a = cbm_bytes(tr::train(*g.pool, params, {}));
-  const auto b = cbm_bytes(tr::train(*g.pool, params, {}));
+  const auto a = cbm_bytes(tr::train(*g.pool, tr::parse_params(params), {}));
+  const auto b = cbm_bytes(tr::train(*g.pool, tr::parse_params(params), {}));
   CHECK(a == b);
 }
 
@@ -733,8 +733,8 @@ TEST_CASE("GPU training from device tensors copies no dataset-sized data to the 
   const int iterations = 20;
   const cbg::model::model m = tr::train(
       *g.pool,
-      fmt::format(R"({{"loss_function": "RMSE", "iterations": {}, "custom_metric": "R2", "use_best_model": false}})",
-                  iterations),
+      tr::parse_params(fmt::format(R"({{"loss_function": "RMSE", "iterations": {}, "custom_metric": "R2", "use_best_model": false}})",
+                  iterations)),
       o);
   CHECK(m.tree_count() == static_cast<std::size_t>(iterations));
   const cbg::copy_totals t = sctx->copies().totals();
