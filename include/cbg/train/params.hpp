@@ -32,6 +32,7 @@ enum class od_kind : std::uint8_t { none, iter, inc_to_dec };
 struct named_metric {
   metric_spec spec;
   std::string name;  // CatBoost's text, e.g. "Quantile:alpha=0.3"
+  std::optional<bool> skip_train;  // hints=skip_train~...; unset: the metric's default
 };
 
 struct train_params {
