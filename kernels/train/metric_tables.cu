@@ -208,6 +208,7 @@ class launcher {
                                                 cuda::std::plus<long long>{}, items, stream()));
     long long group_count = 0;
     d2h(&group_count, groups.data(), 1, "ranked metric groups");
+    if (group_count == 0) return ranked_final(m.kind, 0.0, 0, 0);  // no rows
     const int group_items = static_cast<int>(group_count);
     CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), scan_bytes, group_pos.data(), pos_below.data(),
                                                group_items, stream()));
