@@ -15,6 +15,7 @@
 #include "cbg/train/det_math.hpp"
 #include "cbg/train/search_extension.hpp"
 #include "src/train/boosting_common.hpp"
+#include "src/train/metric_host.hpp"
 
 namespace cbg::train {
 
@@ -285,6 +286,16 @@ class host_backend final : public boosting_backend {
       positive[i] = target[order[i]] > 0.5f ? 1 : 0;
     }
     return auc_of_sorted(scores, positive);
+  }
+
+  std::vector<double> confusion_table(const metric_spec& m, bool eval, int classes) override {
+    return eval ? confusion_table_host(m, loss_, eval_approx_, eval_target_, eval_weight_, classes)
+                : confusion_table_host(m, loss_, approx_, target_, weight_, classes);
+  }
+
+  double ranked_metric(const metric_spec& m, bool eval) override {
+    return eval ? ranked_metric_host(m, loss_, eval_approx_, eval_target_, eval_weight_)
+                : ranked_metric_host(m, loss_, approx_, target_, weight_);
   }
 
  private:

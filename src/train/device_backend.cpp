@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/train/boosting_launch.hpp"
+#include "kernels/train/metric_tables.hpp"
 #include "kernels/train/search_tuning.hpp"
 
 #include "cbg/core/cuda_check.hpp"
@@ -529,6 +530,18 @@ class device_backend final : public boosting_backend {
     std::uint64_t r[2];
     d2h(r, result.data(), 2, "auc counts");
     return auc_from_counts(r[0], r[1], static_cast<std::uint64_t>(n) - r[1]);
+  }
+
+  std::vector<double> confusion_table(const metric_spec& m, bool eval, int classes) override {
+    if (link_ != nullptr) return boosting_backend::confusion_table(m, eval, classes);  // refuses
+    const rows_view v = eval ? eval_view() : learn_view();
+    return confusion_table_device(ctx_, metric_rows{v.approx, v.target, v.weight, v.n}, loss_, m, classes);
+  }
+
+  double ranked_metric(const metric_spec& m, bool eval) override {
+    if (link_ != nullptr) return boosting_backend::ranked_metric(m, eval);  // refuses
+    const rows_view v = eval ? eval_view() : learn_view();
+    return ranked_metric_device(ctx_, metric_rows{v.approx, v.target, v.weight, v.n}, loss_, m);
   }
 
  private:

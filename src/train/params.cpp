@@ -15,6 +15,7 @@
 
 #include "cbg/core/error.hpp"
 #include "cbg/io/json_position.hpp"
+#include "cbg/train/metric_names.hpp"
 #include "cbg/train/param_table.hpp"
 
 namespace cbg::train {
@@ -166,7 +167,7 @@ void finish_params(train_params& p, const json& flat) {
                               k == metric_kind::precision || k == metric_kind::recall ||
                               k == metric_kind::f1 || k == metric_kind::logloss ||
                               k == metric_kind::cross_entropy || k == metric_kind::multiclass ||
-                              k == metric_kind::multiclass_one_vs_all;
+                              k == metric_kind::multiclass_one_vs_all || is_classification_metric(k);
     if (classifier != class_metric) {
       invalid_param("eval_metric", fmt::format("'{}' does not fit loss_function {}", p.eval_metric->name,
                                                p.loss_name));
@@ -175,28 +176,6 @@ void finish_params(train_params& p, const json& flat) {
 }
 
 
-struct metric_name_entry {
-  const char* name;
-  metric_kind kind;
-};
-constexpr metric_name_entry metric_names[] = {
-    {"RMSE", metric_kind::rmse},
-    {"Logloss", metric_kind::logloss},
-    {"CrossEntropy", metric_kind::cross_entropy},
-    {"MultiClass", metric_kind::multiclass},
-    {"MultiClassOneVsAll", metric_kind::multiclass_one_vs_all},
-    {"MAE", metric_kind::mae},
-    {"Quantile", metric_kind::quantile},
-    {"Poisson", metric_kind::poisson},
-    {"Tweedie", metric_kind::tweedie},
-    {"RMSEWithUncertainty", metric_kind::rmse_with_uncertainty},
-    {"AUC", metric_kind::auc},
-    {"Accuracy", metric_kind::accuracy},
-    {"Precision", metric_kind::precision},
-    {"Recall", metric_kind::recall},
-    {"F1", metric_kind::f1},
-    {"R2", metric_kind::r2},
-};
 
 // "Name:key=value;key=value" -> name and its parameters.
 std::pair<std::string, std::map<std::string, std::string>> split_description(
@@ -279,14 +258,10 @@ named_metric parse_metric(const std::string& text, const std::string& what) {
   const auto [name, params] = split_description(text, what);
   named_metric m;
   m.name = text;
-  const auto* e = std::find_if(std::begin(metric_names), std::end(metric_names),
-                               [&name = name](const metric_name_entry& x) { return name == x.name; });
-  if (e == std::end(metric_names)) {
-    std::string list;
-    for (const auto& x : metric_names) list += list.empty() ? x.name : fmt::format(", {}", x.name);
-    invalid_param(what, fmt::format("'{}' is not a supported metric ({})", name, list));
-  }
-  m.spec.kind = e->kind;
+  const std::optional<metric_kind> kind = metric_kind_of(name);
+  if (!kind) invalid_param(what, fmt::format("'{}' is not a supported metric ({})", name, supported_metric_names()));
+  m.spec.kind = *kind;
+  m.spec.use_weights = default_use_weights(*kind);
   bool has_variance_power = false;
   for (const auto& [k, v] : params) {
     if (k == "alpha" && m.spec.kind == metric_kind::quantile) {
@@ -300,8 +275,7 @@ named_metric parse_metric(const std::string& text, const std::string& what) {
       if (!(m.spec.variance_power > 1 && m.spec.variance_power < 2)) {
         invalid_param(what, fmt::format("'{}': variance_power must be in (1, 2)", text));
       }
-    } else if (k == "use_weights" && (v == "true" || v == "false")) {
-      // accepted (weights are always used)
+    } else if (apply_metric_parameter(m.spec, m.skip_train, k, v, what, text)) {
     } else {
       invalid_param(what, fmt::format("'{}': unknown or invalid metric parameter '{}'", text, k));
     }
@@ -477,20 +451,13 @@ resolved_params resolve_params(const train_params& p, const data_facts& f) {
 
   r.objective = loss_metric(p);
   r.eval_metric = p.eval_metric.value_or(r.objective);
-  if (r.eval_metric.spec.kind == metric_kind::auc || r.eval_metric.spec.kind == metric_kind::precision ||
-      r.eval_metric.spec.kind == metric_kind::recall || r.eval_metric.spec.kind == metric_kind::f1) {
-    CBG_EXPECTS(r.loss.dims == 1, status::not_implemented,
-                fmt::format("parameter 'eval_metric': {} is implemented for binary classification only",
-                            r.eval_metric.name));
-  }
+  CBG_EXPECTS(r.loss.dims == 1 || !is_binary_only(r.eval_metric.spec.kind), status::not_implemented,
+              fmt::format("parameter 'eval_metric': {} is implemented for binary classification only",
+                          r.eval_metric.name));
   for (const named_metric& m : p.custom_metrics) {
-    const metric_kind k = m.spec.kind;
-    if (k == metric_kind::auc || k == metric_kind::precision || k == metric_kind::recall ||
-        k == metric_kind::f1) {
-      CBG_EXPECTS(r.loss.dims == 1, status::not_implemented,
-                  fmt::format("parameter 'custom_metric': {} is implemented for binary classification only",
-                              m.name));
-    }
+    CBG_EXPECTS(r.loss.dims == 1 || !is_binary_only(m.spec.kind), status::not_implemented,
+                fmt::format("parameter 'custom_metric': {} is implemented for binary classification only",
+                            m.name));
   }
   return r;
 }

@@ -28,6 +28,9 @@
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/model_builder.hpp"
 #include "cbg/train/dataset.hpp"
+#include "cbg/train/class_labels.hpp"
+#include "cbg/train/metric_names.hpp"
+#include "cbg/train/metric_tables.hpp"
 #include "cbg/train/tensorboard_log.hpp"
 #include "cbg/train/params.hpp"
 
@@ -118,8 +121,13 @@ struct tracked_metric {
   std::vector<double> learn, eval;  // per iteration (NaN where not computed)
 };
 
-double compute_metric(boosting_backend& b, const metric_spec& m, bool eval) {
-  if (m.kind == metric_kind::auc) return b.auc(eval);
+double compute_metric(boosting_backend& b, const metric_spec& m, bool eval, int classes) {
+  if (is_table_metric(m.kind)) return table_metric(m, b.confusion_table(m, eval, classes), classes);
+  // Unweighted binary AUC keeps its exact integer path; the rest ranks with weights.
+  if (m.kind == metric_kind::auc && !m.use_weights && m.auc == auc_type::classic) return b.auc(eval);
+  if (m.kind == metric_kind::auc || m.kind == metric_kind::prauc || m.kind == metric_kind::normalized_gini) {
+    return b.ranked_metric(m, eval);
+  }
   double s[metric_terms];
   b.metric_sums(m, eval, s);
   return metric_final(m, s);
@@ -377,12 +385,15 @@ model::model train(const pool& learn, const train_params& p, const train_options
     for (const auto& t : metrics) if (t.m.name == m.name) return;
     tracked_metric t;
     t.m = m;
-    t.on_learn = m.spec.kind != metric_kind::auc;  // CatBoost skips AUC on learn by default
+    // A multiclass AUC is of type Mu (CatBoost's multiclass default; the only multiclass type here).
+    if (m.spec.kind == metric_kind::auc) t.m.spec.auc = dims > 1 ? auc_type::mu : auc_type::classic;
+    t.on_learn = !m.skip_train.value_or(default_skip_train(m.spec.kind));
     metrics.push_back(std::move(t));
   };
   add_metric(r.eval_metric);
   add_metric(r.objective);
   for (const auto& m : p.custom_metrics) add_metric(m);
+  const int table_classes = dims > 1 ? dims : 2;  // classes of the confusion tables
   const bool has_eval = eval != nullptr;
   const bool maximize = higher_is_better(r.eval_metric.spec.kind);
 
@@ -494,8 +505,8 @@ model::model train(const pool& learn, const train_params& p, const train_options
     for (auto& t : metrics) {
       t.learn.push_back(std::nan(""));
       t.eval.push_back(std::nan(""));
-      if (t.on_learn && want_learn) t.learn.back() = compute_metric(*b, t.m.spec, false);
-      if (has_eval) t.eval.back() = compute_metric(*b, t.m.spec, true);
+      if (t.on_learn && want_learn) t.learn.back() = compute_metric(*b, t.m.spec, false, table_classes);
+      if (has_eval) t.eval.back() = compute_metric(*b, t.m.spec, true, table_classes);
     }
     bool stop = false;
     if (has_eval) {

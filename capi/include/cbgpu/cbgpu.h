@@ -1099,9 +1099,15 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *   (docs/parameters.md lists them with their types, bounds and defaults):
  *   - Loss and metrics: loss_function (RMSE, Logloss, CrossEntropy, MultiClass,
  *     MultiClassOneVsAll, MAE, Quantile:alpha=A, Poisson, Tweedie:variance_power=P,
- *     RMSEWithUncertainty), eval_metric and custom_metric (the losses, AUC, Accuracy, Precision,
- *     Recall, F1 (the last four for binary classification), R2), target_border (Logloss on any
- *     labels), classes_count and class_names (as CatBoost: the classes of a classifier).
+ *     RMSEWithUncertainty), eval_metric and custom_metric (the losses, R2, Accuracy, AUC
+ *     (multiclass: type Mu, CatBoost's default), TotalF1 (average Weighted, Macro, Micro), MCC,
+ *     Kappa, WKappa, and for binary classification only Precision, Recall, F1, BalancedAccuracy,
+ *     PRAUC, NormalizedGini, BrierScore, LogLikelihoodOfPrediction; every metric takes CatBoost's
+ *     use_weights (default true, false for AUC) and hints=skip_train~false (AUC and
+ *     NormalizedGini are skipped on the learn set unless told); AUC type OneVsAll is
+ *     CBG_ERR_NOT_IMPLEMENTED, the confusion-table and ranked metrics also on several GPUs),
+ *     target_border (Logloss on any labels), classes_count and class_names (as CatBoost: the
+ *     classes of a classifier).
  *   - Boosting: iterations (1000), learning_rate (CatBoost's automatic rule when it, l2_leaf_reg
  *     and the leaf estimation options are unset, else 0.03), boost_from_average, boosting_type
  *     (Plain; Ordered is CBG_ERR_NOT_IMPLEMENTED), use_best_model (true with an eval pool),
@@ -1139,7 +1145,7 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *   The border subset of quantization is drawn with the context's seed; random_seed drives the
  *   bootstrap and the score noise. Not implemented (CBG_ERR_NOT_IMPLEMENTED, naming the
  *   parameter): Ordered boosting, Depthwise/Lossguide trees, leaf_estimation_method Simple, the
- *   Newton score functions and AUC/Precision/Recall/F1 for multi-dimensional losses,
+ *   Newton score functions and the binary-only metrics above for multi-dimensional losses,
  *   TargetBorderCount > 1, PriorEstimation, ctr_target_border_count > 1, max_ctr_complexity > 1
  *   on several GPUs or for categorical columns in pageable host memory on a GPU.
  * @param eval_pool    optional (NULL) eval set with the same features, on the same device: eval

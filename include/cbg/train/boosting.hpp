@@ -153,6 +153,12 @@ class boosting_backend {
   virtual void metric_sums(const metric_spec& m, bool eval, double out[metric_terms]) = 0;
   // AUC of the current approx (binary: approx ranks, ties share), unweighted as CatBoost's default.
   virtual double auc(bool eval) = 0;
+  // The weighted confusion table of the current approx (classes * classes cells, true class major;
+  // metric_tables.hpp). The default refuses (not_implemented, naming the metric).
+  virtual std::vector<double> confusion_table(const metric_spec& m, bool eval, int classes);
+  // A ranked metric of the current approx (metric_ranked.hpp: weighted AUC, Mu, NormalizedGini,
+  // PRAUC). The default refuses (not_implemented, naming the metric).
+  virtual double ranked_metric(const metric_spec& m, bool eval);
 };
 
 struct backend_inputs {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Metrics of the trainer. Each additive metric is a few per-row terms, summed in the fixed order of
-// reduce_math.hpp (the same on the host and the GPU), and a final formula over the sums. AUC ranks
-// rows instead (a sort), see src/train/metrics.cpp and kernels/train/.
+// reduce_math.hpp (the same on the host and the GPU), and a final formula over the sums. The class
+// metrics (TotalF1, MCC, Kappa, ...) need a weighted confusion table instead (metric_tables.hpp),
+// the ranked ones (AUC, PRAUC, NormalizedGini) a sort (metric_ranked.hpp).
 #pragma once
 
 #include <cmath>
@@ -28,7 +29,21 @@ enum class metric_kind : std::uint8_t {
   recall,
   f1,
   r2,
+  brier_score,
+  log_likelihood_of_prediction,
+  // from the confusion table
+  total_f1,
+  mcc,
+  balanced_accuracy,
+  kappa,
+  wkappa,
+  // ranked
+  prauc,
+  normalized_gini,
 };
+
+enum class metric_average : std::uint8_t { weighted, macro, micro };  // TotalF1
+enum class auc_type : std::uint8_t { classic, mu, one_vs_all };
 
 inline constexpr int metric_terms = 4;
 
@@ -37,11 +52,37 @@ struct metric_spec {
   metric_kind kind = metric_kind::rmse;
   double alpha = 0.5;           // Quantile
   double variance_power = 1.5;  // Tweedie
+  bool use_weights = true;      // CatBoost's default: true except for AUC
+  metric_average average = metric_average::weighted;
+  auc_type auc = auc_type::classic;  // AUC of a multiclass loss: Mu unless told
 };
+
+// Metrics summed from per-row terms (metric_row_terms / metric_final).
+CBG_HOST_DEVICE constexpr bool is_additive(metric_kind k) noexcept {
+  return k != metric_kind::auc && k != metric_kind::prauc && k != metric_kind::normalized_gini &&
+         !(k >= metric_kind::total_f1 && k <= metric_kind::wkappa);
+}
+// Metrics of classifiers added after the first set (binary or multiclass losses only).
+CBG_HOST_DEVICE constexpr bool is_classification_metric(metric_kind k) noexcept {
+  return k >= metric_kind::brier_score;
+}
+// Metrics implemented for binary classification (one approx dimension) only.
+CBG_HOST_DEVICE constexpr bool is_binary_only(metric_kind k) noexcept {
+  return k == metric_kind::precision || k == metric_kind::recall || k == metric_kind::f1 ||
+         k == metric_kind::brier_score || k == metric_kind::log_likelihood_of_prediction ||
+         k == metric_kind::balanced_accuracy || k == metric_kind::prauc || k == metric_kind::normalized_gini;
+}
+// Metrics of the weighted confusion table (metric_tables.hpp).
+CBG_HOST_DEVICE constexpr bool is_table_metric(metric_kind k) noexcept {
+  return k >= metric_kind::total_f1 && k <= metric_kind::wkappa;
+}
 
 CBG_HOST_DEVICE constexpr bool higher_is_better(metric_kind k) noexcept {
   return k == metric_kind::auc || k == metric_kind::accuracy || k == metric_kind::precision ||
-         k == metric_kind::recall || k == metric_kind::f1 || k == metric_kind::r2;
+         k == metric_kind::recall || k == metric_kind::f1 || k == metric_kind::r2 ||
+         k == metric_kind::log_likelihood_of_prediction || k == metric_kind::total_f1 ||
+         k == metric_kind::mcc || k == metric_kind::balanced_accuracy || k == metric_kind::kappa ||
+         k == metric_kind::wkappa || k == metric_kind::prauc || k == metric_kind::normalized_gini;
 }
 
 // Predicted class of a row: binary losses (one dimension) compare the approx with 0; MultiClass
@@ -69,10 +110,11 @@ CBG_HOST_DEVICE inline int target_class(const loss_spec& l, float target) noexce
 
 // Per-row terms (weight w applied) of an additive metric; `l` tells how approxes are shaped.
 CBG_HOST_DEVICE inline void metric_row_terms(const metric_spec& m, const loss_spec& l,
-                                             const double* a, float target, double w,
+                                             const double* a, float target, double row_weight,
                                              double* t) noexcept {
   t[0] = t[1] = t[2] = t[3] = 0.0;
   const double y = target;
+  const double w = m.use_weights ? row_weight : 1.0;
   switch (m.kind) {
     case metric_kind::rmse: {
       const double r = y - a[0];
@@ -141,8 +183,22 @@ CBG_HOST_DEVICE inline void metric_row_terms(const metric_spec& m, const loss_sp
       t[2] = p != 1 && c == 1 ? w : 0.0;  // false negatives
       return;
     }
-    case metric_kind::auc:
-      return;  // ranked, not summed
+    case metric_kind::brier_score: {
+      const double r = det_sigmoid(a[0]) - y;
+      t[0] = w * (r * r);
+      t[1] = w;
+      return;
+    }
+    case metric_kind::log_likelihood_of_prediction: {
+      loss_spec b;
+      b.kind = loss_kind::logloss;
+      t[0] = -w * point_loss(b, a, target);  // the model's log likelihood
+      t[1] = w * y;
+      t[2] = w;
+      return;
+    }
+    default:
+      return;  // ranked or from the confusion table, not summed
   }
 }
 
@@ -164,6 +220,13 @@ CBG_HOST_DEVICE inline double metric_final(const metric_spec& m, const double* s
       return ratio(s[0], s[0] + s[2]);
     case metric_kind::f1:
       return ratio(2.0 * s[0], 2.0 * s[0] + s[1] + s[2]);
+    case metric_kind::log_likelihood_of_prediction: {
+      // (log likelihood of the model - that of the weighted base rate) / weighted positives
+      const double rate = ratio(s[1], s[2]);
+      if (!(rate > 0 && rate < 1)) return 0.0;
+      const double base = s[1] * det_log(rate) + (s[2] - s[1]) * det_log(1.0 - rate);
+      return (s[0] - base) / s[1];
+    }
     default:
       return ratio(s[0], s[1]);
   }

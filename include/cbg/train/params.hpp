@@ -31,6 +31,7 @@ enum class od_kind : std::uint8_t { none, iter, inc_to_dec };
 struct named_metric {
   metric_spec spec;
   std::string name;  // CatBoost's text, e.g. "Quantile:alpha=0.3"
+  std::optional<bool> skip_train;  // hints=skip_train~...; unset: the metric's default
 };
 
 // The most classes classes_count and class_names take (the trainer's MultiClass label limit).
