@@ -368,8 +368,8 @@ TEST_CASE("Feature combinations: the projection cache's size (a policy field) do
       "learning_rate": 0.2, "loss_function": "Logloss", "max_ctr_complexity": 3})";
   auto a = make_combo_data(cached, 2000, true, 61, false);
   auto b = make_combo_data(uncached, 2000, true, 61, false);
-  const cm::model ma = cbg::train::train(*a->pool, params, {});
-  const cm::model mb = cbg::train::train(*b->pool, params, {});
+  const cm::model ma = cbg::train::train(*a->pool, cbg::train::parse_params(params), {});
+  const cm::model mb = cbg::train::train(*b->pool, cbg::train::parse_params(params), {});
   std::size_t combos = 0;
   for (const cm::ctr_feature& f : ma.ctr_features) combos += ctr::projection_length(f.ctr.base.proj) > 1 ? 1 : 0;
   CHECK(combos > 0);

@@ -174,8 +174,8 @@ TEST_CASE("sharded training: the policy's switches and profiling keep the single
   const data d = make_data(40000, 6, "binary", 7);
   auto learn = cbg::test::device_pool(ctx, d, true);
   auto learn_profiled = cbg::test::device_pool(profiled, d, true);
-  const cbg::model::model single = tr::train(*learn.pool, with_devices(params, "0"), {});
-  const cbg::model::model sharded = tr::train(*learn_profiled.pool, with_devices(params, "0:1"), {});
+  const cbg::model::model single = tr::train(*learn.pool, tr::parse_params(with_devices(params, "0")), {});
+  const cbg::model::model sharded = tr::train(*learn_profiled.pool, tr::parse_params(with_devices(params, "0:1")), {});
   check_same_model(single, sharded);
   std::map<std::string, cbg::stage_total> by;
   for (const cbg::stage_total& t : profiled->stage_profiler().totals()) by[t.stage] = t;
