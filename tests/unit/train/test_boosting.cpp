@@ -708,7 +708,8 @@ TEST_CASE("GPU training with stage timings gives the same model and times every 
   dataset d = make_data(cbg::test::shrunk<std::int64_t>(100000, 20000), 8, "binary", 37);
   device_pool_fixture g = device_pool(gctx, d);
   device_pool_fixture p = device_pool(pctx, d);
-  const std::string params = R"({"loss_function": "Logloss", "iterations": 12, "custom_metric": ["AUC"]})";
+  const std::string params = R"({"loss_function": "Logloss", "iterations": 12, "leaf_estimation_iterations": 4,
+                                 "custom_metric": ["AUC"]})";
   CHECK(cbm_bytes(tr::train(*p.pool, tr::parse_params(params), {})) == cbm_bytes(tr::train(*g.pool, tr::parse_params(params), {})));
   std::map<std::string, cbg::stage_total> by;
   for (const cbg::stage_total& t : pctx->stage_profiler().totals()) by[t.stage] = t;
