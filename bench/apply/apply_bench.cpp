@@ -86,7 +86,8 @@ double copy_bandwidth(cudaStream_t stream) {  // bytes/s of a device-to-device c
   void *a = nullptr, *b = nullptr;
   BENCH_CHECK(cudaMalloc(&a, bytes));
   BENCH_CHECK(cudaMalloc(&b, bytes));
-  const double ms = time_ms(stream, 5, [&] { BENCH_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, stream)); });
+  const double ms =
+      time_ms(stream, 5, [&] { BENCH_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, stream)); });
   BENCH_CHECK(cudaFree(a));
   BENCH_CHECK(cudaFree(b));
   return 2.0 * static_cast<double>(bytes) / (ms * 1e-3);
@@ -134,7 +135,8 @@ void build_inputs(workload& w, const std::shared_ptr<cbg::context>& gctx, const 
   w.shapes.reserve(4 * static_cast<std::size_t>(n) + 4);
   w.device_tensors.reserve(static_cast<std::size_t>(n) + 1);
   w.host_tensors.reserve(static_cast<std::size_t>(n) + 1);
-  const auto tensors = [&](void* d, std::size_t elem, DLDataType type, std::int64_t cols, std::uint64_t seed, bool ints) {
+  const auto tensors = [&](void* d, std::size_t elem, DLDataType type, std::int64_t cols, std::uint64_t seed,
+                           bool ints) {
     const std::int64_t count = w.rows * cols;
     if (ints) {
       bench_fill_ints(static_cast<std::int64_t*>(d), count, seed, 40, s);
@@ -145,7 +147,8 @@ void build_inputs(workload& w, const std::shared_ptr<cbg::context>& gctx, const 
     w.host.emplace_back(static_cast<std::size_t>(w.host_rows * cols) * elem);
     BENCH_CHECK(cudaMemcpyAsync(w.host.back().data(), d, w.host.back().size(), cudaMemcpyDeviceToHost, s));
     w.shapes.push_back(cols == 1 ? std::vector<std::int64_t>{w.rows} : std::vector<std::int64_t>{w.rows, cols});
-    w.shapes.push_back(cols == 1 ? std::vector<std::int64_t>{w.host_rows} : std::vector<std::int64_t>{w.host_rows, cols});
+    w.shapes.push_back(cols == 1 ? std::vector<std::int64_t>{w.host_rows}
+                                 : std::vector<std::int64_t>{w.host_rows, cols});
     const int nd = cols == 1 ? 1 : 2;
     w.device_tensors.push_back(dl_tensor(d, type, kDLCUDA, w.shapes[w.shapes.size() - 2].data(), nullptr, nd));
     w.host_tensors.push_back(dl_tensor(w.host.back().data(), type, kDLCPU, w.shapes.back().data(), nullptr, nd));
@@ -203,13 +206,14 @@ void run_workload(workload& w, const std::shared_ptr<cbg::context>& gctx, const 
     const ca::tiling_policy& pol = policies[p];
     try {
       const double ms = time_ms(s, 7, [&] {
-        ca::predict_to_device(cache, w.model, *w.gpu, o, output(out.data(), cbg::memory_kind::device, w.rows, 1), nullptr,
-                              &pol);
+        ca::predict_to_device(cache, w.model, *w.gpu, o, output(out.data(), cbg::memory_kind::device, w.rows, 1),
+                              nullptr, &pol);
       });
       if (p == 0) best_default = ms;
       std::printf("| %s rows %d, chunk %d, budget %d KB%s | %.3f | %.3g | %.1fx |\n", p == 0 ? "default:" : "",
-                  pol.max_tile_rows, pol.tree_chunk, pol.smem_budget / 1024, pol.force_global_bins ? ", global bins" : "",
-                  ms, static_cast<double>(w.rows) / (ms * 1e-3), ms / floor_ms);
+                  pol.max_tile_rows, pol.tree_chunk, pol.smem_budget / 1024,
+                  pol.force_global_bins ? ", global bins" : "", ms, static_cast<double>(w.rows) / (ms * 1e-3),
+                  ms / floor_ms);
     } catch (const std::exception& e) {
       std::printf("| policy %zu | failed: %s | | |\n", p, e.what());
     }
@@ -219,20 +223,22 @@ void run_workload(workload& w, const std::shared_ptr<cbg::context>& gctx, const 
   ca::predict_options ho;
   // A CPU pool holds host_rows rows.
   const auto t0 = std::chrono::steady_clock::now();
-  ca::predict_to_host(cache, w.model, *w.cpu, ho, output(host_out.data(), cbg::memory_kind::host, w.host_rows, 1), nullptr);
+  ca::predict_to_host(cache, w.model, *w.cpu, ho, output(host_out.data(), cbg::memory_kind::host, w.host_rows, 1),
+                      nullptr);
   const double host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   // Spot check: the GPU's first rows equal the host's, bit for bit.
   std::vector<double> gpu_head(static_cast<std::size_t>(w.host_rows));
   BENCH_CHECK(cudaMemcpy(gpu_head.data(), out.data(), gpu_head.size() * sizeof(double), cudaMemcpyDeviceToHost));
   const bool same = std::memcmp(gpu_head.data(), host_out.data(), gpu_head.size() * sizeof(double)) == 0;
   const double image_mb = static_cast<double>(cache.get(w.model, 0, s, gctx->copies(), gctx->rules()).bytes()) / 1e6;
-  std::printf("first call (uploads the model, %.1f MB): %.2f ms; host evaluator: %lld rows in %.3f s = %.3g rows/s "
-              "(GPU default %.0fx faster); GPU == host on those rows: %s\n",
-              image_mb, first_ms, static_cast<long long>(w.host_rows), host_s, static_cast<double>(w.host_rows) / host_s,
-              static_cast<double>(w.host_rows) / host_s > 0 ? (static_cast<double>(w.rows) / (best_default * 1e-3)) /
-                                                                  (static_cast<double>(w.host_rows) / host_s)
-                                                            : 0.0,
-              same ? "yes" : "NO");
+  std::printf(
+      "first call (uploads the model, %.1f MB): %.2f ms; host evaluator: %lld rows in %.3f s = %.3g rows/s "
+      "(GPU default %.0fx faster); GPU == host on those rows: %s\n",
+      image_mb, first_ms, static_cast<long long>(w.host_rows), host_s, static_cast<double>(w.host_rows) / host_s,
+      static_cast<double>(w.host_rows) / host_s > 0
+          ? (static_cast<double>(w.rows) / (best_default * 1e-3)) / (static_cast<double>(w.host_rows) / host_s)
+          : 0.0,
+      same ? "yes" : "NO");
 }
 
 void latency(workload& w, const std::shared_ptr<cbg::context>& gctx) {
@@ -248,8 +254,8 @@ void latency(workload& w, const std::shared_ptr<cbg::context>& gctx) {
     const cbg::pool p = cbg::pool::build(gctx, std::move(in));
     cbg::device_buffer<double> out(static_cast<std::size_t>(batch), s, gctx->resource());
     const double us = wall_us(200, [&] {
-      ca::predict_to_device(cache, w.model, p, ca::predict_options{}, output(out.data(), cbg::memory_kind::device, batch, 1),
-                            nullptr);
+      ca::predict_to_device(cache, w.model, p, ca::predict_options{},
+                            output(out.data(), cbg::memory_kind::device, batch, 1), nullptr);
       BENCH_CHECK(cudaStreamSynchronize(s));
     });
     double host_us = 0;
@@ -263,8 +269,8 @@ void latency(workload& w, const std::shared_ptr<cbg::context>& gctx) {
       const cbg::pool hp = cbg::pool::build(cbg::context::create(co), std::move(hin));
       std::vector<double> hout(static_cast<std::size_t>(batch));
       host_us = wall_us(batch >= 1000 ? 3 : 50, [&] {
-        ca::predict_to_host(cache, w.model, hp, ca::predict_options{}, output(hout.data(), cbg::memory_kind::host, batch, 1),
-                            nullptr);
+        ca::predict_to_host(cache, w.model, hp, ca::predict_options{},
+                            output(hout.data(), cbg::memory_kind::host, batch, 1), nullptr);
       });
     }
     std::printf("| %lld | %.1f | %s |\n", static_cast<long long>(batch), us,

@@ -40,7 +40,8 @@ __device__ void write_string(std::uint64_t id, unsigned char* out) {
   const char prefix[] = "category-";
   for (int k = 0; k < 9; ++k) out[k] = static_cast<unsigned char>(prefix[k]);
   const int len = string_length(id);
-  for (int k = 9; k < len; ++k) out[k] = static_cast<unsigned char>("0123456789abcdef"[(id >> (4 * ((k - 9) % 16))) & 15]);
+  for (int k = 9; k < len; ++k)
+    out[k] = static_cast<unsigned char>("0123456789abcdef"[(id >> (4 * ((k - 9) % 16))) & 15]);
 }
 
 __global__ void fill_ints(std::int64_t* x, std::int64_t rows, std::uint64_t card, std::uint64_t seed) {
@@ -110,10 +111,10 @@ device_strings make_strings(const cbg::context& ctx, std::int64_t n, std::uint64
   fill_lengths<<<blocks(n), 256, 0, s>>>(d.offsets.data() + 1, n, card, seed);
   std::size_t temp_bytes = 0;
   BENCH_CHECK(cbg::cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, d.offsets.data() + 1, d.offsets.data() + 1,
-                                            static_cast<int>(n), s));
+                                                 static_cast<int>(n), s));
   cbg::device_buffer<unsigned char> temp(temp_bytes, s, ctx.resource());
   BENCH_CHECK(cbg::cub::DeviceScan::InclusiveSum(temp.data(), temp_bytes, d.offsets.data() + 1, d.offsets.data() + 1,
-                                            static_cast<int>(n), s));
+                                                 static_cast<int>(n), s));
   std::int32_t total = 0;
   BENCH_CHECK(cudaMemcpyAsync(&total, d.offsets.data() + n, sizeof(total), cudaMemcpyDeviceToHost, s));
   BENCH_CHECK(cudaStreamSynchronize(s));
@@ -140,10 +141,10 @@ void report(const char* input, std::uint64_t card, const char* step, double ms, 
   const double floor_ms = bytes / (gbps * 1e9) * 1e3;
   std::printf("  %-10s card %8llu  %-13s %8.3f ms  floor %7.3f ms  x%5.1f  (%.0f Mrows/s)\n", input,
               static_cast<unsigned long long>(card), step, ms, floor_ms, ms / floor_ms, rows / ms / 1e3);
-  std::printf("json {\"bench\":\"categorical\",\"device\":\"%s\",\"rows\":%lld,\"input\":\"%s\",\"cardinality\":%llu,"
-              "\"step\":\"%s\",\"ms\":%.4f,\"floor_ms\":%.4f,\"bytes\":%.0f}\n",
-              device, static_cast<long long>(rows), input, static_cast<unsigned long long>(card), step, ms, floor_ms,
-              bytes);
+  std::printf(
+      "json {\"bench\":\"categorical\",\"device\":\"%s\",\"rows\":%lld,\"input\":\"%s\",\"cardinality\":%llu,"
+      "\"step\":\"%s\",\"ms\":%.4f,\"floor_ms\":%.4f,\"bytes\":%.0f}\n",
+      device, static_cast<long long>(rows), input, static_cast<unsigned long long>(card), step, ms, floor_ms, bytes);
 }
 
 }  // namespace
@@ -168,13 +169,13 @@ int main(int argc, char** argv) {
   const std::size_t copy_bytes = std::size_t{1} << 30;
   cbg::device_buffer<unsigned char> c0(copy_bytes, s, ctx->resource()), c1(copy_bytes, s, ctx->resource());
   BENCH_CHECK(cudaMemsetAsync(c0.data(), 1, copy_bytes, s));
-  const double copy_ms = t.median_ms(reps, [&] {
-    BENCH_CHECK(cudaMemcpyAsync(c1.data(), c0.data(), copy_bytes, cudaMemcpyDeviceToDevice, s));
-  });
+  const double copy_ms = t.median_ms(
+      reps, [&] { BENCH_CHECK(cudaMemcpyAsync(c1.data(), c0.data(), copy_bytes, cudaMemcpyDeviceToDevice, s)); });
   const double gbps = 2.0 * static_cast<double>(copy_bytes) / (copy_ms * 1e-3) / 1e9;
-  std::printf("cbgpu-categorical-bench on %s: %lld rows per column, median of %d; copy bandwidth %.0f GB/s "
-              "(read + write)\n",
-              prop.name, static_cast<long long>(rows), reps, gbps);
+  std::printf(
+      "cbgpu-categorical-bench on %s: %lld rows per column, median of %d; copy bandwidth %.0f GB/s "
+      "(read + write)\n",
+      prop.name, static_cast<long long>(rows), reps, gbps);
   c0 = {};
   c1 = {};
 
@@ -203,8 +204,7 @@ int main(int argc, char** argv) {
       const device_strings str = make_strings(*ctx, rows, card, seed);
       const auto v = view_of(str, rows);
       const double ms = t.median_ms(reps, [&] { cbg::categorical::hash_strings_device(*ctx, v, hashes.data()); });
-      report("utf8", card, "hash", ms, 4.0 * (r + 1) + static_cast<double>(str.total) + 4.0 * r, gbps, rows,
-             prop.name);
+      report("utf8", card, "hash", ms, 4.0 * (r + 1) + static_cast<double>(str.total) + 4.0 * r, gbps, rows, prop.name);
       total_str += ms;
     }
     // Dictionary (int32 codes + card strings): hash the dictionary, then map: read 4 + write 4 per row
@@ -244,8 +244,9 @@ int main(int argc, char** argv) {
     total_int += int_ms;
     total_ph += ph_ms;
   }
-  std::printf("8 columns x %lld rows: int64 hash %.2f ms, utf8 hash %.2f ms, dictionary %.2f ms, perfect hash "
-              "%.2f ms\n",
-              static_cast<long long>(rows), total_int, total_str, total_dict, total_ph);
+  std::printf(
+      "8 columns x %lld rows: int64 hash %.2f ms, utf8 hash %.2f ms, dictionary %.2f ms, perfect hash "
+      "%.2f ms\n",
+      static_cast<long long>(rows), total_int, total_str, total_dict, total_ph);
   return 0;
 }

@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   std::vector<DLTensor> ts(static_cast<std::size_t>(nc + nf) + 1);
   for (int c = 0; c <= nc + nf; ++c) {
     DLTensor& t = ts[static_cast<std::size_t>(c)];
-    t.data = c < nf ? static_cast<void*>(f + c * rows)
+    t.data = c < nf        ? static_cast<void*>(f + c * rows)
              : c < nf + nc ? static_cast<void*>(x + (c - nf) * rows)
                            : static_cast<void*>(label);
     t.device = {kDLCUDA, 0};
@@ -88,18 +88,25 @@ int main(int argc, char** argv) {
   for (const int complexity : complexities) {
     const std::string params = "{\"iterations\": " + std::to_string(iterations) +
                                ", \"depth\": 6, \"verbose\": false, \"loss_function\": \"Logloss\", "
-                               "\"max_ctr_complexity\": " + std::to_string(complexity) + "}";
+                               "\"max_ctr_complexity\": " +
+                               std::to_string(complexity) + "}";
     BENCH_CHECK(cudaDeviceSynchronize());
     const auto t0 = std::chrono::steady_clock::now();
     const cbg::model::model m = cbg::train::train(p, cbg::train::parse_params(params), {});
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::size_t combos = 0;
-    for (const auto& cf : m.ctr_features) combos += cf.ctr.base.proj.cat_features.size() + cf.ctr.base.proj.float_splits.size() + cf.ctr.base.proj.one_hot_splits.size() > 1 ? 1 : 0;
-    std::printf("{\"device\": \"%s\", \"rows\": %lld, \"cat_columns\": %d, \"float_columns\": %d, "
-                "\"max_ctr_complexity\": %d, \"iterations\": %d, \"train_ms\": %.1f, \"ms_per_iteration\": %.2f, "
-                "\"ctr_features\": %zu, \"combination_features\": %zu}\n",
-                prop.name, static_cast<long long>(rows), nc, nf, complexity, iterations, s * 1e3,
-                s * 1e3 / iterations, m.ctr_features.size(), combos);
+    for (const auto& cf : m.ctr_features)
+      combos += cf.ctr.base.proj.cat_features.size() + cf.ctr.base.proj.float_splits.size() +
+                            cf.ctr.base.proj.one_hot_splits.size() >
+                        1
+                    ? 1
+                    : 0;
+    std::printf(
+        "{\"device\": \"%s\", \"rows\": %lld, \"cat_columns\": %d, \"float_columns\": %d, "
+        "\"max_ctr_complexity\": %d, \"iterations\": %d, \"train_ms\": %.1f, \"ms_per_iteration\": %.2f, "
+        "\"ctr_features\": %zu, \"combination_features\": %zu}\n",
+        prop.name, static_cast<long long>(rows), nc, nf, complexity, iterations, s * 1e3, s * 1e3 / iterations,
+        m.ctr_features.size(), combos);
     std::fflush(stdout);
   }
   BENCH_CHECK(cudaFree(x));

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// cbgpu-ctr-bench (host main; fill.cu makes the data): times the GPU categorical-feature preparation (ctr/features.hpp: hashing,
-// perfect hashing, ordered Borders CTRs with 3 priors and FeatureFreq per feature, the CTR tables
-// for the model, the derived pool) on int32 categorical columns in device memory, against the
-// floor of its compulsory traffic (read each column and the label once, write each derived float
-// column once) at the bandwidth of a device-to-device copy measured in the same run. CatBoost
-// computes these CTRs once before boosting (plain boosting, one permutation), so the per-iteration
-// figure is the preparation divided by the iteration count.
+// cbgpu-ctr-bench (host main; fill.cu makes the data): times the GPU categorical-feature preparation (ctr/features.hpp:
+// hashing, perfect hashing, ordered Borders CTRs with 3 priors and FeatureFreq per feature, the CTR tables for the
+// model, the derived pool) on int32 categorical columns in device memory, against the floor of its compulsory traffic
+// (read each column and the label once, write each derived float column once) at the bandwidth of a device-to-device
+// copy measured in the same run. CatBoost computes these CTRs once before boosting (plain boosting, one permutation),
+// so the per-iteration figure is the preparation divided by the iteration count.
 //   cbgpu-ctr-bench [rows [iterations [train_iterations]]]   (default: 10000000 1000 0; 8 columns,
 //   cardinalities 10, 100, 1000, 10^4, 10^5, 3*10^5, 10^6, 30). With train_iterations > 0 it also
 //   trains (Logloss, depth 6, CatBoost's GPU default CTRs) and reports the time per iteration.
@@ -117,13 +116,14 @@ int main(int argc, char** argv) {
     (void)cbg::train::train(p, cbg::train::parse_params(params), {});
     train_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  std::printf("{\"device\": \"%s\", \"rows\": %lld, \"cat_columns\": %d, \"derived_columns\": %zu, "
-              "\"prepare_ms\": %.3f, \"floor_ms\": %.3f, \"ratio\": %.2f, \"copy_GBps\": %.1f, "
-              "\"iterations\": %d, \"per_iteration_ms\": %.4f, \"train_iterations\": %d, "
-              "\"train_ms_per_iteration\": %.3f}\n",
-              prop.name, static_cast<long long>(rows), nc, derived, best * 1e3, floor_s * 1e3, best / floor_s,
-              bandwidth / 1e9, iterations, best * 1e3 / iterations, train_iterations,
-              train_iterations > 0 ? train_s * 1e3 / train_iterations : 0.0);
+  std::printf(
+      "{\"device\": \"%s\", \"rows\": %lld, \"cat_columns\": %d, \"derived_columns\": %zu, "
+      "\"prepare_ms\": %.3f, \"floor_ms\": %.3f, \"ratio\": %.2f, \"copy_GBps\": %.1f, "
+      "\"iterations\": %d, \"per_iteration_ms\": %.4f, \"train_iterations\": %d, "
+      "\"train_ms_per_iteration\": %.3f}\n",
+      prop.name, static_cast<long long>(rows), nc, derived, best * 1e3, floor_s * 1e3, best / floor_s, bandwidth / 1e9,
+      iterations, best * 1e3 / iterations, train_iterations,
+      train_iterations > 0 ? train_s * 1e3 / train_iterations : 0.0);
   BENCH_CHECK(cudaFree(a));
   BENCH_CHECK(cudaFree(b));
   BENCH_CHECK(cudaFree(x));

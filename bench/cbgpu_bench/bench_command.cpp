@@ -91,15 +91,14 @@ struct pool_tensors {
 
 // Copies `host` into a new device buffer. The copy goes as one flat 1-D tensor: the bytes are the
 // same in any layout, and cbg_tensor_copy 0.1 copies a column-major matrix row by row.
-std::shared_ptr<void> upload(cbg_context_t* ctx, int32_t device,
-                             const std::shared_ptr<std::vector<float>>& host, const char* what) {
+std::shared_ptr<void> upload(cbg_context_t* ctx, int32_t device, const std::shared_ptr<std::vector<float>>& host,
+                             const char* what) {
   const auto n = static_cast<int64_t>(host->size());
   std::shared_ptr<void> memory = device_allocate(host->size() * sizeof(float), device);
-  const managed_tensor src = managed_tensor::wrap(host, host->data(), dl::DLDevice{dl::kDLCPU, 0},
-                                                  dtype_of<float>(), {n});
-  const managed_tensor dst = managed_tensor::wrap(memory, memory.get(),
-                                                  dl::DLDevice{dl::kDLCUDA, device},
-                                                  dtype_of<float>(), {n});
+  const managed_tensor src =
+      managed_tensor::wrap(host, host->data(), dl::DLDevice{dl::kDLCPU, 0}, dtype_of<float>(), {n});
+  const managed_tensor dst =
+      managed_tensor::wrap(memory, memory.get(), dl::DLDevice{dl::kDLCUDA, device}, dtype_of<float>(), {n});
   const cbg_tensor_ref_t d = dst.borrow(), s = src.borrow();
   check(cbg_tensor_copy(ctx, &d, &s), fmt::format("cbg_tensor_copy({} to device)", what));
   return memory;
@@ -112,18 +111,15 @@ pool_tensors place_data(cbg_context_t* ctx, int32_t device, synthetic_dataset da
   auto x = std::make_shared<std::vector<float>>(std::move(data.features));
   auto y = std::make_shared<std::vector<float>>(std::move(data.label));
   if (device < 0) {
-    return {managed_tensor::wrap(x, x->data(), dl::DLDevice{dl::kDLCPU, 0}, dtype_of<float>(),
-                                 {rows, cols}, strides),
-            managed_tensor::wrap(y, y->data(), dl::DLDevice{dl::kDLCPU, 0}, dtype_of<float>(),
-                                 {rows})};
+    return {managed_tensor::wrap(x, x->data(), dl::DLDevice{dl::kDLCPU, 0}, dtype_of<float>(), {rows, cols}, strides),
+            managed_tensor::wrap(y, y->data(), dl::DLDevice{dl::kDLCPU, 0}, dtype_of<float>(), {rows})};
   }
   std::shared_ptr<void> x_mem = upload(ctx, device, x, "features");
   std::shared_ptr<void> y_mem = upload(ctx, device, y, "label");
   void* x_ptr = x_mem.get();
   void* y_ptr = y_mem.get();
   const dl::DLDevice gpu{dl::kDLCUDA, device};
-  return {managed_tensor::wrap(std::move(x_mem), x_ptr, gpu, dtype_of<float>(), {rows, cols},
-                               strides),
+  return {managed_tensor::wrap(std::move(x_mem), x_ptr, gpu, dtype_of<float>(), {rows, cols}, strides),
           managed_tensor::wrap(std::move(y_mem), y_ptr, gpu, dtype_of<float>(), {rows})};
   // The host arrays x and y are freed on return: only the device copies go on.
 }
@@ -156,8 +152,7 @@ void write_json(const std::string& path, const bench_options& o, const bench_fac
   j.key("layout").value(o.layout == "column" ? "column-major" : "row-major");
   j.key("dtype").value("float32").key("label_rule").value(synthetic_label_rule());
   j.key("positives").value(f.positives);
-  j.key("positive_fraction").value(static_cast<double>(f.positives) /
-                                   static_cast<double>(f.rows));
+  j.key("positive_fraction").value(static_cast<double>(f.positives) / static_cast<double>(f.rows));
   j.end_object();
 
   j.key("pool").begin_object();
@@ -238,30 +233,30 @@ void write_json(const std::string& path, const bench_options& o, const bench_fac
 }  // namespace
 
 CLI::App* add_bench_command(CLI::App& app, bench_options& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "bench", "Benchmark on a synthetic Higgs-like binary classification dataset");
-  cmd->add_option("--rows", o.rows, "Number of rows")->capture_default_str()->check(
-      CLI::Range(int64_t{1}, int64_t{1} << 40));
+  CLI::App* cmd = app.add_subcommand("bench", "Benchmark on a synthetic Higgs-like binary classification dataset");
+  cmd->add_option("--rows", o.rows, "Number of rows")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->add_option("--features", o.features, "Number of float32 features")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  cmd->add_option("--seed", o.seed, "Seed of the data generator and the context")
-      ->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Seed of the data generator and the context")->capture_default_str();
   cmd->add_option("--eval-rows", o.eval_rows,
                   "Held-out rows to predict (the generator with seed + 1); default rows / 4, 0: none")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd->add_option("--layout", o.layout, "Feature matrix layout")
       ->capture_default_str()
       ->check(CLI::IsMember({"column", "row"}));
-  cmd->add_option("--device", o.device, "auto (a GPU if visible), cpu, or a CUDA ordinal")
-      ->capture_default_str();
+  cmd->add_option("--device", o.device, "auto (a GPU if visible), cpu, or a CUDA ordinal")->capture_default_str();
   cmd->add_option("--json", o.json_path, "Write a machine-readable record of the run to this file");
-  cmd->add_option("-i,--iterations", o.iterations, "Trees to train")->capture_default_str()->check(
-      CLI::Range(int64_t{1}, int64_t{1} << 30));
+  cmd->add_option("-i,--iterations", o.iterations, "Trees to train")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   cmd->add_option("-n,--depth", o.depth, "Tree depth")->capture_default_str()->check(CLI::Range(1, 16));
   cmd->add_option("-w,--learning-rate", o.learning_rate, "Learning rate")->capture_default_str();
-  cmd->add_option("-x,--border-count", o.border_count, "Borders per feature")->capture_default_str()->check(
-      CLI::Range(1, 255));
+  cmd->add_option("-x,--border-count", o.border_count, "Borders per feature")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 255));
   cmd->add_option("--loss-function", o.loss_function, "Loss (the label is binary)")->capture_default_str();
   cmd->add_option("-m,--model-file", o.model_file, "Write the trained model (.cbm) here");
   cmd->add_flag("-v,--verbose", o.verbose, "Show the library's debug log on stderr");
@@ -275,8 +270,7 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   if (o.verbose) log_library_to_stderr(CBG_LOG_DEBUG);
   bench_facts f;
   f.visible_devices = device_count();
-  fmt::print("cbgpu-bench {} (libcbgpu {}): synthetic benchmark\n", CBG_VERSION_STRING,
-             cbg_version_string());
+  fmt::print("cbgpu-bench {} (libcbgpu {}): synthetic benchmark\n", CBG_VERSION_STRING, cbg_version_string());
 
   synthetic_options so;
   so.rows = o.rows;
@@ -288,14 +282,15 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   try {
     data = make_synthetic_dataset(so);
   } catch (const std::bad_alloc&) {
-    throw std::runtime_error(fmt::format(
-        "out of host memory generating {} rows x {} features ({} of float32)", o.rows, o.features,
-        format_bytes(static_cast<uint64_t>(o.rows) * static_cast<uint64_t>(o.features) * 4)));
+    throw std::runtime_error(
+        fmt::format("out of host memory generating {} rows x {} features ({} of float32)", o.rows, o.features,
+                    format_bytes(static_cast<uint64_t>(o.rows) * static_cast<uint64_t>(o.features) * 4)));
   }
   synthetic_options held_out_options = so;
   held_out_options.rows = o.eval_rows >= 0 ? o.eval_rows : std::max<int64_t>(1, o.rows / 4);
   held_out_options.seed = o.seed + 1;
-  synthetic_dataset held_out = held_out_options.rows > 0 ? make_synthetic_dataset(held_out_options) : synthetic_dataset{};
+  synthetic_dataset held_out =
+      held_out_options.rows > 0 ? make_synthetic_dataset(held_out_options) : synthetic_dataset{};
   f.ms.generate = t.elapsed_ms();
   f.rows = data.rows;
   f.features = data.n_features;
@@ -310,9 +305,8 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   f.device = context_device(ctx.get());
   if (f.device >= 0) f.device_name = device_description(f.device);
   fmt::print("{}\n", device_line(f.device, f.visible_devices, "--device cpu"));
-  fmt::print("data: {} rows x {} features, float32, {}-major, seed {}, {:.1f}% positive\n",
-             f.rows, f.features, o.layout, o.seed,
-             100.0 * static_cast<double>(f.positives) / static_cast<double>(f.rows));
+  fmt::print("data: {} rows x {} features, float32, {}-major, seed {}, {:.1f}% positive\n", f.rows, f.features,
+             o.layout, o.seed, 100.0 * static_cast<double>(f.positives) / static_cast<double>(f.rows));
   fmt::print("      {}\n", synthetic_label_rule());
   fmt::print("{:<10} {:>10.1f} ms\n", "generate", f.ms.generate);
   fmt::print("{:<10} {:>10.1f} ms\n", "context", f.ms.context);
@@ -325,11 +319,9 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   if (held_out.rows > 0) held_out_tensors = place_data(ctx.get(), f.device, std::move(held_out));
   if (f.device >= 0) {
     f.ms.upload = t.elapsed_ms();
-    fmt::print("{:<10} {:>10.1f} ms  (cudaMalloc + cbg_tensor_copy to device {})\n", "upload",
-               *f.ms.upload, f.device);
+    fmt::print("{:<10} {:>10.1f} ms  (cudaMalloc + cbg_tensor_copy to device {})\n", "upload", *f.ms.upload, f.device);
   } else {
-    fmt::print("{:<10} {:>10}     skipped: the host path reads the generated arrays in place\n",
-               "upload", "-");
+    fmt::print("{:<10} {:>10}     skipped: the host path reads the generated arrays in place\n", "upload", "-");
   }
 
   t = stopwatch();
@@ -354,10 +346,10 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
 
   // Training.
   training_facts& tf = f.training;
-  tf.params = fmt::format(
-      R"({{"loss_function": "{}", "iterations": {}, "depth": {}, "learning_rate": {}, "border_count": {}, )"
-      R"("random_seed": {}, "verbose": false, "metric_period": {}}})",
-      o.loss_function, o.iterations, o.depth, o.learning_rate, o.border_count, o.seed, o.iterations);
+  tf.params =
+      fmt::format(R"({{"loss_function": "{}", "iterations": {}, "depth": {}, "learning_rate": {}, "border_count": {}, )"
+                  R"("random_seed": {}, "verbose": false, "metric_period": {}}})",
+                  o.loss_function, o.iterations, o.depth, o.learning_rate, o.border_count, o.seed, o.iterations);
   tf.input_bytes = f.rows * f.features * 4 + f.rows * 4;
   tf.quantized_bytes = (f.features + 3) / 4 * ((f.rows + 31) / 32 * 32) * 4;
   const int64_t held_before = counter.current.load();
@@ -371,17 +363,18 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   tf.metric = run.metric;
   tf.learn_metric = run.last_learn_metric;
   if (f.device >= 0) tf.peak_device_bytes = counter.peak.load();
-  fmt::print("{:<10} {:>10.1f} ms  {} trees of depth {}: {:.3f} ms per iteration (median after warm-up; "
-             "first {:.1f} ms), learn {} {:.6f}\n",
-             "train", f.ms.train, tf.trees, o.depth, tf.ms_per_iteration, tf.first_iteration_ms, tf.metric,
-             tf.learn_metric);
+  fmt::print(
+      "{:<10} {:>10.1f} ms  {} trees of depth {}: {:.3f} ms per iteration (median after warm-up; "
+      "first {:.1f} ms), learn {} {:.6f}\n",
+      "train", f.ms.train, tf.trees, o.depth, tf.ms_per_iteration, tf.first_iteration_ms, tf.metric, tf.learn_metric);
   if (tf.peak_device_bytes >= 0) {
     const double floor = static_cast<double>(tf.input_bytes + tf.quantized_bytes);
-    fmt::print("memory     peak {} held by the library (+ {} input the caller holds, {} quantized index "
-               "included in the peak): {:.2f}x (input + quantized)\n",
-               format_bytes(static_cast<uint64_t>(tf.peak_device_bytes)), format_bytes(static_cast<uint64_t>(tf.input_bytes)),
-               format_bytes(static_cast<uint64_t>(tf.quantized_bytes)),
-               static_cast<double>(tf.peak_device_bytes + tf.input_bytes) / floor);
+    fmt::print(
+        "memory     peak {} held by the library (+ {} input the caller holds, {} quantized index "
+        "included in the peak): {:.2f}x (input + quantized)\n",
+        format_bytes(static_cast<uint64_t>(tf.peak_device_bytes)), format_bytes(static_cast<uint64_t>(tf.input_bytes)),
+        format_bytes(static_cast<uint64_t>(tf.quantized_bytes)),
+        static_cast<double>(tf.peak_device_bytes + tf.input_bytes) / floor);
   }
   fmt::print("end to end (data -> trained model): from device tensors {:.1f} ms, from host arrays {:.1f} ms\n",
              f.ms.pool + f.ms.train, f.ms.upload.value_or(0.0) + f.ms.pool + f.ms.train);
@@ -403,14 +396,17 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   pf.learn_metrics = label_metrics(o.loss_function, pf.learn, learn_label);
   const double from_training = tf.learn_metric, from_evaluator = pf.learn_metrics.front().value;
   if (pf.learn_metrics.front().name == tf.metric) {
-    pf.learn_metric_matches = std::fabs(from_evaluator - from_training) <= 1e-9 * std::fmax(1.0, std::fabs(from_training));
+    pf.learn_metric_matches =
+        std::fabs(from_evaluator - from_training) <= 1e-9 * std::fmax(1.0, std::fabs(from_training));
   }
   if (held_out_pool) {
-    pf.held_out = predict_raw(ctx.get(), run.model.get(), held_out_pool.get(), static_cast<int64_t>(held_out_label.size()));
+    pf.held_out =
+        predict_raw(ctx.get(), run.model.get(), held_out_pool.get(), static_cast<int64_t>(held_out_label.size()));
     pf.held_out_metrics = label_metrics(o.loss_function, pf.held_out, held_out_label);
   }
   f.ms.predict = t.elapsed_ms();
-  const char* evaluator = f.device >= 0 ? "GPU evaluator, cbg_predict_to_device" : "host evaluator, cbg_predict_to_host";
+  const char* evaluator =
+      f.device >= 0 ? "GPU evaluator, cbg_predict_to_device" : "host evaluator, cbg_predict_to_host";
   if (held_out_pool) {
     const auto& h = pf.held_out;
     std::string scores;
@@ -419,8 +415,9 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
                h.rows, evaluator, 1e3 * static_cast<double>(h.rows) / std::fmax(h.ms, 1e-6), h.first_ms, scores);
   }
   if (pf.learn_metric_matches) {
-    fmt::print("check      learn {} from the evaluator {:.9g}, from training {:.9g}: {}\n", pf.learn_metrics.front().name,
-               from_evaluator, from_training, *pf.learn_metric_matches ? "the same" : "DIFFERENT");
+    fmt::print("check      learn {} from the evaluator {:.9g}, from training {:.9g}: {}\n",
+               pf.learn_metrics.front().name, from_evaluator, from_training,
+               *pf.learn_metric_matches ? "the same" : "DIFFERENT");
   } else {
     fmt::print("check      skipped: training reports {}, the bench computes {} (Logloss, MultiClass and RMSE only)\n",
                tf.metric, pf.learn_metrics.front().name);
@@ -433,8 +430,8 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   f.tensors_given = managed_tensor::given_count();
   f.tensors_released = managed_tensor::released_by_library_count();
   f.ms.total = total.elapsed_ms();
-  fmt::print("tensors: {} given to the library, {} released through their deleters\n",
-             f.tensors_given, f.tensors_released);
+  fmt::print("tensors: {} given to the library, {} released through their deleters\n", f.tensors_given,
+             f.tensors_released);
   fmt::print("{:<10} {:>10.1f} ms\n", "total", f.ms.total);
 
   if (!o.json_path.empty()) {
@@ -447,8 +444,8 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
     return exit_failure;
   }
   if (f.tensors_released != f.tensors_given) {
-    fmt::print(stderr, "error: the library released {} of the {} tensors it was given\n",
-               f.tensors_released, f.tensors_given);
+    fmt::print(stderr, "error: the library released {} of the {} tensors it was given\n", f.tensors_released,
+               f.tensors_given);
     return exit_failure;
   }
   return exit_ok;

@@ -53,7 +53,8 @@ bool is_uncertainty_type(const std::string& name) { return name == "VirtEnsemble
 
 void refuse_uncertainty_type(const std::string& name) {
   if (is_uncertainty_type(name)) {
-    throw not_implemented_error(fmt::format("prediction type {} (virtual ensembles) is not implemented in cbgpu", name));
+    throw not_implemented_error(
+        fmt::format("prediction type {} (virtual ensembles) is not implemented in cbgpu", name));
   }
 }
 
@@ -119,8 +120,8 @@ pool_handle device_pool(cbg_context_t* ctx, const cbg_model_t* model, const load
 }
 
 // Evaluates every block on the GPU.
-void predict_on_gpu(cbg_context_t* ctx, const cbg_model_t* model, const loaded_dataset& data,
-                    const tree_range& trees, std::vector<prediction_block>& blocks, std::FILE* info) {
+void predict_on_gpu(cbg_context_t* ctx, const cbg_model_t* model, const loaded_dataset& data, const tree_range& trees,
+                    std::vector<prediction_block>& blocks, std::FILE* info) {
   const int32_t device = context_device(ctx);
   const stopwatch load;
   const pool_handle pool = device_pool(ctx, model, data, device);
@@ -148,12 +149,13 @@ void predict_on_gpu(cbg_context_t* ctx, const cbg_model_t* model, const loaded_d
     check(cbg_tensor_copy(ctx, &dst, &src), "cbg_tensor_copy");
     copy_ms += copy.elapsed_ms();
   }
-  fmt::print(info, "calc: GPU evaluator (cbg_predict_to_device): features to the device {:.1f} ms, predict {:.3f} ms "
-             "({:.3g} rows/s), results back {:.1f} ms\n",
-             load_ms, predict_ms, predict_ms > 0 ? 1e3 * static_cast<double>(data.rows * static_cast<int64_t>(
-                                                                                  blocks.size())) / predict_ms
-                                                   : 0.0,
-             copy_ms);
+  fmt::print(
+      info,
+      "calc: GPU evaluator (cbg_predict_to_device): features to the device {:.1f} ms, predict {:.3f} ms "
+      "({:.3g} rows/s), results back {:.1f} ms\n",
+      load_ms, predict_ms,
+      predict_ms > 0 ? 1e3 * static_cast<double>(data.rows * static_cast<int64_t>(blocks.size())) / predict_ms : 0.0,
+      copy_ms);
 }
 
 // The text of a column CatBoost's --output-columns can name from the input: SampleId (DocId, the row
@@ -179,8 +181,8 @@ std::optional<std::vector<std::string>> data_column(const std::string& name, con
   }
   if (name == "Label" || name == "Target") {
     if (data.label_dims != 1) {
-      throw usage_error(fmt::format("--output-columns {}: the data has {} Label columns (one expected)", name,
-                                    data.label_dims));
+      throw usage_error(
+          fmt::format("--output-columns {}: the data has {} Label columns (one expected)", name, data.label_dims));
     }
     return data.label_text;
   }
@@ -205,7 +207,7 @@ struct output_column {
 
 std::vector<output_column> parse_output_columns(const std::vector<std::string>& names,
                                                 const std::optional<column_description>& cd) {
-  static const std::set<std::string> roles{"SampleId", "DocId", "Label",     "Target", "GroupId",
+  static const std::set<std::string> roles{"SampleId", "DocId",      "Label",     "Target", "GroupId",
                                            "QueryId",  "SubgroupId", "Timestamp", "Weight"};
   std::vector<output_column> out;
   bool any_prediction = false;
@@ -227,10 +229,10 @@ std::vector<output_column> parse_output_columns(const std::vector<std::string>& 
     } else if (cd && column_named(*cd, name) >= 0) {
       c.file_column = column_named(*cd, name);
     } else {
-      throw usage_error(fmt::format(
-          "--output-columns: '{}' is neither a prediction type, a column type (SampleId, Label, GroupId, "
-          "SubgroupId, Timestamp, Weight), #<column index> nor a column name of the .cd",
-          name));
+      throw usage_error(
+          fmt::format("--output-columns: '{}' is neither a prediction type, a column type (SampleId, Label, GroupId, "
+                      "SubgroupId, Timestamp, Weight), #<column index> nor a column name of the .cd",
+                      name));
     }
     out.push_back(std::move(c));
   }
@@ -243,18 +245,14 @@ std::vector<output_column> parse_output_columns(const std::vector<std::string>& 
 CLI::App* add_calc_command(CLI::App& app, calc_options& o) {
   CLI::App* cmd = app.add_subcommand(
       "calc", "Apply a model (catboost calc flags): the GPU evaluator when a GPU is visible, else the host");
-  cmd->add_option("-m,--model-file,--model-path", o.model_file, "Model file")
-      ->capture_default_str();
-  cmd->add_option("--model-format", o.model_format, "CatboostBinary or Json")
-      ->capture_default_str();
+  cmd->add_option("-m,--model-file,--model-path", o.model_file, "Model file")->capture_default_str();
+  cmd->add_option("--model-format", o.model_format, "CatboostBinary or Json")->capture_default_str();
   cmd->add_option("--input-path", o.input_path, "Data to apply the model to")->required();
   add_data_options(cmd, o.data);
-  cmd->add_option("-o,--output-path", o.output_path, "Where predictions go")
-      ->capture_default_str();
+  cmd->add_option("-o,--output-path", o.output_path, "Where predictions go")->capture_default_str();
   cmd->add_option("--prediction-type", o.prediction_type, "Comma-separated prediction types")
       ->capture_default_str()
-      ->check(CLI::Validator([](std::string& v) { return check_prediction_types(v); }, "",
-                             "prediction type"));
+      ->check(CLI::Validator([](std::string& v) { return check_prediction_types(v); }, "", "prediction type"));
   cmd->add_option("--output-columns", o.output_columns,
                   "Comma-separated output columns: prediction types, SampleId (DocId), Label (Target), GroupId, "
                   "SubgroupId, Timestamp, Weight, #<column index>[:<name>] and .cd column names; replaces "
@@ -314,8 +312,8 @@ void apply_model(const cbg_model_t* model, const calc_options& o) {
     for (int64_t k = 0; o.ntree_start + k * o.eval_period < end; ++k) {
       const int64_t stop = std::min(o.ntree_start + (k + 1) * o.eval_period, end);
       ranges.push_back({o.ntree_start, stop});
-      range_names.push_back(fmt::format(":TreesCount=[{},{})", k * o.eval_period,
-                                        std::min(k * o.eval_period + o.eval_period, end)));
+      range_names.push_back(
+          fmt::format(":TreesCount=[{},{})", k * o.eval_period, std::min(k * o.eval_period + o.eval_period, end)));
     }
   } else {
     ranges.push_back({o.ntree_start, end});
@@ -341,7 +339,8 @@ void apply_model(const cbg_model_t* model, const calc_options& o) {
       // A binary classifier's Probability is one column, the probability of class 1, as CatBoost writes it.
       if (b.type_name == "Probability" && model_facts.approx_dimension == 1 && b.columns == 2) {
         std::vector<double> p(static_cast<std::size_t>(data.rows));
-        for (int64_t r = 0; r < data.rows; ++r) p[static_cast<std::size_t>(r)] = b.values[static_cast<std::size_t>(2 * r + 1)];
+        for (int64_t r = 0; r < data.rows; ++r)
+          p[static_cast<std::size_t>(r)] = b.values[static_cast<std::size_t>(2 * r + 1)];
         b.values = std::move(p);
         b.columns = 1;
       }
@@ -363,9 +362,8 @@ void apply_model(const cbg_model_t* model, const calc_options& o) {
     }
   }
   write_prediction_table(o.output_path, data.rows, blocks, class_names(model));
-  fmt::print(info, "model: {} trees, {} float and {} categorical features, approx dimension {}\n",
-             model_facts.n_trees, model_facts.n_float_features, model_facts.n_cat_features,
-             model_facts.approx_dimension);
+  fmt::print(info, "model: {} trees, {} float and {} categorical features, approx dimension {}\n", model_facts.n_trees,
+             model_facts.n_float_features, model_facts.n_cat_features, model_facts.approx_dimension);
   fmt::print(info, "wrote {} rows to {}\n", data.rows, o.output_path);
 }
 

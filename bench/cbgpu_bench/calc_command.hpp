@@ -26,12 +26,12 @@ struct calc_options {
   std::string prediction_type = "RawFormulaVal";
   std::string output_columns;  // CatBoost's --output-columns: prediction types and input columns
   int64_t ntree_start = 0;
-  int64_t ntree_end = 0;       // 0: all trees
-  int64_t eval_period = 0;     // not implemented: refused when given
+  int64_t ntree_end = 0;    // 0: all trees
+  int64_t eval_period = 0;  // not implemented: refused when given
   std::string model_format = "CatboostBinary";
-  std::string task_type;       // "" (a GPU if visible), CPU or GPU
+  std::string task_type;  // "" (a GPU if visible), CPU or GPU
   std::string devices;
-  int thread_count = -1;       // accepted for CatBoost's sake; the evaluators choose their threads
+  int thread_count = -1;  // accepted for CatBoost's sake; the evaluators choose their threads
 };
 
 CLI::App* add_calc_command(CLI::App& app, calc_options& options);

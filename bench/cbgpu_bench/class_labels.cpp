@@ -55,9 +55,10 @@ std::optional<std::vector<std::string>> class_names_for(const nlohmann::json& pa
   if (loss == "Logloss" && names.size() != 2) {
     // Numeric labels other than two classes (probabilities, for instance) are the trainer's to judge.
     if (learn.label_numeric) return std::nullopt;
-    throw usage_error(fmt::format("{}: Logloss takes two classes, the labels name {} (give --class-names, or use "
-                                  "MultiClass)",
-                                  learn.path, names.size()));
+    throw usage_error(
+        fmt::format("{}: Logloss takes two classes, the labels name {} (give --class-names, or use "
+                    "MultiClass)",
+                    learn.path, names.size()));
   }
   return names;
 }
@@ -70,8 +71,8 @@ void apply_class_names(loaded_dataset& data, const std::vector<std::string>& nam
   for (std::size_t r = 0; r < data.label_text.size(); ++r) {
     const auto it = index.find(data.label_text[r]);
     if (it == index.end()) {
-      throw usage_error(fmt::format("{}: the label '{}' of row {} is not one of the class names", data.path,
-                                    data.label_text[r], r));
+      throw usage_error(
+          fmt::format("{}: the label '{}' of row {} is not one of the class names", data.path, data.label_text[r], r));
     }
     data.label[r] = it->second;
   }
@@ -82,9 +83,10 @@ void require_numeric_labels(const loaded_dataset& data) {
   if (data.label_numeric) return;
   for (std::size_t r = 0; r < data.label_text.size(); ++r) {
     if (!number_of(data.label_text[r])) {
-      throw usage_error(fmt::format("{}: the label '{}' of row {} is not a number (a classifier's loss "
-                                    "function, or --class-names, makes labels classes)",
-                                    data.path, data.label_text[r], r / static_cast<std::size_t>(data.label_dims)));
+      throw usage_error(
+          fmt::format("{}: the label '{}' of row {} is not a number (a classifier's loss "
+                      "function, or --class-names, makes labels classes)",
+                      data.path, data.label_text[r], r / static_cast<std::size_t>(data.label_dims)));
     }
   }
 }

@@ -51,14 +51,15 @@ constexpr const char* type_list =
 column_type parse_type(std::string_view s, const std::string& where) {
   for (std::string_view later : later_types) {
     if (later == s) {
-      throw not_implemented_error(
-          fmt::format("{}: column type '{}' is not implemented (implemented: {})", where, visible_controls(s), type_list));
+      throw not_implemented_error(fmt::format("{}: column type '{}' is not implemented (implemented: {})", where,
+                                              visible_controls(s), type_list));
     }
   }
   for (const type_entry& e : supported_types) {
     if (e.name == s) return e.type;
   }
-  throw usage_error(fmt::format("{}: unknown column type '{}' (expected one of {})", where, visible_controls(s), type_list));
+  throw usage_error(
+      fmt::format("{}: unknown column type '{}' (expected one of {})", where, visible_controls(s), type_list));
 }
 
 }  // namespace
@@ -92,15 +93,15 @@ column_description read_column_description(std::istream& in, const std::string& 
     const std::string where = fmt::format("{}:{}", path, line_no);
     const std::vector<std::string_view> fields = split(text, '\t');
     if (fields.size() < 2 || fields.size() > 3) {
-      throw usage_error(fmt::format("{}: expected '<index><TAB><type>[<TAB><name>]', got '{}'",
-                                    where, visible_controls(text)));
+      throw usage_error(
+          fmt::format("{}: expected '<index><TAB><type>[<TAB><name>]', got '{}'", where, visible_controls(text)));
     }
     int64_t index = -1;
     const std::string_view idx = trim(fields[0]);
     const auto [end, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), index);
     if (ec != std::errc() || end != idx.data() + idx.size() || index < 0) {
-      throw usage_error(fmt::format("{}: column index '{}' is not a non-negative integer", where,
-                                    visible_controls(fields[0])));
+      throw usage_error(
+          fmt::format("{}: column index '{}' is not a non-negative integer", where, visible_controls(fields[0])));
     }
     column_spec spec;
     spec.type = parse_type(trim(fields[1]), where);
@@ -120,8 +121,7 @@ int64_t column_named(const column_description& cd, const std::string& name) {
   return -1;
 }
 
-std::vector<column_spec> column_roles(const std::optional<column_description>& cd,
-                                      int64_t n_columns) {
+std::vector<column_spec> column_roles(const std::optional<column_description>& cd, int64_t n_columns) {
   std::vector<column_spec> roles(static_cast<std::size_t>(n_columns));
   if (!cd) {
     if (n_columns > 0) roles[0].type = column_type::label;
@@ -129,8 +129,8 @@ std::vector<column_spec> column_roles(const std::optional<column_description>& c
   }
   for (const auto& [index, spec] : cd->columns) {
     if (index >= n_columns) {
-      throw usage_error(fmt::format("{}: describes column {}, but the data has only {} column{}",
-                                    cd->path, index, n_columns, n_columns == 1 ? "" : "s"));
+      throw usage_error(fmt::format("{}: describes column {}, but the data has only {} column{}", cd->path, index,
+                                    n_columns, n_columns == 1 ? "" : "s"));
     }
     roles[static_cast<std::size_t>(index)] = spec;
   }

@@ -14,18 +14,18 @@
 namespace cbgpu_bench {
 
 enum class column_type {
-  label,         // Label, Target
+  label,  // Label, Target
   num,
   categ,
   weight,
   baseline,
-  auxiliary,     // read and not used (calc can output it)
-  sample_id,     // SampleId, DocId: carried (calc's SampleId output column)
-  group_id,      // GroupId, QueryId: carried (no loss of the trainer needs groups)
+  auxiliary,  // read and not used (calc can output it)
+  sample_id,  // SampleId, DocId: carried (calc's SampleId output column)
+  group_id,   // GroupId, QueryId: carried (no loss of the trainer needs groups)
   subgroup_id,
   group_weight,
   timestamp,
-  text,          // text features: not implemented, refused when a pool has one
+  text,  // text features: not implemented, refused when a pool has one
 };
 
 const char* type_name(column_type t);
@@ -54,7 +54,6 @@ column_description read_column_description(std::istream& in, const std::string& 
 // The index of the column named `name` in the .cd, or -1.
 int64_t column_named(const column_description& cd, const std::string& name);
 
-std::vector<column_spec> column_roles(const std::optional<column_description>& cd,
-                                      int64_t n_columns);
+std::vector<column_spec> column_roles(const std::optional<column_description>& cd, int64_t n_columns);
 
 }  // namespace cbgpu_bench

@@ -13,8 +13,7 @@ namespace {
 void cuda_check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
   (void)cudaGetLastError();  // clear a non-sticky error so later calls start clean
-  throw std::runtime_error(fmt::format("{} failed: {} ({})", what, cudaGetErrorName(e),
-                                       cudaGetErrorString(e)));
+  throw std::runtime_error(fmt::format("{} failed: {} ({})", what, cudaGetErrorName(e), cudaGetErrorString(e)));
 }
 
 }  // namespace
@@ -45,12 +44,11 @@ std::string device_description(int device) {
 
 std::string device_line(int context_device, int visible, const char* why_host) {
   if (context_device >= 0) {
-    return fmt::format("device: CUDA device {}: {} ({} visible)", context_device,
-                       device_description(context_device), visible);
+    return fmt::format("device: CUDA device {}: {} ({} visible)", context_device, device_description(context_device),
+                       visible);
   }
   if (visible == 0) return "device: no GPU visible: using the host reference path";
-  return fmt::format("device: host reference path ({}; {} GPU{} visible)", why_host, visible,
-                     visible == 1 ? "" : "s");
+  return fmt::format("device: host reference path ({}; {} GPU{} visible)", why_host, visible, visible == 1 ? "" : "s");
 }
 
 }  // namespace cbgpu_bench

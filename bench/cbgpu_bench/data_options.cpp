@@ -25,8 +25,7 @@ std::optional<cbgpu_bench::column_description> data_options::read_column_descrip
 
 void add_data_options(CLI::App* cmd, data_options& o) {
   cmd->add_option("--cd,--column-description", o.column_description, "Column description file");
-  cmd->add_option("--delimiter", o.delimiter, "Column delimiter: one character, or \\t")
-      ->capture_default_str();
+  cmd->add_option("--delimiter", o.delimiter, "Column delimiter: one character, or \\t")->capture_default_str();
   cmd->add_flag("--has-header", o.has_header, "The first line holds column names");
 }
 
@@ -43,9 +42,8 @@ std::string check_task_type(const std::string& v) {
 }
 
 std::string check_devices(const std::string& v) {
-  const bool ok = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
-    return (c >= '0' && c <= '9') || c == ':' || c == '-';
-  });
+  const bool ok = !v.empty() && std::all_of(v.begin(), v.end(),
+                                            [](char c) { return (c >= '0' && c <= '9') || c == ':' || c == '-'; });
   return ok ? std::string() : fmt::format("'{}' is not a device list like 0, 0:1 or 0-3", v);
 }
 

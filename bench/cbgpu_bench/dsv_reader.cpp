@@ -23,8 +23,8 @@ namespace cbgpu_bench {
 namespace {
 
 // Spellings of a missing numeric value (read as NaN).
-constexpr std::array<std::string_view, 10> missing_spellings{
-    "", "nan", "NaN", "NAN", "NA", "N/A", "n/a", "null", "NULL", "None"};
+constexpr std::array<std::string_view, 10> missing_spellings{"",    "nan", "NaN",  "NAN",  "NA",
+                                                             "N/A", "n/a", "null", "NULL", "None"};
 
 std::optional<float> parse_float(std::string_view s) {
   s = trim(s);
@@ -44,9 +44,9 @@ std::pair<pool_scheme, std::string> split_scheme(const std::string& path) {
   const std::string scheme = path.substr(0, sep);
   if (scheme == "dsv") return {pool_scheme::dsv, path.substr(sep + 3)};
   if (scheme == "libsvm") return {pool_scheme::libsvm, path.substr(sep + 3)};
-  throw not_implemented_error(fmt::format(
-      "'{}': the {} pool format is not implemented; use a delimiter-separated (dsv://) or libsvm:// file", path,
-      scheme));
+  throw not_implemented_error(
+      fmt::format("'{}': the {} pool format is not implemented; use a delimiter-separated (dsv://) or libsvm:// file",
+                  path, scheme));
 }
 
 // Converts the fields of one row into the dataset, by column role.
@@ -60,18 +60,25 @@ class row_sink {
       const column_spec& r = roles_[c];
       data_.column_names.push_back(!r.name.empty() ? r.name : (c < header.size() ? header[c] : std::string()));
       switch (r.type) {
-        case column_type::label: ++data_.label_dims; break;
-        case column_type::baseline: ++data_.baseline_dims; break;
+        case column_type::label:
+          ++data_.label_dims;
+          break;
+        case column_type::baseline:
+          ++data_.baseline_dims;
+          break;
         case column_type::auxiliary:
-        case column_type::group_weight: ++data_.auxiliary_columns; break;
+        case column_type::group_weight:
+          ++data_.auxiliary_columns;
+          break;
         case column_type::sample_id:
         case column_type::group_id:
         case column_type::subgroup_id:
-        case column_type::timestamp: break;
+        case column_type::timestamp:
+          break;
         case column_type::text:
-          text_columns += fmt::format("{}{}{}", text_columns.empty() ? "" : ", ", c,
-                                      data_.column_names.back().empty() ? ""
-                                                                        : fmt::format(" ({})", data_.column_names.back()));
+          text_columns +=
+              fmt::format("{}{}{}", text_columns.empty() ? "" : ", ", c,
+                          data_.column_names.back().empty() ? "" : fmt::format(" ({})", data_.column_names.back()));
           break;
         case column_type::weight:
           if (data_.has_weight) throw usage_error("the column description has two Weight columns");
@@ -90,13 +97,13 @@ class row_sink {
       }
     }
     if (!text_columns.empty()) {
-      throw not_implemented_error(fmt::format("{}: text features are not implemented (Text column {})", data_.path,
-                                              text_columns));
+      throw not_implemented_error(
+          fmt::format("{}: text features are not implemented (Text column {})", data_.path, text_columns));
     }
     for (const int64_t c : keep_columns) {
       if (c < 0 || c >= static_cast<int64_t>(roles_.size())) {
-        throw usage_error(fmt::format("{}: there is no column #{} (the data has {} columns)", data_.path, c,
-                                      roles_.size()));
+        throw usage_error(
+            fmt::format("{}: there is no column #{} (the data has {} columns)", data_.path, c, roles_.size()));
       }
       data_.column_text[c];
     }
@@ -115,17 +122,29 @@ class row_sink {
           data_.label_text.emplace_back(t);
           break;
         }
-        case column_type::sample_id: data_.sample_ids.emplace_back(trim(field)); break;
-        case column_type::group_id: data_.group_ids.emplace_back(trim(field)); break;
-        case column_type::subgroup_id: data_.subgroup_ids.emplace_back(trim(field)); break;
-        case column_type::timestamp: data_.timestamps.emplace_back(trim(field)); break;
+        case column_type::sample_id:
+          data_.sample_ids.emplace_back(trim(field));
+          break;
+        case column_type::group_id:
+          data_.group_ids.emplace_back(trim(field));
+          break;
+        case column_type::subgroup_id:
+          data_.subgroup_ids.emplace_back(trim(field));
+          break;
+        case column_type::timestamp:
+          data_.timestamps.emplace_back(trim(field));
+          break;
         case column_type::group_weight:
-        case column_type::text: break;
-        case column_type::weight: data_.weight.push_back(number(field, c, line_no, "weight")); break;
+        case column_type::text:
+          break;
+        case column_type::weight:
+          data_.weight.push_back(number(field, c, line_no, "weight"));
+          break;
         case column_type::baseline:
           data_.baseline.push_back(number(field, c, line_no, "baseline"));
           break;
-        case column_type::auxiliary: break;
+        case column_type::auxiliary:
+          break;
         case column_type::num: {
           feature_column& f = data_.features[feature];
           f.values.push_back(numeric_feature(field, c, line_no));
@@ -157,8 +176,8 @@ class row_sink {
   float number(std::string_view field, std::size_t column, int64_t line_no, const char* role) {
     const std::optional<float> v = parse_float(field);
     if (!v) {
-      throw usage_error(fmt::format("{}: {} '{}' is not a number", where(column, line_no), role,
-                                    visible_controls(trim(field))));
+      throw usage_error(
+          fmt::format("{}: {} '{}' is not a number", where(column, line_no), role, visible_controls(trim(field))));
     }
     return *v;
   }
@@ -169,9 +188,10 @@ class row_sink {
     }
     const std::optional<float> v = parse_float(s);
     if (!v) {
-      throw usage_error(fmt::format("{}: '{}' is not a number (mark the column Categ in the "
-                                    "column description if it is categorical)",
-                                    where(column, line_no), visible_controls(s)));
+      throw usage_error(
+          fmt::format("{}: '{}' is not a number (mark the column Categ in the "
+                      "column description if it is categorical)",
+                      where(column, line_no), visible_controls(s)));
     }
     return *v;
   }
@@ -290,11 +310,10 @@ loaded_dataset read_dsv(std::istream& in, const std::string& path, const dsv_for
     if (line.empty()) continue;  // blank lines (a trailing one, typically) carry no row
     if (data.n_columns == 0) data.n_columns = static_cast<int64_t>(fields.size());
     if (static_cast<int64_t>(fields.size()) != data.n_columns) {
-      throw usage_error(fmt::format("{}:{}: {} column{} but {} expected (delimiter {})", path,
-                                    line_no, fields.size(), fields.size() == 1 ? "" : "s",
-                                    data.n_columns,
-                                    format.delimiter == '\t' ? std::string("TAB")
-                                                             : fmt::format("'{}'", format.delimiter)));
+      throw usage_error(
+          fmt::format("{}:{}: {} column{} but {} expected (delimiter {})", path, line_no, fields.size(),
+                      fields.size() == 1 ? "" : "s", data.n_columns,
+                      format.delimiter == '\t' ? std::string("TAB") : fmt::format("'{}'", format.delimiter)));
     }
     if (!sink) sink.emplace(data, column_roles(cd, data.n_columns), header, format.keep_columns);
     sink->add(fields, line_no);

@@ -21,10 +21,9 @@ struct dsv_format {
 
 // `path` may carry CatBoost's scheme prefix: "dsv://file" and "libsvm://file" (label, then 1-based
 // index:value pairs; column k of the .cd is feature index k) are read, other schemes are refused as
-// not implemented. A .cd Text column is refused as not implemented. Throws usage_error for a missing file, a row with the
-// wrong number of columns, or a value that is not a number where one is needed.
-loaded_dataset read_dsv(const std::string& path, const dsv_format& format,
-                        const std::optional<column_description>& cd);
+// not implemented. A .cd Text column is refused as not implemented. Throws usage_error for a missing file, a row with
+// the wrong number of columns, or a value that is not a number where one is needed.
+loaded_dataset read_dsv(const std::string& path, const dsv_format& format, const std::optional<column_description>& cd);
 
 // The same from a stream (the text of a pool file, no scheme); `name` stands for the file in
 // messages ("<name>:<line>: ...") and becomes the dataset's `path`.

@@ -24,8 +24,7 @@ class not_implemented_error : public std::runtime_error {
 // A cbg_* call failed; the message holds cbg_status_string() and cbg_last_error().
 class library_error : public std::runtime_error {
  public:
-  library_error(cbg_status status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
+  library_error(cbg_status status, const std::string& message) : std::runtime_error(message), status_(status) {}
   cbg_status status() const noexcept { return status_; }
 
  private:

@@ -101,12 +101,12 @@ void refuse_losses_needing_groups(const nlohmann::json& params) {
   const auto it = params.find("loss_function");
   if (it == params.end() || !it->is_string()) return;
   const std::string loss = it->get<std::string>().substr(0, it->get<std::string>().find(':'));
-  for (const char* grouped : {"YetiRank", "YetiRankPairwise", "PairLogit", "PairLogitPairwise", "QueryRMSE",
-                              "QuerySoftMax", "QueryCrossEntropy", "StochasticFilter", "StochasticRank",
-                              "LambdaMart", "GroupQuantile"}) {
+  for (const char* grouped :
+       {"YetiRank", "YetiRankPairwise", "PairLogit", "PairLogitPairwise", "QueryRMSE", "QuerySoftMax",
+        "QueryCrossEntropy", "StochasticFilter", "StochasticRank", "LambdaMart", "GroupQuantile"}) {
     if (loss == grouped) {
-      throw not_implemented_error(fmt::format(
-          "loss function {} (groups or pairs: GroupId, --learn-pairs) is not implemented in cbgpu", loss));
+      throw not_implemented_error(
+          fmt::format("loss function {} (groups or pairs: GroupId, --learn-pairs) is not implemented in cbgpu", loss));
     }
   }
 }
@@ -117,9 +117,10 @@ void copy_error_log(const std::string& train_dir, const char* name, const std::s
   const std::string from = (std::filesystem::path(train_dir) / name).string();
   std::ifstream in(from, std::ios::binary);
   if (!in) {
-    throw usage_error(fmt::format("{}: the trainer wrote no {} (is allow_writing_files false, or no test set "
-                                  "given?)",
-                                  flag, from));
+    throw usage_error(
+        fmt::format("{}: the trainer wrote no {} (is allow_writing_files false, or no test set "
+                    "given?)",
+                    flag, from));
   }
   std::ostringstream text;
   text << in.rdbuf();
@@ -133,19 +134,16 @@ loaded_dataset read(const char* role, const std::string& path, const dsv_format&
   loaded_dataset data = read_dsv(path, format, cd);
   const double read_ms = t.elapsed_ms();
   if (needs_label && data.label_dims == 0) {
-    throw usage_error(fmt::format("{} set '{}' has no Label column (check the column description)",
-                                  role, data.path));
+    throw usage_error(fmt::format("{} set '{}' has no Label column (check the column description)", role, data.path));
   }
   const int64_t categorical = data.categorical_count();
-  fmt::print("{} set: {}: {} rows, {} columns ({} label, {} numeric, {} categorical{}{}{}), read "
-             "in {:.1f} ms\n",
-             role, data.path, data.rows, data.n_columns, data.label_dims,
-             static_cast<int64_t>(data.features.size()) - categorical, categorical,
-             data.has_weight ? ", 1 weight" : "",
-             data.baseline_dims > 0 ? fmt::format(", {} baseline", data.baseline_dims) : "",
-             data.auxiliary_columns > 0 ? fmt::format(", {} auxiliary", data.auxiliary_columns)
-                                        : "",
-             read_ms);
+  fmt::print(
+      "{} set: {}: {} rows, {} columns ({} label, {} numeric, {} categorical{}{}{}), read "
+      "in {:.1f} ms\n",
+      role, data.path, data.rows, data.n_columns, data.label_dims,
+      static_cast<int64_t>(data.features.size()) - categorical, categorical, data.has_weight ? ", 1 weight" : "",
+      data.baseline_dims > 0 ? fmt::format(", {} baseline", data.baseline_dims) : "",
+      data.auxiliary_columns > 0 ? fmt::format(", {} auxiliary", data.auxiliary_columns) : "", read_ms);
   return data;
 }
 
@@ -153,18 +151,15 @@ loaded_dataset read(const char* role, const std::string& path, const dsv_format&
 pool_handle build(cbg_context_t* ctx, const char* role, loaded_dataset& data) {
   const stopwatch t;
   pool_handle pool = make_pool(ctx, data, context_device(ctx));
-  fmt::print("{} pool: {} ({:.1f} ms)\n", role, describe_pool(pool_info(pool.get())),
-             t.elapsed_ms());
+  fmt::print("{} pool: {} ({:.1f} ms)\n", role, describe_pool(pool_info(pool.get())), t.elapsed_ms());
   return pool;
 }
 
 }  // namespace
 
 CLI::App* add_fit_command(CLI::App& app, fit_options& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "fit", "Train a model (catboost fit flags) and write it (.cbm)");
-  cmd->add_option("-f,--learn-set", o.learn_set, "Learn set (delimiter-separated, optional dsv://)")
-      ->required();
+  CLI::App* cmd = app.add_subcommand("fit", "Train a model (catboost fit flags) and write it (.cbm)");
+  cmd->add_option("-f,--learn-set", o.learn_set, "Learn set (delimiter-separated, optional dsv://)")->required();
   cmd->add_option("-t,--test-set", o.test_set, "Test set");
   add_data_options(cmd, o.data);
   cmd->add_option("-m,--model-file", o.model_file, "Where the model is written (CatBoost's .cbm)")
@@ -176,10 +171,8 @@ CLI::App* add_fit_command(CLI::App& app, fit_options& o) {
                   "JSON object of CatBoost parameters; flags and key=value override it");
   cmd->add_option("--plot-learning-curve", o.learning_curve_html,
                   "Write every metric per iteration (learn and test) as a self-contained HTML page of charts");
-  cmd->add_option("--train-dir", o.train_dir, "Directory for training logs")
-      ->capture_default_str();
-  cmd->add_option("--eval-file", o.eval_file,
-                  "Write the model's predictions on the test set (as calc writes them)");
+  cmd->add_option("--train-dir", o.train_dir, "Directory for training logs")->capture_default_str();
+  cmd->add_option("--eval-file", o.eval_file, "Write the model's predictions on the test set (as calc writes them)");
   cmd->add_option("--prediction-type", o.prediction_type, "--eval-file: comma-separated prediction types")
       ->capture_default_str();
   cmd->add_option("--output-columns", o.output_columns, "--eval-file: the columns, as calc's --output-columns");
@@ -190,7 +183,8 @@ CLI::App* add_fit_command(CLI::App& app, fit_options& o) {
                                  ? fmt::format("{} (not implemented in cbgpu: exits 3)", p.help)
                                  : std::string(p.help);
     if (std::string_view(p.key) == "has_time") {
-      cmd->add_flag_callback(p.flags, [&o, key = p.key] { o.parameters[key] = "true"; }, help);
+      cmd->add_flag_callback(
+          p.flags, [&o, key = p.key] { o.parameters[key] = "true"; }, help);
       continue;
     }
     CLI::Option* opt = cmd->add_option(p.flags, o.parameters[p.key], help)->type_name(p.type_name);
@@ -199,8 +193,7 @@ CLI::App* add_fit_command(CLI::App& app, fit_options& o) {
       opt->check(CLI::Validator([check](std::string& v) { return check(v); }, "", p.key));
     }
   }
-  cmd->add_option("overrides", o.overrides, "Trailing key=value training parameters")
-      ->type_name("KEY=VALUE");
+  cmd->add_option("overrides", o.overrides, "Trailing key=value training parameters")->type_name("KEY=VALUE");
   cmd->footer(exit_codes_help);
   return cmd;
 }
@@ -239,7 +232,8 @@ int run_fit(fit_options o) {
   if (const auto s = params.find("random_seed"); s != params.end() && s->is_number_integer() && *s >= 0) {
     seed = s->get<uint64_t>();
   }
-  context_handle ctx = make_context(device_from(value_of(o.parameters, "task_type"), value_of(o.parameters, "devices")), seed);
+  context_handle ctx =
+      make_context(device_from(value_of(o.parameters, "task_type"), value_of(o.parameters, "devices")), seed);
   fmt::print("{}\n", device_line(context_device(ctx.get()), visible, "--task-type CPU"));
   pool_handle learn = build(ctx.get(), "learn", learn_data);
   pool_handle test;
@@ -261,9 +255,8 @@ int run_fit(fit_options o) {
   const std::string train_dir = params["train_dir"].is_string() ? params["train_dir"].get<std::string>() : o.train_dir;
   std::fflush(stdout);
   training_run run = train_pool(learn.get(), test.get(), params.dump());
-  fmt::print("trained {} trees in {:.1f} ms ({:.3f} ms per iteration, median)\n",
-             model_info(run.model.get()).n_trees, run.train_ms,
-             median_after(run.iteration_ms, std::min<std::size_t>(5, run.iteration_ms.size() / 2)));
+  fmt::print("trained {} trees in {:.1f} ms ({:.3f} ms per iteration, median)\n", model_info(run.model.get()).n_trees,
+             run.train_ms, median_after(run.iteration_ms, std::min<std::size_t>(5, run.iteration_ms.size() / 2)));
   const stopwatch save;
   save_models(run.model.get(), outputs);
   fmt::print("wrote model {} ({:.1f} ms); training logs in {}\n", o.model_file, save.elapsed_ms(), train_dir);
@@ -273,7 +266,8 @@ int run_fit(fit_options o) {
     c.input_path = o.test_set;
     c.data = o.data;
     c.output_path = o.eval_file;
-    c.output_columns = o.output_columns.empty() ? fmt::format("SampleId,{},Label", o.prediction_type) : o.output_columns;
+    c.output_columns =
+        o.output_columns.empty() ? fmt::format("SampleId,{},Label", o.prediction_type) : o.output_columns;
     c.task_type = value_of(o.parameters, "task_type");
     c.devices = value_of(o.parameters, "devices");
     std::fflush(stdout);

@@ -25,10 +25,10 @@ struct fit_options {
   std::string params_file;                      // a JSON object of CatBoost parameters
   std::string learning_curve_html;              // --plot-learning-curve
   std::string train_dir = "catboost_info";
-  std::string eval_file;                        // the test set's predictions, as calc writes them
+  std::string eval_file;                          // the test set's predictions, as calc writes them
   std::string prediction_type = "RawFormulaVal";  // --eval-file's prediction types
-  std::string output_columns;                   // --eval-file's columns (calc's --output-columns)
-  std::string learn_err_log;                    // copies of the train dir's learn_error.tsv / test_error.tsv
+  std::string output_columns;                     // --eval-file's columns (calc's --output-columns)
+  std::string learn_err_log;                      // copies of the train dir's learn_error.tsv / test_error.tsv
   std::string test_err_log;
   parameter_values parameters;         // training parameters given as flags
   std::vector<std::string> overrides;  // trailing key=value arguments

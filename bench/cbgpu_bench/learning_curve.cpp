@@ -59,11 +59,20 @@ std::string escape(const std::string& s) {
   std::string out;
   for (const char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -80,7 +89,8 @@ std::vector<double> ticks(double lo, double hi, int count) {
     if (step >= raw) break;
   }
   std::vector<double> out;
-  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push_back(std::abs(t) < step * 1e-9 ? 0 : t);
+  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step)
+    out.push_back(std::abs(t) < step * 1e-9 ? 0 : t);
   return out;
 }
 
@@ -108,22 +118,25 @@ std::string chart(const metric_curve& c) {
   const auto x_of = [&](double x) { return left + (x - x_lo) / (x_hi - x_lo) * pw; };
   const auto y_of = [&](double y) { return top + (y_hi - y) / (y_hi - y_lo) * ph; };
 
-  std::string svg = fmt::format(R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" aria-label="{2}">)svg"
-                                "\n",
-                                width, height, escape(c.metric));
+  std::string svg = fmt::format(
+      R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" aria-label="{2}">)svg"
+      "\n",
+      width, height, escape(c.metric));
   svg += fmt::format(R"svg(<text x="{}" y="22" font-size="16" font-weight="bold">{}</text>)svg"
                      "\n",
                      left, escape(c.metric));
   // Grid, tick values and axes.
   for (const double t : ticks(y_lo, y_hi, 6)) {
-    svg += fmt::format(R"svg(<line x1="{0}" x2="{1}" y1="{2:.2f}" y2="{2:.2f}" stroke="#ddd"/><text x="{3}" y="{4:.2f}" font-size="11" text-anchor="end">{5:.6g}</text>)svg"
-                       "\n",
-                       left, left + pw, y_of(t), left - 6, y_of(t) + 4, t);
+    svg += fmt::format(
+        R"svg(<line x1="{0}" x2="{1}" y1="{2:.2f}" y2="{2:.2f}" stroke="#ddd"/><text x="{3}" y="{4:.2f}" font-size="11" text-anchor="end">{5:.6g}</text>)svg"
+        "\n",
+        left, left + pw, y_of(t), left - 6, y_of(t) + 4, t);
   }
   for (const double t : ticks(x_lo, x_hi, 8)) {
-    svg += fmt::format(R"svg(<line x1="{0:.2f}" x2="{0:.2f}" y1="{1}" y2="{2}" stroke="#333"/><text x="{0:.2f}" y="{3}" font-size="11" text-anchor="middle">{4:g}</text>)svg"
-                       "\n",
-                       x_of(t), top + ph, top + ph + 5, top + ph + 18, t);
+    svg += fmt::format(
+        R"svg(<line x1="{0:.2f}" x2="{0:.2f}" y1="{1}" y2="{2}" stroke="#333"/><text x="{0:.2f}" y="{3}" font-size="11" text-anchor="middle">{4:g}</text>)svg"
+        "\n",
+        x_of(t), top + ph, top + ph + 5, top + ph + 18, t);
   }
   svg += fmt::format(R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#333"/>)svg"
                      "\n",
@@ -131,9 +144,10 @@ std::string chart(const metric_curve& c) {
   svg += fmt::format(R"svg(<text x="{}" y="{}" font-size="12" text-anchor="middle">iteration</text>)svg"
                      "\n",
                      left + pw / 2, height - 10);
-  svg += fmt::format(R"svg(<text x="16" y="{0}" font-size="12" text-anchor="middle" transform="rotate(-90 16 {0})">{1}</text>)svg"
-                     "\n",
-                     top + ph / 2, escape(c.metric));
+  svg += fmt::format(
+      R"svg(<text x="16" y="{0}" font-size="12" text-anchor="middle" transform="rotate(-90 16 {0})">{1}</text>)svg"
+      "\n",
+      top + ph / 2, escape(c.metric));
   // Series.
   const auto polyline = [&](const std::vector<double>& v, const char* colour) {
     std::string points;
@@ -159,16 +173,18 @@ std::string chart(const metric_curve& c) {
   if (best >= 0) {
     const auto b = static_cast<std::size_t>(best);
     best_text = fmt::format("best test {:.7g} at iteration {:g}", c.test[b], c.iterations[b]);
-    svg += fmt::format(R"svg(<line x1="{0:.2f}" x2="{0:.2f}" y1="{1}" y2="{2}" stroke="{3}" stroke-dasharray="4 3"/><circle cx="{0:.2f}" cy="{4:.2f}" r="3.5" fill="{3}"/>)svg"
-                       "\n",
-                       x_of(c.iterations[b]), top, top + ph, test_colour, y_of(c.test[b]));
+    svg += fmt::format(
+        R"svg(<line x1="{0:.2f}" x2="{0:.2f}" y1="{1}" y2="{2}" stroke="{3}" stroke-dasharray="4 3"/><circle cx="{0:.2f}" cy="{4:.2f}" r="3.5" fill="{3}"/>)svg"
+        "\n",
+        x_of(c.iterations[b]), top, top + ph, test_colour, y_of(c.test[b]));
   }
   // Legend.
   double lx = left + pw - 190, ly = top + 14;
   const auto entry = [&](const char* colour, const std::string& label) {
-    svg += fmt::format(R"svg(<line x1="{0}" x2="{1}" y1="{2}" y2="{2}" stroke="{3}" stroke-width="2"/><text x="{4}" y="{5}" font-size="11">{6}</text>)svg"
-                       "\n",
-                       lx, lx + 18, ly, colour, lx + 24, ly + 4, escape(label));
+    svg += fmt::format(
+        R"svg(<line x1="{0}" x2="{1}" y1="{2}" y2="{2}" stroke="{3}" stroke-width="2"/><text x="{4}" y="{5}" font-size="11">{6}</text>)svg"
+        "\n",
+        lx, lx + 18, ly, colour, lx + 24, ly + 4, escape(label));
     ly += 16;
   };
   if (!c.learn.empty()) entry(learn_colour, "learn");

@@ -14,8 +14,8 @@ struct metric_curve {
   std::string metric;             // "Logloss", "AUC:type=Mu", ...
   bool higher_is_better = false;  // marks the best test iteration at the maximum instead of the minimum
   std::vector<double> iterations;
-  std::vector<double> learn;      // empty when the metric is not computed on the learn set
-  std::vector<double> test;       // empty without a test set
+  std::vector<double> learn;  // empty when the metric is not computed on the learn set
+  std::vector<double> test;   // empty without a test set
 };
 
 // The curves of the trainer's learn_error.tsv and test_error.tsv in `train_dir` (either may be absent),

@@ -73,19 +73,16 @@ std::string describe_copy_stats(const cbg_copy_stats_t& s) {
   auto one = [](const char* name, uint64_t bytes, uint64_t calls) {
     return fmt::format("{} {} in {} call{}", name, format_bytes(bytes), calls, calls == 1 ? "" : "s");
   };
-  return fmt::format("{}, {}, {}, {}", one("h2d", s.h2d_bytes, s.h2d_calls),
-                     one("d2h", s.d2h_bytes, s.d2h_calls), one("d2d", s.d2d_bytes, s.d2d_calls),
-                     one("h2h", s.h2h_bytes, s.h2h_calls));
+  return fmt::format("{}, {}, {}, {}", one("h2d", s.h2d_bytes, s.h2d_calls), one("d2h", s.d2h_bytes, s.d2h_calls),
+                     one("d2d", s.d2d_bytes, s.d2d_calls), one("h2h", s.h2h_bytes, s.h2h_calls));
 }
 
 std::string describe_pool(const cbg_pool_info_t& info) {
-  const std::string where = info.device >= 0 ? fmt::format("on CUDA device {}", info.device)
-                                             : std::string("on the host");
-  return fmt::format("{} rows x {} features ({} categorical), label dims {}, {}{}, {}", info.n_rows,
-                     info.n_features, info.n_cat_features, info.label_dims,
-                     info.has_weight ? "weights" : "no weights",
-                     info.baseline_dims > 0 ? fmt::format(", baseline dims {}", info.baseline_dims)
-                                            : std::string(),
+  const std::string where =
+      info.device >= 0 ? fmt::format("on CUDA device {}", info.device) : std::string("on the host");
+  return fmt::format("{} rows x {} features ({} categorical), label dims {}, {}{}, {}", info.n_rows, info.n_features,
+                     info.n_cat_features, info.label_dims, info.has_weight ? "weights" : "no weights",
+                     info.baseline_dims > 0 ? fmt::format(", baseline dims {}", info.baseline_dims) : std::string(),
                      where);
 }
 

@@ -28,18 +28,21 @@ int exit_code_of(cbg_status status) {
     case CBG_ERR_BAD_DATA:
     case CBG_ERR_INVALID_ARGUMENT:  // e.g. a training parameter the trainer refuses
     case CBG_ERR_FORMAT:
-    case CBG_ERR_IO: return exit_usage;
-    case CBG_ERR_NOT_IMPLEMENTED: return exit_not_implemented;
-    default: return exit_failure;
+    case CBG_ERR_IO:
+      return exit_usage;
+    case CBG_ERR_NOT_IMPLEMENTED:
+      return exit_not_implemented;
+    default:
+      return exit_failure;
   }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"cbgpu-bench: CatBoost-compatible gradient boosting on GPUs (libcbgpu " +
-                   std::string(CBG_VERSION_STRING) + ")",
-               "cbgpu-bench"};
+  CLI::App app{
+      "cbgpu-bench: CatBoost-compatible gradient boosting on GPUs (libcbgpu " + std::string(CBG_VERSION_STRING) + ")",
+      "cbgpu-bench"};
   app.set_version_flag("--version", std::string("cbgpu-bench ") + CBG_VERSION_STRING);
   app.require_subcommand(1);
   app.footer(exit_codes_help);

@@ -28,9 +28,8 @@ void delete_tensor(dl::DLManagedTensorVersioned* self) {
 
 }  // namespace
 
-managed_tensor managed_tensor::wrap(std::shared_ptr<void> owner, void* data, dl::DLDevice device,
-                                    dl::DLDataType dtype, std::vector<int64_t> shape,
-                                    std::vector<int64_t> strides) {
+managed_tensor managed_tensor::wrap(std::shared_ptr<void> owner, void* data, dl::DLDevice device, dl::DLDataType dtype,
+                                    std::vector<int64_t> shape, std::vector<int64_t> strides) {
   auto h = std::make_unique<holder>();
   h->owner = std::move(owner);
   h->shape = std::move(shape);
@@ -50,8 +49,7 @@ managed_tensor managed_tensor::wrap(std::shared_ptr<void> owner, void* data, dl:
   return managed_tensor(t.release());
 }
 
-managed_tensor::managed_tensor(managed_tensor&& other) noexcept
-    : tensor_(std::exchange(other.tensor_, nullptr)) {}
+managed_tensor::managed_tensor(managed_tensor&& other) noexcept : tensor_(std::exchange(other.tensor_, nullptr)) {}
 
 managed_tensor& managed_tensor::operator=(managed_tensor&& other) noexcept {
   if (this != &other) {

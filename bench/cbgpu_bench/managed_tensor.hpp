@@ -19,28 +19,32 @@ namespace cbgpu_bench {
 template <class T>
 dl::DLDataType dtype_of();
 template <>
-inline dl::DLDataType dtype_of<float>() { return {dl::kDLFloat, 32, 1}; }
+inline dl::DLDataType dtype_of<float>() {
+  return {dl::kDLFloat, 32, 1};
+}
 template <>
-inline dl::DLDataType dtype_of<int64_t>() { return {dl::kDLInt, 64, 1}; }
+inline dl::DLDataType dtype_of<int64_t>() {
+  return {dl::kDLInt, 64, 1};
+}
 template <>
-inline dl::DLDataType dtype_of<uint8_t>() { return {dl::kDLUInt, 8, 1}; }
+inline dl::DLDataType dtype_of<uint8_t>() {
+  return {dl::kDLUInt, 8, 1};
+}
 
 class managed_tensor {
  public:
   // Views `data` (kept alive by `owner` until the deleter runs) with `shape` and `strides`
   // (in elements; empty: compact row-major).
-  static managed_tensor wrap(std::shared_ptr<void> owner, void* data, dl::DLDevice device,
-                             dl::DLDataType dtype, std::vector<int64_t> shape,
-                             std::vector<int64_t> strides = {});
+  static managed_tensor wrap(std::shared_ptr<void> owner, void* data, dl::DLDevice device, dl::DLDataType dtype,
+                             std::vector<int64_t> shape, std::vector<int64_t> strides = {});
 
   // Host tensor over `values`, which it takes.
   template <class T>
-  static managed_tensor host(std::vector<T> values, std::vector<int64_t> shape,
-                             std::vector<int64_t> strides = {}) {
+  static managed_tensor host(std::vector<T> values, std::vector<int64_t> shape, std::vector<int64_t> strides = {}) {
     auto owned = std::make_shared<std::vector<T>>(std::move(values));
     void* data = owned->data();
-    return wrap(std::move(owned), data, dl::DLDevice{dl::kDLCPU, 0}, dtype_of<T>(),
-                std::move(shape), std::move(strides));
+    return wrap(std::move(owned), data, dl::DLDevice{dl::kDLCPU, 0}, dtype_of<T>(), std::move(shape),
+                std::move(strides));
   }
 
   managed_tensor(managed_tensor&& other) noexcept;

@@ -29,16 +29,14 @@ constexpr std::array<std::pair<std::string_view, int32_t>, 7> prediction_types{{
 
 model_handle load_model(const std::string& path, int32_t format) {
   cbg_model_t* model = nullptr;
-  check(cbg_model_load_file(path.c_str(), format, &model),
-        fmt::format("cannot load model '{}'", path));
+  check(cbg_model_load_file(path.c_str(), format, &model), fmt::format("cannot load model '{}'", path));
   return model_handle(model);
 }
 
 int32_t model_format(const std::string& name) {
   if (name == "CatboostBinary" || name == "cbm") return CBG_MODEL_FORMAT_CBM;
   if (name == "Json" || name == "json") return CBG_MODEL_FORMAT_JSON;
-  throw usage_error(
-      fmt::format("--model-format: '{}' is not supported (CatboostBinary, Json)", name));
+  throw usage_error(fmt::format("--model-format: '{}' is not supported (CatboostBinary, Json)", name));
 }
 
 void save_models(cbg_model_t* model, const std::vector<std::pair<std::string, int32_t>>& outputs) {
@@ -68,8 +66,7 @@ cbg_model_info_t model_info(const cbg_model_t* model) {
 std::vector<int64_t> float_feature_columns(const cbg_model_t* model) {
   std::vector<int64_t> columns(static_cast<std::size_t>(model_info(model).n_float_features));
   for (std::size_t j = 0; j < columns.size(); ++j) {
-    check(cbg_model_float_feature_index(model, static_cast<int64_t>(j), &columns[j]),
-          "cbg_model_float_feature_index");
+    check(cbg_model_float_feature_index(model, static_cast<int64_t>(j), &columns[j]), "cbg_model_float_feature_index");
   }
   return columns;
 }
@@ -77,8 +74,7 @@ std::vector<int64_t> float_feature_columns(const cbg_model_t* model) {
 std::vector<int64_t> cat_feature_columns(const cbg_model_t* model) {
   std::vector<int64_t> columns(static_cast<std::size_t>(model_info(model).n_cat_features));
   for (std::size_t j = 0; j < columns.size(); ++j) {
-    check(cbg_model_cat_feature_index(model, static_cast<int64_t>(j), &columns[j]),
-          "cbg_model_cat_feature_index");
+    check(cbg_model_cat_feature_index(model, static_cast<int64_t>(j), &columns[j]), "cbg_model_cat_feature_index");
   }
   return columns;
 }
@@ -98,10 +94,10 @@ int32_t prediction_type(const std::string& name) {
   for (const auto& [type_name, type] : prediction_types) {
     if (type_name == name) return type;
   }
-  throw usage_error(fmt::format(
-      "'{}' is not a prediction type (RawFormulaVal, Probability, Class, Exponent, "
-      "LogProbability, MultiProbability, RMSEWithUncertainty)",
-      name));
+  throw usage_error(
+      fmt::format("'{}' is not a prediction type (RawFormulaVal, Probability, Class, Exponent, "
+                  "LogProbability, MultiProbability, RMSEWithUncertainty)",
+                  name));
 }
 
 int64_t prediction_columns(const cbg_model_t* model, int32_t type) {

@@ -18,15 +18,14 @@ std::string describe(const feature_column& f) {
                         : fmt::format("column {} ('{}')", f.source_column, f.name);
 }
 
-const feature_column& feature_at(const loaded_dataset& data, int64_t flat_index,
-                                 bool categorical) {
+const feature_column& feature_at(const loaded_dataset& data, int64_t flat_index, bool categorical) {
   const feature_column& f = data.features[static_cast<std::size_t>(flat_index)];
   if (f.categorical != categorical) {
-    throw usage_error(fmt::format(
-        "{}: model feature {} is {}, but the data has it ({}) as {} (set its type in the column "
-        "description: {})",
-        data.path, flat_index, categorical ? "categorical" : "numeric", describe(f),
-        categorical ? "numeric" : "categorical", categorical ? "Categ" : "Num"));
+    throw usage_error(
+        fmt::format("{}: model feature {} is {}, but the data has it ({}) as {} (set its type in the column "
+                    "description: {})",
+                    data.path, flat_index, categorical ? "categorical" : "numeric", describe(f),
+                    categorical ? "numeric" : "categorical", categorical ? "Categ" : "Num"));
   }
   return f;
 }
@@ -43,10 +42,10 @@ void check_feature_roles(const cbg_model_t* model, const loaded_dataset& data) {
   const cbg_model_info_t info = model_info(model);
   const auto available = static_cast<int64_t>(data.features.size());
   if (available < info.n_flat_features) {
-    throw usage_error(fmt::format(
-        "{}: the data has {} feature column{}, but the model needs {} (check the column "
-        "description and the delimiter)",
-        data.path, available, available == 1 ? "" : "s", info.n_flat_features));
+    throw usage_error(
+        fmt::format("{}: the data has {} feature column{}, but the model needs {} (check the column "
+                    "description and the delimiter)",
+                    data.path, available, available == 1 ? "" : "s", info.n_flat_features));
   }
   for (const int64_t j : float_feature_columns(model)) (void)feature_at(data, j, false);
   for (const int64_t j : cat_feature_columns(model)) (void)feature_at(data, j, true);

@@ -13,8 +13,8 @@ namespace cbgpu_bench {
 
 struct model_input {
   int64_t rows = 0;
-  std::vector<float> floats;       // [rows, n_float_features]
-  std::vector<uint32_t> hashes;    // [rows, n_cat_features]
+  std::vector<float> floats;     // [rows, n_float_features]
+  std::vector<uint32_t> hashes;  // [rows, n_cat_features]
   int64_t n_float_features = 0;
   int64_t n_cat_features = 0;
 };

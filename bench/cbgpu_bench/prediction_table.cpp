@@ -22,7 +22,8 @@ std::string header(const std::vector<prediction_block>& blocks, const std::vecto
     const bool per_class = static_cast<int64_t>(class_names.size()) == b.columns;
     const bool uncertainty = b.type_name == "RMSEWithUncertainty" && b.columns == 2;
     for (int64_t c = 0; c < b.columns; ++c) {
-      const std::string name = per_class     ? fmt::format("{}:Class={}", b.type_name, class_names[static_cast<std::size_t>(c)])
+      const std::string name = per_class
+                                   ? fmt::format("{}:Class={}", b.type_name, class_names[static_cast<std::size_t>(c)])
                                : uncertainty ? b.type_name + (c == 0 ? "Mean" : "Std")
                                              : fmt::format("{}:{}", b.type_name, c);
       line += (line.empty() ? "" : "\t") + name + b.suffix;
@@ -59,7 +60,8 @@ prediction_block text_block(std::string header, std::vector<std::string> text) {
 void write_prediction_table(const std::string& path, int64_t rows, const std::vector<prediction_block>& blocks,
                             const std::vector<std::string>& class_names) {
   for (const prediction_block& b : blocks) {
-    const std::size_t expected = b.is_text ? static_cast<std::size_t>(rows) : static_cast<std::size_t>(rows * b.columns);
+    const std::size_t expected =
+        b.is_text ? static_cast<std::size_t>(rows) : static_cast<std::size_t>(rows * b.columns);
     if ((b.is_text ? b.text.size() : b.values.size()) != expected) {
       throw std::logic_error(fmt::format("output column {} has the wrong number of values", b.type_name));
     }

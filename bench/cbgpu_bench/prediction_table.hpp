@@ -11,12 +11,12 @@
 namespace cbgpu_bench {
 
 struct prediction_block {
-  std::string type_name;      // CatBoost's prediction type ("Probability"), or the header of a text column
-  bool is_class = false;      // values are class indexes (CBG_PREDICTION_CLASS)
+  std::string type_name;  // CatBoost's prediction type ("Probability"), or the header of a text column
+  bool is_class = false;  // values are class indexes (CBG_PREDICTION_CLASS)
   int64_t columns = 0;
-  std::vector<double> values;  // [rows, columns], row-major
-  std::string suffix;          // appended to each column name (":TreesCount=[0,10)")
-  bool is_text = false;        // a column of the input, written as read
+  std::vector<double> values;     // [rows, columns], row-major
+  std::string suffix;             // appended to each column name (":TreesCount=[0,10)")
+  bool is_text = false;           // a column of the input, written as read
   std::vector<std::string> text;  // [rows] when is_text
 };
 

@@ -22,9 +22,7 @@ class random_stream {
   }
   // Uniform in (0, 1): never 0, so log() below is finite.
   double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
-  double normal() {
-    return std::sqrt(-2.0 * std::log(uniform())) * std::cos(2.0 * std::numbers::pi * uniform());
-  }
+  double normal() { return std::sqrt(-2.0 * std::log(uniform())) * std::cos(2.0 * std::numbers::pi * uniform()); }
 
  private:
   uint64_t state_;
@@ -33,9 +31,12 @@ class random_stream {
 // Feature j's kind cycles momentum, angle, observable, like Higgs' mix of columns.
 double draw_feature(random_stream& rng, int64_t j) {
   switch (j % 3) {
-    case 0: return std::exp(0.5 * rng.normal());                    // momentum: > 0, skewed
-    case 1: return std::numbers::pi * (2.0 * rng.uniform() - 1.0);  // angle
-    default: return rng.normal();                                   // observable
+    case 0:
+      return std::exp(0.5 * rng.normal());  // momentum: > 0, skewed
+    case 1:
+      return std::numbers::pi * (2.0 * rng.uniform() - 1.0);  // angle
+    default:
+      return rng.normal();  // observable
   }
 }
 
@@ -88,15 +89,14 @@ synthetic_dataset make_synthetic_dataset(const synthetic_options& o) {
   d.label.resize(static_cast<std::size_t>(o.rows));
 
   // One block of rows per hardware thread; small datasets stay on this thread.
-  const int64_t threads = std::clamp<int64_t>(std::thread::hardware_concurrency(), 1,
-                                              std::max<int64_t>(1, o.rows / 10000));
+  const int64_t threads =
+      std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::max<int64_t>(1, o.rows / 10000));
   std::vector<int64_t> positives(static_cast<std::size_t>(threads), 0);
   std::vector<std::thread> workers;
   try {
     for (int64_t t = 1; t < threads; ++t) {
       workers.emplace_back([&, t] {
-        positives[static_cast<std::size_t>(t)] =
-            fill_rows(o, d, o.rows * t / threads, o.rows * (t + 1) / threads);
+        positives[static_cast<std::size_t>(t)] = fill_rows(o, d, o.rows * t / threads, o.rows * (t + 1) / threads);
       });
     }
   } catch (...) {

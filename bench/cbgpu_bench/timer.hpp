@@ -10,8 +10,7 @@ class stopwatch {
  public:
   stopwatch() : start_(std::chrono::steady_clock::now()) {}
   double elapsed_ms() const {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
-        .count();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
   }
 
  private:

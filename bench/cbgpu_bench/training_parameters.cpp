@@ -46,9 +46,7 @@ std::string number_in(const std::string& v, double lo, double hi) {
   return {};
 }
 
-std::string check_name(const std::string& v) {
-  return v.empty() ? std::string("the value is empty") : std::string();
-}
+std::string check_name(const std::string& v) { return v.empty() ? std::string("the value is empty") : std::string(); }
 std::string check_iterations(const std::string& v) { return integer_in(v, 1, 100000000); }
 std::string check_depth(const std::string& v) { return integer_in(v, 1, 16); }
 std::string check_border_count(const std::string& v) { return integer_in(v, 1, 65535); }
@@ -69,10 +67,12 @@ std::string check_non_negative(const std::string& v) { return number_in(v, 0.0, 
 std::string check_fraction(const std::string& v) { return number_in(v, 1e-300, 1.0); }
 std::string check_probability(const std::string& v) { return number_in(v, 0.0, 1.0); }
 std::string check_border_type(const std::string& v) {
-  return one_of(v, {"GreedyLogSum", "GreedyMinEntropy", "Median", "Uniform", "UniformAndQuantiles", "MinEntropy",
-                    "MaxLogSum"});
+  return one_of(
+      v, {"GreedyLogSum", "GreedyMinEntropy", "Median", "Uniform", "UniformAndQuantiles", "MinEntropy", "MaxLogSum"});
 }
-std::string check_bootstrap_type(const std::string& v) { return one_of(v, {"Bayesian", "Bernoulli", "MVS", "Poisson", "No"}); }
+std::string check_bootstrap_type(const std::string& v) {
+  return one_of(v, {"Bayesian", "Bernoulli", "MVS", "Poisson", "No"});
+}
 std::string check_od_type(const std::string& v) { return one_of(v, {"IncToDec", "Iter"}); }
 std::string check_bool(const std::string& v) { return one_of(v, {"true", "false", "True", "False", "1", "0"}); }
 std::string check_verbose(const std::string& v) {
@@ -120,8 +120,7 @@ const std::vector<parameter_spec>& training_parameters() {
       {"leaf_estimation_method", "--leaf-estimation-method", "Newton, Gradient or Exact", "METHOD", text},
       {"leaf_estimation_iterations", "--leaf-estimation-iterations", "Gradient steps per leaf value", "INT", integer,
        check_positive_count},
-      {"leaf_estimation_backtracking", "--leaf-estimation-backtracking", "No, AnyImprovement or Armijo", "TYPE",
-       text},
+      {"leaf_estimation_backtracking", "--leaf-estimation-backtracking", "No, AnyImprovement or Armijo", "TYPE", text},
       {"boosting_type", "--boosting-type", "Plain (Ordered: not implemented)", "TYPE", text},
       {"boost_from_average", "--boost-from-average", "Start from the best constant", "BOOL", boolean, check_bool},
       {"score_function", "--score-function", "Cosine, L2, NewtonCosine or NewtonL2", "NAME", text},
@@ -155,8 +154,8 @@ const std::vector<parameter_spec>& training_parameters() {
        check_positive_count},
       // Output and processing unit
       {"logging_level", "--logging-level", "Silent, Verbose, Info or Debug", "LEVEL", text, check_logging_level},
-      {"verbose", "--verbose", "Progress every N iterations, or true/false", "INT|BOOL",
-       value_kind::integer_or_boolean, check_verbose},
+      {"verbose", "--verbose", "Progress every N iterations, or true/false", "INT|BOOL", value_kind::integer_or_boolean,
+       check_verbose},
       {"metric_period", "--metric-period", "Compute metrics every N iterations", "INT", integer, check_positive_count},
       {"name", "--name", "Experiment name (catboost_training.json)", "NAME", text},
       {"allow_writing_files", "--allow-writing-files", "Write the training logs (catboost_info)", "BOOL", boolean,
@@ -295,7 +294,8 @@ nlohmann::json parameter_value(const std::string& key, const std::string& text) 
   const value_kind kind = spec != nullptr ? spec->kind : value_kind::integer_or_boolean;
   switch (kind) {
     case value_kind::integer:
-    case value_kind::number: return as_number();
+    case value_kind::number:
+      return as_number();
     case value_kind::boolean: {
       const nlohmann::json b = as_bool();
       return b.is_null() ? as_number() : b;
@@ -310,7 +310,8 @@ nlohmann::json parameter_value(const std::string& key, const std::string& text) 
       return items;
     }
     case value_kind::text:
-    case value_kind::not_implemented: break;
+    case value_kind::not_implemented:
+      break;
   }
   return text;
 }

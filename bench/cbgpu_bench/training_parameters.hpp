@@ -38,8 +38,7 @@ using parameter_values = std::map<std::string, std::string>;
 // are checked; unknown keys are kept and returned, for the trainer to judge. Throws usage_error
 // for an argument without '=' or with an invalid value, not_implemented_error for an option the
 // trainer does not implement.
-std::vector<std::string> apply_overrides(const std::vector<std::string>& overrides,
-                                         parameter_values& values);
+std::vector<std::string> apply_overrides(const std::vector<std::string>& overrides, parameter_values& values);
 
 // Throws not_implemented_error naming the first given parameter the trainer does not implement.
 void refuse_not_implemented(const parameter_values& values);

@@ -26,8 +26,7 @@ void* counted_alloc(size_t bytes, cbg_stream_t stream, void* user) {
   auto& c = *static_cast<allocation_counter*>(user);
   const int64_t now = c.current.fetch_add(static_cast<int64_t>(bytes)) + static_cast<int64_t>(bytes);
   int64_t peak = c.peak.load();
-  while (now > peak && !c.peak.compare_exchange_weak(peak, now)) {
-  }
+  while (now > peak && !c.peak.compare_exchange_weak(peak, now)) {}
   c.calls.fetch_add(1);
   return p;
 }

@@ -28,13 +28,13 @@ context_handle make_counted_context(int32_t device, uint64_t seed, allocation_co
 
 struct training_run {
   model_handle model;
-  double train_ms = 0;                 // the cbg_train call
-  std::vector<double> iteration_ms;    // per iteration, from the callback's clock
-  std::string metric;                  // the eval metric's name
-  double last_learn_metric = 0;        // when computed at the last iteration (else NaN)
+  double train_ms = 0;               // the cbg_train call
+  std::vector<double> iteration_ms;  // per iteration, from the callback's clock
+  std::string metric;                // the eval metric's name
+  double last_learn_metric = 0;      // when computed at the last iteration (else NaN)
   double last_eval_metric = 0;
   int64_t iterations = 0;
-  std::vector<double> learn_history;   // per iteration; NaN where not computed
+  std::vector<double> learn_history;  // per iteration; NaN where not computed
   std::vector<double> eval_history;
 };
 

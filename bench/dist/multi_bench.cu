@@ -58,7 +58,8 @@ __global__ void generate(float* x, float* y, std::int64_t rows, int features) {
        r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     float s = 0.f;
     for (int f = 0; f < features; ++f) {
-      const float u = unit(static_cast<std::uint64_t>(r) * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(f) * 0x632be59bd9b4e019ull + 7);
+      const float u = unit(static_cast<std::uint64_t>(r) * 0x9e3779b97f4a7c15ull +
+                           static_cast<std::uint64_t>(f) * 0x632be59bd9b4e019ull + 7);
       const float v = f % 3 == 0 ? -logf(u + 1e-7f) : 4.f * u - 2.f;
       x[static_cast<std::int64_t>(f) * rows + r] = v;
       if (f < 6) s += (f % 2 == 0 ? 0.6f : -0.4f) * v + (f == 1 ? 0.3f * v * v : 0.f);
@@ -96,7 +97,9 @@ std::string collective_bench(int ranks, int reps) {
   };
   const std::vector<test> tests = {
       {"all_gather", 7 * 1024,
-       [](cbg::dist::reducer& r, unsigned char* a, unsigned char* b, std::size_t n, cudaStream_t s) { r.all_gather(a, b, n, s); }},
+       [](cbg::dist::reducer& r, unsigned char* a, unsigned char* b, std::size_t n, cudaStream_t s) {
+         r.all_gather(a, b, n, s);
+       }},
       {"max_u32", 12,
        [](cbg::dist::reducer& r, unsigned char* a, unsigned char*, std::size_t n, cudaStream_t s) {
          r.max_u32(reinterpret_cast<unsigned*>(a), n / 4, s);
@@ -158,7 +161,8 @@ std::string collective_bench(int ranks, int reps) {
 
 // One JSON line of a training's stage timings (--profile).
 void append_stages(const std::string& path, const std::string& devices, int iterations, const cbg::profiler& p) {
-  std::string line = "{\"devices\": \"" + devices + "\", \"iterations\": " + std::to_string(iterations) + ", \"stages\": {";
+  std::string line =
+      "{\"devices\": \"" + devices + "\", \"iterations\": " + std::to_string(iterations) + ", \"stages\": {";
   bool first = true;
   for (const cbg::stage_total& t : p.totals()) {
     char buf[64];
@@ -178,18 +182,30 @@ int main(int argc, char** argv) {
   cbg::policy policy;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--rows") rows = std::stoll(argv[i + 1]);
-    else if (a == "--features") features = std::stoi(argv[i + 1]);
-    else if (a == "--iterations") iterations = std::stoi(argv[i + 1]);
-    else if (a == "--devices") lists = argv[i + 1];
-    else if (a == "--json") json_path = argv[i + 1];
-    else if (a == "--extra") extra = argv[i + 1];
-    else if (a == "--collectives") collectives = std::stoi(argv[i + 1]);
-    else if (a == "--repeat") repeat = std::max(1, std::stoi(argv[i + 1]));
-    else if (a == "--fused-pass") policy.dist_fused_pass = std::stoi(argv[i + 1]) != 0;
-    else if (a == "--spin-us") policy.dist_spin_us = std::stoll(argv[i + 1]);
-    else if (a == "--sliced-score") policy.dist_sliced_score = std::stoi(argv[i + 1]);
-    else if (a == "--profile") profile_path = argv[i + 1];
+    if (a == "--rows")
+      rows = std::stoll(argv[i + 1]);
+    else if (a == "--features")
+      features = std::stoi(argv[i + 1]);
+    else if (a == "--iterations")
+      iterations = std::stoi(argv[i + 1]);
+    else if (a == "--devices")
+      lists = argv[i + 1];
+    else if (a == "--json")
+      json_path = argv[i + 1];
+    else if (a == "--extra")
+      extra = argv[i + 1];
+    else if (a == "--collectives")
+      collectives = std::stoi(argv[i + 1]);
+    else if (a == "--repeat")
+      repeat = std::max(1, std::stoi(argv[i + 1]));
+    else if (a == "--fused-pass")
+      policy.dist_fused_pass = std::stoi(argv[i + 1]) != 0;
+    else if (a == "--spin-us")
+      policy.dist_spin_us = std::stoll(argv[i + 1]);
+    else if (a == "--sliced-score")
+      policy.dist_sliced_score = std::stoi(argv[i + 1]);
+    else if (a == "--profile")
+      profile_path = argv[i + 1];
   }
   try {
     const int visible = cbg::visible_device_count();
@@ -244,7 +260,8 @@ int main(int argc, char** argv) {
     for (const std::string& devices : configs) {
       const std::vector<int> list = cbg::dist::parse_devices(devices, visible);
       const auto params = [&](int n) {
-        return std::string(R"({"loss_function": "Logloss", "depth": 6, "random_seed": 1, "metric_period": 1000, "iterations": )") +
+        return std::string(
+                   R"({"loss_function": "Logloss", "depth": 6, "random_seed": 1, "metric_period": 1000, "iterations": )") +
                std::to_string(n) + R"(, "devices": ")" + devices + "\"" + (extra.empty() ? "" : ", " + extra) + "}";
       };
       (void)cbg::train::train(pool, cbg::train::parse_params(params(5)), {});  // warm-up: NCCL, pools, kernels

@@ -41,10 +41,18 @@ __global__ void fill(float* x, std::int64_t rows, std::int64_t cols) {
     const float u2 = static_cast<float>((h >> 16) & 0xffffff) * (1.0f / 16777216.0f);
     float v;
     switch (c % 4) {
-      case 0: v = u + u2 - 1.0f; break;
-      case 1: v = static_cast<float>(h % 50); break;
-      case 2: v = __expf(8.0f * (u - 0.5f)); break;
-      default: v = u2 < 0.05f ? __int_as_float(0x7fc00000) : u; break;
+      case 0:
+        v = u + u2 - 1.0f;
+        break;
+      case 1:
+        v = static_cast<float>(h % 50);
+        break;
+      case 2:
+        v = __expf(8.0f * (u - 0.5f));
+        break;
+      default:
+        v = u2 < 0.05f ? __int_as_float(0x7fc00000) : u;
+        break;
     }
     x[i] = v;
   }
@@ -62,10 +70,18 @@ __global__ void fill_segments(float* x, std::uint64_t* composite, std::int64_t n
     const float u2 = static_cast<float>((h >> 16) & 0xffffff) * (1.0f / 16777216.0f);
     float v;
     switch (c % 4) {
-      case 0: v = u + u2 - 1.0f; break;
-      case 1: v = static_cast<float>(h % 50); break;
-      case 2: v = __expf(8.0f * (u - 0.5f)); break;
-      default: v = u2 < 0.05f ? __int_as_float(0x7fc00000) : u; break;
+      case 0:
+        v = u + u2 - 1.0f;
+        break;
+      case 1:
+        v = static_cast<float>(h % 50);
+        break;
+      case 2:
+        v = __expf(8.0f * (u - 0.5f));
+        break;
+      default:
+        v = u2 < 0.05f ? __int_as_float(0x7fc00000) : u;
+        break;
     }
     x[i] = v;
     const std::uint32_t b = static_cast<std::uint32_t>(__float_as_int(v));
@@ -91,8 +107,8 @@ double median(std::vector<double> v) {
 }
 
 // Median time of `reps` copies on the stream (after one warm-up).
-double time_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t s,
-                 cudaEvent_t e0, cudaEvent_t e1, int reps) {
+double time_copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t s, cudaEvent_t e0,
+                 cudaEvent_t e1, int reps) {
   std::vector<double> t;
   for (int r = 0; r <= reps; ++r) {
     BENCH_CHECK(cudaEventRecord(e0, s));
@@ -112,13 +128,12 @@ struct quantize_times {
   double stage[stages] = {};
 };
 constexpr const char* stage_names[stages] = {"subset", "prepare", "allocate", "upload", "gather",
-                                             "sort", "borders", "binarize", "finish"};
+                                             "sort",   "borders", "binarize", "finish"};
 
 quantize_times time_quantize(const cbg::pool& p, const cbg::context& ctx, int reps,
                              cbg::quantize::sort_method method = cbg::quantize::sort_method::automatic,
                              cbg::quantize::border_type type = cbg::quantize::border_type::greedy_log_sum,
-                             int border_count = cbg::quantize::default_border_count,
-                             std::int64_t chunk_features = 0) {
+                             int border_count = cbg::quantize::default_border_count, std::int64_t chunk_features = 0) {
   cbg::quantize::options o;  // CatBoost's GPU defaults: GreedyLogSum, 128 borders, Min
   o.sort = method;
   o.chunk_features = chunk_features;
@@ -189,9 +204,7 @@ class keeping_pool final : public cbg::device_memory_resource {
     BENCH_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool_, stream));
     return p;
   }
-  void deallocate(void* ptr, std::size_t, cudaStream_t stream) noexcept override {
-    (void)cudaFreeAsync(ptr, stream);
-  }
+  void deallocate(void* ptr, std::size_t, cudaStream_t stream) noexcept override { (void)cudaFreeAsync(ptr, stream); }
 
  private:
   cudaMemPool_t pool_ = nullptr;
@@ -202,28 +215,29 @@ class keeping_pool final : public cbg::device_memory_resource {
 template <int Threads, int Items, int Bits, cbg::cub::RadixRankAlgorithm Rank>
 struct segmented_tuning {
   struct Policy900 : cbg::cub::ChainedPolicy<900, Policy900, Policy900> {
-    using SegmentedPolicy = cbg::cub::AgentRadixSortDownsweepPolicy<
-        Threads, Items, float, cbg::cub::BLOCK_LOAD_TRANSPOSE, cbg::cub::LOAD_DEFAULT, Rank,
-        cbg::cub::BLOCK_SCAN_WARP_SCANS, Bits>;
-    using AltSegmentedPolicy = cbg::cub::AgentRadixSortDownsweepPolicy<
-        Threads, Items, float, cbg::cub::BLOCK_LOAD_TRANSPOSE, cbg::cub::LOAD_DEFAULT, Rank,
-        cbg::cub::BLOCK_SCAN_WARP_SCANS, Bits - 1>;
+    using SegmentedPolicy =
+        cbg::cub::AgentRadixSortDownsweepPolicy<Threads, Items, float, cbg::cub::BLOCK_LOAD_TRANSPOSE,
+                                                cbg::cub::LOAD_DEFAULT, Rank, cbg::cub::BLOCK_SCAN_WARP_SCANS, Bits>;
+    using AltSegmentedPolicy =
+        cbg::cub::AgentRadixSortDownsweepPolicy<Threads, Items, float, cbg::cub::BLOCK_LOAD_TRANSPOSE,
+                                                cbg::cub::LOAD_DEFAULT, Rank, cbg::cub::BLOCK_SCAN_WARP_SCANS,
+                                                Bits - 1>;
   };
   using MaxPolicy = Policy900;
 };
 
 template <class Tuning>
-double time_tuned_segmented(const float* x, float* y, float* z, std::int64_t nf, std::int64_t m,
-                            const int* offsets, cudaStream_t s) {
+double time_tuned_segmented(const float* x, float* y, float* z, std::int64_t nf, std::int64_t m, const int* offsets,
+                            cudaStream_t s) {
   namespace cub = cbg::cub;
-  using dispatch = cub::DispatchSegmentedRadixSort<cub::SortOrder::Ascending, float, cub::NullType,
-                                                   const int*, const int*, int, Tuning>;
+  using dispatch = cub::DispatchSegmentedRadixSort<cub::SortOrder::Ascending, float, cub::NullType, const int*,
+                                                   const int*, int, Tuning>;
   const int n = static_cast<int>(nf * m);
   std::size_t bytes = 0;
   cub::DoubleBuffer<float> keys(y, z);
   cub::DoubleBuffer<cub::NullType> values;
-  BENCH_CHECK(dispatch::Dispatch(nullptr, bytes, keys, values, n, static_cast<int>(nf), offsets,
-                                 offsets + 1, 0, 32, true, s));
+  BENCH_CHECK(
+      dispatch::Dispatch(nullptr, bytes, keys, values, n, static_cast<int>(nf), offsets, offsets + 1, 0, 32, true, s));
   void* temp = nullptr;
   BENCH_CHECK(cudaMalloc(&temp, std::max<std::size_t>(bytes, 1)));
   cudaEvent_t a, b;
@@ -235,8 +249,8 @@ double time_tuned_segmented(const float* x, float* y, float* z, std::int64_t nf,
     BENCH_CHECK(cudaMemcpyAsync(y, x, static_cast<std::size_t>(n) * 4, cudaMemcpyDeviceToDevice, s));
     cub::DoubleBuffer<float> k(y, z);
     BENCH_CHECK(cudaEventRecord(a, s));
-    BENCH_CHECK(dispatch::Dispatch(temp, bytes, k, values, n, static_cast<int>(nf), offsets,
-                                   offsets + 1, 0, 32, true, s));
+    BENCH_CHECK(
+        dispatch::Dispatch(temp, bytes, k, values, n, static_cast<int>(nf), offsets, offsets + 1, 0, 32, true, s));
     BENCH_CHECK(cudaEventRecord(b, s));
     BENCH_CHECK(cudaEventSynchronize(b));
     if (r > 0) t.push_back(ms_between(a, b));
@@ -247,7 +261,10 @@ double time_tuned_segmented(const float* x, float* y, float* z, std::int64_t nf,
       for (std::int64_t f = 0; f < checked && ok; ++f) {
         for (std::int64_t i = f * m + 1; i < (f + 1) * m; ++i) {
           const float p = h[static_cast<std::size_t>(i - 1)], c = h[static_cast<std::size_t>(i)];
-          if (!(p <= c) && !(c != c)) { ok = false; break; }
+          if (!(p <= c) && !(c != c)) {
+            ok = false;
+            break;
+          }
         }
       }
     }
@@ -277,9 +294,11 @@ void time_sort_candidates(std::int64_t nf, std::int64_t m, cudaStream_t s) {
   BENCH_CHECK(cudaGetLastError());
   const int end_bit = 32 + bits_for(nf);
   std::size_t t1 = 0, t2 = 0, t3 = 0;
-  BENCH_CHECK(cub::DeviceSegmentedRadixSort::SortKeys(nullptr, t1, x, y, static_cast<int>(n), static_cast<int>(nf), offsets, offsets + 1, 0, 32, s));
+  BENCH_CHECK(cub::DeviceSegmentedRadixSort::SortKeys(nullptr, t1, x, y, static_cast<int>(n), static_cast<int>(nf),
+                                                      offsets, offsets + 1, 0, 32, s));
   BENCH_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, t2, cx, cy, n, 0, end_bit, s));
-  BENCH_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, t3, x, y, static_cast<std::int64_t>(n), nf, offsets, offsets + 1, s));
+  BENCH_CHECK(
+      cub::DeviceSegmentedSort::SortKeys(nullptr, t3, x, y, static_cast<std::int64_t>(n), nf, offsets, offsets + 1, s));
   void* temp = nullptr;
   BENCH_CHECK(cudaMalloc(&temp, std::max({t1, t2, t3, std::size_t{1}})));
   cudaEvent_t a, b;
@@ -297,31 +316,40 @@ void time_sort_candidates(std::int64_t nf, std::int64_t m, cudaStream_t s) {
     return median(t);
   };
   const double seg_radix = time([&] {
-    BENCH_CHECK(cub::DeviceSegmentedRadixSort::SortKeys(temp, t1, x, y, static_cast<int>(n), static_cast<int>(nf), offsets, offsets + 1, 0, 32, s));
+    BENCH_CHECK(cub::DeviceSegmentedRadixSort::SortKeys(temp, t1, x, y, static_cast<int>(n), static_cast<int>(nf),
+                                                        offsets, offsets + 1, 0, 32, s));
   });
-  const double composite = time([&] {
-    BENCH_CHECK(cub::DeviceRadixSort::SortKeys(temp, t2, cx, cy, n, 0, end_bit, s));
-  });
+  const double composite =
+      time([&] { BENCH_CHECK(cub::DeviceRadixSort::SortKeys(temp, t2, cx, cy, n, 0, end_bit, s)); });
   const double seg_sort = time([&] {
-    BENCH_CHECK(cub::DeviceSegmentedSort::SortKeys(temp, t3, x, y, static_cast<std::int64_t>(n), nf, offsets, offsets + 1, s));
+    BENCH_CHECK(
+        cub::DeviceSegmentedSort::SortKeys(temp, t3, x, y, static_cast<std::int64_t>(n), nf, offsets, offsets + 1, s));
   });
-  std::printf("  sort %lld segments of %lld floats (median ms): DeviceSegmentedRadixSort %.3f; "
-              "DeviceRadixSort of 64-bit (feature, value) keys, %d bits %.3f; DeviceSegmentedSort %.3f\n",
-              static_cast<long long>(nf), static_cast<long long>(m), seg_radix, end_bit, composite, seg_sort);
+  std::printf(
+      "  sort %lld segments of %lld floats (median ms): DeviceSegmentedRadixSort %.3f; "
+      "DeviceRadixSort of 64-bit (feature, value) keys, %d bits %.3f; DeviceSegmentedSort %.3f\n",
+      static_cast<long long>(nf), static_cast<long long>(m), seg_radix, end_bit, composite, seg_sort);
   namespace tune = cbg::cub;
   float* z = reinterpret_cast<float*>(cx);
-  const double a8 = time_tuned_segmented<segmented_tuning<128, 32, 8, tune::RADIX_RANK_MATCH>>(x, y, z, nf, m, offsets, s);
-  const double b7 = time_tuned_segmented<segmented_tuning<256, 16, 7, tune::RADIX_RANK_MATCH>>(x, y, z, nf, m, offsets, s);
-  const double c7 = time_tuned_segmented<segmented_tuning<160, 24, 7, tune::RADIX_RANK_MEMOIZE>>(x, y, z, nf, m, offsets, s);
-  const double d6 = time_tuned_segmented<segmented_tuning<256, 24, 6, tune::RADIX_RANK_MEMOIZE>>(x, y, z, nf, m, offsets, s);
-  const double e6 = time_tuned_segmented<segmented_tuning<192, 39, 6, tune::RADIX_RANK_MEMOIZE>>(x, y, z, nf, m, offsets, s);
-  std::printf("  segmented radix sort tunings (threads x keys, digit bits, rank; median ms, -1: unsorted): "
-              "128x32 8b match %.3f; 256x16 7b match %.3f; 160x24 7b memoize %.3f; 256x24 6b memoize %.3f; "
-              "192x39 6b memoize (CUB's) %.3f\n", a8, b7, c7, d6, e6);
+  const double a8 =
+      time_tuned_segmented<segmented_tuning<128, 32, 8, tune::RADIX_RANK_MATCH>>(x, y, z, nf, m, offsets, s);
+  const double b7 =
+      time_tuned_segmented<segmented_tuning<256, 16, 7, tune::RADIX_RANK_MATCH>>(x, y, z, nf, m, offsets, s);
+  const double c7 =
+      time_tuned_segmented<segmented_tuning<160, 24, 7, tune::RADIX_RANK_MEMOIZE>>(x, y, z, nf, m, offsets, s);
+  const double d6 =
+      time_tuned_segmented<segmented_tuning<256, 24, 6, tune::RADIX_RANK_MEMOIZE>>(x, y, z, nf, m, offsets, s);
+  const double e6 =
+      time_tuned_segmented<segmented_tuning<192, 39, 6, tune::RADIX_RANK_MEMOIZE>>(x, y, z, nf, m, offsets, s);
+  std::printf(
+      "  segmented radix sort tunings (threads x keys, digit bits, rank; median ms, -1: unsorted): "
+      "128x32 8b match %.3f; 256x16 7b match %.3f; 160x24 7b memoize %.3f; 256x24 6b memoize %.3f; "
+      "192x39 6b memoize (CUB's) %.3f\n",
+      a8, b7, c7, d6, e6);
   BENCH_CHECK(cudaEventDestroy(a));
   BENCH_CHECK(cudaEventDestroy(b));
-  for (void* ptr : {static_cast<void*>(x), static_cast<void*>(y), static_cast<void*>(cx),
-                    static_cast<void*>(cy), static_cast<void*>(offsets), temp}) {
+  for (void* ptr : {static_cast<void*>(x), static_cast<void*>(y), static_cast<void*>(cx), static_cast<void*>(cy),
+                    static_cast<void*>(offsets), temp}) {
     BENCH_CHECK(cudaFree(ptr));
   }
 }
@@ -374,9 +402,8 @@ int main(int argc, char** argv) {
         const cbg::pool p = cbg::pool::build(ctx, std::move(in));
         device_t = time_quantize(p, *ctx, 7);
         // The two subset sorts forced, for the choice between them (quantize.cu).
-        for (const auto& [method, name] :
-             {std::pair{cbg::quantize::sort_method::device_wide, "device-wide sort"},
-              std::pair{cbg::quantize::sort_method::segmented, "segmented sort"}}) {
+        for (const auto& [method, name] : {std::pair{cbg::quantize::sort_method::device_wide, "device-wide sort"},
+                                           std::pair{cbg::quantize::sort_method::segmented, "segmented sort"}}) {
           const quantize_times t = time_quantize(p, *ctx, 3, method);
           std::printf("  forced %s: quantize %.2f ms\n", name, t.wall);
           print_stages(t);
@@ -385,9 +412,9 @@ int main(int argc, char** argv) {
         // segments) against all features at once.
         if (cols >= 512) {
           for (const std::int64_t chunk : {std::int64_t{264}, std::int64_t{528}}) {
-            const quantize_times t = time_quantize(p, *ctx, 5, cbg::quantize::sort_method::automatic,
-                                                   cbg::quantize::border_type::greedy_log_sum,
-                                                   cbg::quantize::default_border_count, chunk);
+            const quantize_times t =
+                time_quantize(p, *ctx, 5, cbg::quantize::sort_method::automatic,
+                              cbg::quantize::border_type::greedy_log_sum, cbg::quantize::default_border_count, chunk);
             std::printf("  chunks of %lld features: quantize %.2f ms\n", static_cast<long long>(chunk), t.wall);
             print_stages(t);
           }
@@ -400,9 +427,9 @@ int main(int argc, char** argv) {
               std::pair{bt::uniform, "Uniform"}, std::pair{bt::uniform_and_quantiles, "UniformAndQuantiles"},
               std::pair{bt::min_entropy, "MinEntropy (32 borders)"}}) {
           if (type == bt::min_entropy && cols > 64) continue;
-          const quantize_times t = time_quantize(p, *ctx, type == bt::min_entropy ? 1 : 3,
-                                                 cbg::quantize::sort_method::automatic, type,
-                                                 type == bt::min_entropy ? 32 : 128);
+          const quantize_times t =
+              time_quantize(p, *ctx, type == bt::min_entropy ? 1 : 3, cbg::quantize::sort_method::automatic, type,
+                            type == bt::min_entropy ? 32 : 128);
           std::printf("  border type %s: quantize %.2f ms (borders stage %.3f ms)\n", name, t.wall, t.stage[6]);
         }
       }
@@ -411,16 +438,15 @@ int main(int argc, char** argv) {
         in.features = {cbg::tensor_ref_kind::dltensor, &t};
         const cbg::pool p = cbg::pool::build(keep_ctx, std::move(in));
         const quantize_times k = time_quantize(p, *keep_ctx, 7);
-        std::printf("  with a pool that keeps its memory: quantize %.2f ms, ratio %.1fx\n", k.wall,
-                    k.wall / floor_ms);
+        std::printf("  with a pool that keeps its memory: quantize %.2f ms, ratio %.1fx\n", k.wall, k.wall / floor_ms);
         print_stages(k);
       }
       const double device_ms = device_t.wall;
       std::printf(
           "%lld x %lld float32 (%.2f GB), device memory: quantize %.2f ms; D2D copy %.3f ms = "
           "%.2f TB/s read+write; one read of the input %.3f ms; ratio %.1fx\n",
-          static_cast<long long>(rows), static_cast<long long>(cols), bytes / 1e9, device_ms,
-          copy_ms, bw / 1e12, floor_ms, device_ms / floor_ms);
+          static_cast<long long>(rows), static_cast<long long>(cols), bytes / 1e9, device_ms, copy_ms, bw / 1e12,
+          floor_ms, device_ms / floor_ms);
       print_stages(device_t);
       std::fflush(stdout);
       // Host input: the same values in pinned host memory, read by the kernels over PCIe.
@@ -437,10 +463,10 @@ int main(int argc, char** argv) {
         const cbg::pool p = cbg::pool::build(ctx, std::move(in));
         const quantize_times host_t = time_quantize(p, *ctx, 2);
         const double host_ms = host_t.wall;
-        std::printf("%lld x %lld float32, pinned host memory (read over PCIe): quantize %.2f ms; "
-                    "ratio to one device read %.1fx\n",
-                    static_cast<long long>(rows), static_cast<long long>(cols), host_ms,
-                    host_ms / floor_ms);
+        std::printf(
+            "%lld x %lld float32, pinned host memory (read over PCIe): quantize %.2f ms; "
+            "ratio to one device read %.1fx\n",
+            static_cast<long long>(rows), static_cast<long long>(cols), host_ms, host_ms / floor_ms);
         print_stages(host_t);
         std::fflush(stdout);
       }
@@ -460,12 +486,12 @@ int main(int argc, char** argv) {
         in.features = {cbg::tensor_ref_kind::dltensor, &t};
         const cbg::pool p = cbg::pool::build(ctx, std::move(in));
         const quantize_times host_t = time_quantize(p, *ctx, 3);
-        std::printf("%lld x %lld float32, pageable host memory (staged through pinned memory): "
-                    "quantize %.2f ms; one pinned host-to-device copy of the input %.2f ms (%.1f GB/s); "
-                    "ratio to that copy %.2fx, to one device read %.1fx\n",
-                    static_cast<long long>(rows), static_cast<long long>(cols), host_t.wall, h2d_ms,
-                    static_cast<double>(bytes) / (h2d_ms * 1e-3) / 1e9, host_t.wall / h2d_ms,
-                    host_t.wall / floor_ms);
+        std::printf(
+            "%lld x %lld float32, pageable host memory (staged through pinned memory): "
+            "quantize %.2f ms; one pinned host-to-device copy of the input %.2f ms (%.1f GB/s); "
+            "ratio to that copy %.2fx, to one device read %.1fx\n",
+            static_cast<long long>(rows), static_cast<long long>(cols), host_t.wall, h2d_ms,
+            static_cast<double>(bytes) / (h2d_ms * 1e-3) / 1e9, host_t.wall / h2d_ms, host_t.wall / floor_ms);
         print_stages(host_t);
         std::fflush(stdout);
       }

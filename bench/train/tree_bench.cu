@@ -164,12 +164,15 @@ int main(int argc, char** argv) {
     dq.padded_rows = q::padded_rows_of(s.rows);
     dq.device = 0;
     const std::int64_t groups = q::groups_of(s.features);
-    dq.index = cbg::device_buffer<std::uint32_t>(static_cast<std::size_t>(groups * dq.padded_rows), stream, ctx->resource());
+    dq.index =
+        cbg::device_buffer<std::uint32_t>(static_cast<std::size_t>(groups * dq.padded_rows), stream, ctx->resource());
     dq.border_count = cbg::device_buffer<std::int32_t>(static_cast<std::size_t>(s.features), stream, ctx->resource());
-    dq.borders = cbg::device_buffer<float>(static_cast<std::size_t>(s.features) * q::border_stride, stream, ctx->resource());
+    dq.borders =
+        cbg::device_buffer<float>(static_cast<std::size_t>(s.features) * q::border_stride, stream, ctx->resource());
     dq.mode = cbg::device_buffer<std::uint8_t>(static_cast<std::size_t>(s.features), stream, ctx->resource());
     std::vector<std::int32_t> counts(static_cast<std::size_t>(s.features), borders);
-    BENCH_CHECK(cudaMemcpyAsync(dq.border_count.data(), counts.data(), counts.size() * 4, cudaMemcpyHostToDevice, stream));
+    BENCH_CHECK(
+        cudaMemcpyAsync(dq.border_count.data(), counts.data(), counts.size() * 4, cudaMemcpyHostToDevice, stream));
     fill_index<<<4096, 256, 0, stream>>>(dq.index.data(), s.rows, dq.padded_rows, s.features, borders);
     cbg::device_buffer<float> der(static_cast<std::size_t>(s.rows), stream, ctx->resource());
     cbg::device_buffer<float> weight(static_cast<std::size_t>(s.rows), stream, ctx->resource());
@@ -197,10 +200,11 @@ int main(int argc, char** argv) {
     const double leaf_update = 4.0 * s.rows + 8.0 * s.rows;  // split word + leaf read, leaf write
     const double tree_bytes = level0 + (depth - 1) * later + depth * leaf_update;
     const double floor_ms = tree_bytes / (bw * 1e6);
-    std::printf("shape %lld x %lld, depth %d, %d borders: read bandwidth %.0f GB/s; bytes per level %.3f GB "
-                "(level 0 %.3f GB); floor %.3f ms per tree\n",
-                static_cast<long long>(s.rows), static_cast<long long>(s.features), depth, borders, bw, later / 1e9,
-                level0 / 1e9, floor_ms);
+    std::printf(
+        "shape %lld x %lld, depth %d, %d borders: read bandwidth %.0f GB/s; bytes per level %.3f GB "
+        "(level 0 %.3f GB); floor %.3f ms per tree\n",
+        static_cast<long long>(s.rows), static_cast<long long>(s.features), depth, borders, bw, later / 1e9,
+        level0 / 1e9, floor_ms);
 
     // Geometries: blocks per SM (fast histogram kernel), and the simple kernel (key -2).
     // Key: blocks per SM (negative: the simple kernel) + 10 * (groups per block - 1) + 100 * L2 prefetch;
@@ -245,14 +249,16 @@ int main(int argc, char** argv) {
       BENCH_CHECK(cudaEventDestroy(b));
       per_geometry[key] = median(times);
       const auto& plans = tr::detail::histogram_plans(*ws);
-      std::printf("  key %d: %s blocks/SM %d groups/block %d prefetch %d: %.3f ms per tree (median of %d), %.1f%% of floor speed; hist grids:",
-                  key, blocks > 0 ? "fast" : "simple", blocks > 0 ? blocks : -blocks,
-                  key % 1000 == 0 ? 0 : (key % 100) / 10 + 1, key % 1000 >= 100 ? 1 : 0,
-                  median(times), trees, 100.0 * floor_ms / median(times));
+      std::printf(
+          "  key %d: %s blocks/SM %d groups/block %d prefetch %d: %.3f ms per tree (median of %d), %.1f%% of floor "
+          "speed; hist grids:",
+          key, blocks > 0 ? "fast" : "simple", blocks > 0 ? blocks : -blocks,
+          key % 1000 == 0 ? 0 : (key % 100) / 10 + 1, key % 1000 >= 100 ? 1 : 0, median(times), trees,
+          100.0 * floor_ms / median(times));
       for (const auto& pl : plans) {
         std::printf(" [fpb %d g %d pf %d slots %d units %d chunks %d blocks %d smem %zu]", pl.features_per_block,
-                    pl.groups_per_block, pl.prefetch ? 1 : 0,
-                    pl.slots_per_pass, pl.units, pl.row_chunks, pl.blocks, pl.shared_bytes);
+                    pl.groups_per_block, pl.prefetch ? 1 : 0, pl.slots_per_pass, pl.units, pl.row_chunks, pl.blocks,
+                    pl.shared_bytes);
       }
       std::printf("\n");
     }

@@ -92,18 +92,41 @@ bool dtype_of_format(std::string_view f, DLDataType& t) {
   if (f.size() != 1) return false;
   t.lanes = 1;
   switch (f[0]) {
-    case 'c': t = {kDLInt, 8, 1}; return true;
-    case 'C': t = {kDLUInt, 8, 1}; return true;
-    case 's': t = {kDLInt, 16, 1}; return true;
-    case 'S': t = {kDLUInt, 16, 1}; return true;
-    case 'i': t = {kDLInt, 32, 1}; return true;
-    case 'I': t = {kDLUInt, 32, 1}; return true;
-    case 'l': t = {kDLInt, 64, 1}; return true;
-    case 'L': t = {kDLUInt, 64, 1}; return true;
-    case 'e': t = {kDLFloat, 16, 1}; return true;
-    case 'f': t = {kDLFloat, 32, 1}; return true;
-    case 'g': t = {kDLFloat, 64, 1}; return true;
-    default: return false;
+    case 'c':
+      t = {kDLInt, 8, 1};
+      return true;
+    case 'C':
+      t = {kDLUInt, 8, 1};
+      return true;
+    case 's':
+      t = {kDLInt, 16, 1};
+      return true;
+    case 'S':
+      t = {kDLUInt, 16, 1};
+      return true;
+    case 'i':
+      t = {kDLInt, 32, 1};
+      return true;
+    case 'I':
+      t = {kDLUInt, 32, 1};
+      return true;
+    case 'l':
+      t = {kDLInt, 64, 1};
+      return true;
+    case 'L':
+      t = {kDLUInt, 64, 1};
+      return true;
+    case 'e':
+      t = {kDLFloat, 16, 1};
+      return true;
+    case 'f':
+      t = {kDLFloat, 32, 1};
+      return true;
+    case 'g':
+      t = {kDLFloat, 64, 1};
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -143,15 +166,14 @@ class arrow_importer {
     const std::string what = fmt::format("arrow column {} ('{}')", j, cs.name != nullptr ? cs.name : "");
     CBG_EXPECTS(cs.format != nullptr, status::invalid_argument, fmt::format("{}: format is NULL", what));
     const std::string_view format = cs.format;
-    CBG_EXPECTS(ca.length >= 0 && ca.offset >= 0 && rows >= 0 && offset >= 0, status::shape,
-                fmt::format("{}: negative length or offset (length {}, offset {}, rows {})", what, ca.length,
-                            ca.offset, rows));
+    CBG_EXPECTS(
+        ca.length >= 0 && ca.offset >= 0 && rows >= 0 && offset >= 0, status::shape,
+        fmt::format("{}: negative length or offset (length {}, offset {}, rows {})", what, ca.length, ca.offset, rows));
     CBG_EXPECTS(offset >= ca.offset && cbg::checked_add(offset - ca.offset, rows, what) <= ca.length, status::shape,
-                fmt::format("{}: length {} is shorter than the struct's {} rows (from row {})", what, ca.length,
-                            rows, offset - ca.offset));
+                fmt::format("{}: length {} is shorter than the struct's {} rows (from row {})", what, ca.length, rows,
+                            offset - ca.offset));
     CBG_EXPECTS(ca.n_buffers >= 2 && ca.buffers != nullptr, status::invalid_argument,
-                fmt::format("{}: {} buffers; a primitive, utf8 or dictionary column has 2 or 3", what,
-                            ca.n_buffers));
+                fmt::format("{}: {} buffers; a primitive, utf8 or dictionary column has 2 or 3", what, ca.n_buffers));
     refuse_nulls(what, ca, offset, rows);
     DLDataType type{};
     if (cs.dictionary != nullptr) {
@@ -180,10 +202,10 @@ class arrow_importer {
   void refuse_nulls(const std::string& what, const ArrowArray& ca, std::int64_t offset, std::int64_t rows) {
     if (ca.null_count == 0 || ca.buffers[0] == nullptr) return;
     const auto* bitmap = static_cast<const unsigned char*>(ca.buffers[0]);
-    const std::int64_t row = place_.memory == cbg::memory_kind::host || ctx_.is_cpu() ||
-                                     place_.memory == cbg::memory_kind::pinned_host
-                                 ? cbg::categorical::first_null_host(bitmap, offset, rows)
-                                 : cbg::categorical::first_null_device(ctx_, bitmap, offset, rows);
+    const std::int64_t row =
+        place_.memory == cbg::memory_kind::host || ctx_.is_cpu() || place_.memory == cbg::memory_kind::pinned_host
+            ? cbg::categorical::first_null_host(bitmap, offset, rows)
+            : cbg::categorical::first_null_device(ctx_, bitmap, offset, rows);
     CBG_EXPECTS(row < 0, status::bad_data,
                 fmt::format("{} is null at row {}; CatBoost refuses missing categorical values (give them a "
                             "value of their own, e.g. \"None\") and takes missing float values as NaN",
@@ -201,8 +223,8 @@ class arrow_importer {
     } else {
       CBG_EXPECTS(!ctx_.is_cpu(), status::device, "arrow: GPU memory given to a CPU context");
       cbg::scoped_device guard(ctx_.device());
-      cbg::copy_bytes(raw, cbg::memory_kind::host, p, place_.memory, width, ctx_.stream(), ctx_.copies(),
-                      ctx_.rules(), CBG_COPY_SITE("arrow: string column byte count"));
+      cbg::copy_bytes(raw, cbg::memory_kind::host, p, place_.memory, width, ctx_.stream(), ctx_.copies(), ctx_.rules(),
+                      CBG_COPY_SITE("arrow: string column byte count"));
       CBG_CUDA_TRY(cudaStreamSynchronize(ctx_.stream()));
     }
     if (wide) {
@@ -246,13 +268,13 @@ class arrow_importer {
                 status::invalid_argument, fmt::format("{}: the array has no utf8 dictionary", what));
     const ArrowArray& da = *ca.dictionary;
     CBG_EXPECTS(da.null_count == 0 || da.buffers[0] == nullptr, status::bad_data,
-                fmt::format("{}: the dictionary has {} null entries; CatBoost refuses missing categorical values",
-                            what, da.null_count));
+                fmt::format("{}: the dictionary has {} null entries; CatBoost refuses missing categorical values", what,
+                            da.null_count));
     CBG_EXPECTS(da.offset >= 0 && da.length >= 0, status::shape,
                 fmt::format("{}: the dictionary has a negative length or offset (length {}, offset {})", what,
                             da.length, da.offset));
-    cbg::string_column_input s = strings(std::string_view(ds.format) == "U", da, da.offset, da.length,
-                                         static_cast<std::int64_t>(j));
+    cbg::string_column_input s =
+        strings(std::string_view(ds.format) == "U", da, da.offset, da.length, static_cast<std::int64_t>(j));
     const auto* codes = static_cast<const unsigned char*>(ca.buffers[1]);
     const std::int64_t skip = cbg::checked_mul(offset, std::int64_t{code_type.bits / 8}, what);
     s.codes = tensors_.add(codes == nullptr ? nullptr : codes + skip, code_type, rows);

@@ -41,8 +41,7 @@ CBG_API cbg_status cbg_context_create(const cbg_context_desc_t* desc, cbg_contex
     cbg_context_desc_t d;
     fill_defaults(d);
     if (desc != nullptr) read_desc(*desc, d, offsetof(cbg_context_desc_t, nccl_comm), "cbg_context_desc_t");
-    CBG_EXPECTS(d.log_level >= CBG_LOG_TRACE && d.log_level <= CBG_LOG_OFF,
-                cbg::status::invalid_argument,
+    CBG_EXPECTS(d.log_level >= CBG_LOG_TRACE && d.log_level <= CBG_LOG_OFF, cbg::status::invalid_argument,
                 fmt::format("log_level {} is not a CBG_LOG_* level", d.log_level));
     CBG_EXPECTS((d.alloc_fn == nullptr) == (d.free_fn == nullptr), cbg::status::invalid_argument,
                 "set both alloc_fn and free_fn of the custom allocator, or neither");
@@ -88,9 +87,7 @@ CBG_API cbg_status cbg_context_device(const cbg_context_t* ctx, int32_t* device)
 }
 
 CBG_API cbg_status cbg_context_set_stream(cbg_context_t* ctx, cbg_stream_t stream) {
-  return guarded(__func__, [&] {
-    checked(ctx, "ctx").impl->set_stream(reinterpret_cast<cudaStream_t>(stream));
-  });
+  return guarded(__func__, [&] { checked(ctx, "ctx").impl->set_stream(reinterpret_cast<cudaStream_t>(stream)); });
 }
 
 CBG_API cbg_status cbg_context_get_stream(const cbg_context_t* ctx, cbg_stream_t* stream) {

@@ -23,8 +23,7 @@ void init_desc(Desc& d) {
 // version lacks). `oldest_size` is the struct's size in the first release that had it.
 template <class Desc>
 void read_desc(const Desc& in, Desc& out, std::size_t oldest_size, const char* name) {
-  CBG_EXPECTS(in.struct_size >= oldest_size && in.struct_size <= sizeof(Desc),
-              status::invalid_argument,
+  CBG_EXPECTS(in.struct_size >= oldest_size && in.struct_size <= sizeof(Desc), status::invalid_argument,
               fmt::format("{}.struct_size is {}, expected sizeof({}) = {} (set it, or call the "
                           "_init function; a larger value means a newer header than this library)",
                           name, in.struct_size, name, sizeof(Desc)));
@@ -36,8 +35,8 @@ void read_desc(const Desc& in, Desc& out, std::size_t oldest_size, const char* n
 template <class Out>
 void check_out_struct(const Out& out, std::size_t oldest_size, const char* name) {
   CBG_EXPECTS(out.struct_size >= oldest_size, status::invalid_argument,
-              fmt::format("{}.struct_size is {}, expected at least {} (set it to sizeof({}))", name,
-                          out.struct_size, oldest_size, name));
+              fmt::format("{}.struct_size is {}, expected at least {} (set it to sizeof({}))", name, out.struct_size,
+                          oldest_size, name));
 }
 
 }  // namespace cbg::capi

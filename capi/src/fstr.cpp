@@ -20,10 +20,14 @@ namespace cf = cbg::fstr;
 
 const char* type_name(cf::fstr_type t) {
   switch (t) {
-    case cf::fstr_type::prediction_values_change: return "PredictionValuesChange";
-    case cf::fstr_type::loss_function_change: return "LossFunctionChange";
-    case cf::fstr_type::shap_values: return "ShapValues";
-    case cf::fstr_type::interaction: return "Interaction";
+    case cf::fstr_type::prediction_values_change:
+      return "PredictionValuesChange";
+    case cf::fstr_type::loss_function_change:
+      return "LossFunctionChange";
+    case cf::fstr_type::shap_values:
+      return "ShapValues";
+    case cf::fstr_type::interaction:
+      return "Interaction";
   }
   return "?";
 }
@@ -89,7 +93,8 @@ cf::pool_targets targets_of(const cbg::model::model& m, const cbg::pool& p) {
     t.baseline.resize(rows * static_cast<std::size_t>(k));
     for (std::int64_t j = 0; j < k; ++j) {
       const std::vector<double> c = host_column(*p.ctx(), *p.baseline(), j);
-      for (std::size_t r = 0; r < rows; ++r) t.baseline[r * static_cast<std::size_t>(k) + static_cast<std::size_t>(j)] = c[r];
+      for (std::size_t r = 0; r < rows; ++r)
+        t.baseline[r * static_cast<std::size_t>(k) + static_cast<std::size_t>(j)] = c[r];
     }
   }
   return t;
@@ -114,8 +119,7 @@ CBG_API cbg_status cbg_model_feature_importance(const cbg_model_t* model, int32_
                 fmt::format("{} needs a pool (pool is NULL)", type_name(t)));
     CBG_EXPECTS(m.impl.tree_count() > 0, cbg::status::invalid_argument, "the model has no trees");
     if (p != nullptr) {
-      CBG_EXPECTS(p->impl.num_features() >= static_cast<std::int64_t>(m.impl.flat_feature_count()),
-                  cbg::status::shape,
+      CBG_EXPECTS(p->impl.num_features() >= static_cast<std::int64_t>(m.impl.flat_feature_count()), cbg::status::shape,
                   fmt::format("the model reads {} features but the pool has {}", m.impl.flat_feature_count(),
                               p->impl.num_features()));
     }

@@ -108,10 +108,14 @@ call_scope::~call_scope() {
 
 const char* type_name(handle_type t) noexcept {
   switch (t) {
-    case handle_type::context: return "cbg_context_t";
-    case handle_type::pool: return "cbg_pool_t";
-    case handle_type::quantized: return "cbg_quantized_t";
-    case handle_type::model: return "cbg_model_t";
+    case handle_type::context:
+      return "cbg_context_t";
+    case handle_type::pool:
+      return "cbg_pool_t";
+    case handle_type::quantized:
+      return "cbg_quantized_t";
+    case handle_type::model:
+      return "cbg_model_t";
   }
   return "?";
 }

@@ -49,13 +49,21 @@ enum class handle_type : int { context, pool, quantized, model };
 template <class H>
 constexpr handle_type type_of();
 template <>
-constexpr handle_type type_of<cbg_context_t>() { return handle_type::context; }
+constexpr handle_type type_of<cbg_context_t>() {
+  return handle_type::context;
+}
 template <>
-constexpr handle_type type_of<cbg_pool_t>() { return handle_type::pool; }
+constexpr handle_type type_of<cbg_pool_t>() {
+  return handle_type::pool;
+}
 template <>
-constexpr handle_type type_of<cbg_quantized_t>() { return handle_type::quantized; }
+constexpr handle_type type_of<cbg_quantized_t>() {
+  return handle_type::quantized;
+}
 template <>
-constexpr handle_type type_of<cbg_model_t>() { return handle_type::model; }
+constexpr handle_type type_of<cbg_model_t>() {
+  return handle_type::model;
+}
 
 // The registry: a process-wide map of handles (documented global state, mutex-protected). Each
 // entry counts the calls using the handle: a call holds a reference from checked() until it returns,
@@ -76,9 +84,9 @@ const char* type_name(handle_type t) noexcept;
 template <class H>
 H& checked(H* h, const char* arg) {
   CBG_EXPECTS(h != nullptr, status::null_pointer, std::string(arg) + " is NULL");
-  CBG_EXPECTS(acquire_for_call(h, type_of<H>()), status::invalid_handle,
-              std::string(arg) + " is not a live " + type_name(type_of<H>()) +
-                  " handle (already freed, or not made by cbgpu)");
+  CBG_EXPECTS(
+      acquire_for_call(h, type_of<H>()), status::invalid_handle,
+      std::string(arg) + " is not a live " + type_name(type_of<H>()) + " handle (already freed, or not made by cbgpu)");
   return *h;
 }
 template <class H>
@@ -98,9 +106,9 @@ void publish(H** out, Args&&... args) {
 template <class H>
 void destroy(H* h, const char* arg) {
   if (h == nullptr) return;
-  CBG_EXPECTS(retire_handle(h, type_of<H>()), status::invalid_handle,
-              std::string(arg) + " is not a live " + type_name(type_of<H>()) +
-                  " handle (already freed, or not made by cbgpu)");
+  CBG_EXPECTS(
+      retire_handle(h, type_of<H>()), status::invalid_handle,
+      std::string(arg) + " is not a live " + type_name(type_of<H>()) + " handle (already freed, or not made by cbgpu)");
 }
 
 }  // namespace cbg::capi

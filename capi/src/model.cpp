@@ -145,13 +145,11 @@ CBG_API cbg_status cbg_model_cat_feature_index(const cbg_model_t* model, int64_t
   });
 }
 
-CBG_API cbg_status cbg_model_float_feature_index(const cbg_model_t* model, int64_t float_index,
-                                                 int64_t* flat_index) {
+CBG_API cbg_status cbg_model_float_feature_index(const cbg_model_t* model, int64_t float_index, int64_t* flat_index) {
   return guarded(__func__, [&] {
     const auto& m = checked(model, "model");
     require(flat_index, "flat_index");
-    *flat_index =
-        m.impl.float_features[index_in(float_index, m.impl.float_features.size(), "float_index")].flat_index;
+    *flat_index = m.impl.float_features[index_in(float_index, m.impl.float_features.size(), "float_index")].flat_index;
   });
 }
 
@@ -188,8 +186,7 @@ CBG_API cbg_status cbg_cat_hash_int64(int64_t value, uint32_t* hash) {
   });
 }
 
-CBG_API cbg_status cbg_model_prediction_columns(const cbg_model_t* model, int32_t prediction_type,
-                                                int64_t* columns) {
+CBG_API cbg_status cbg_model_prediction_columns(const cbg_model_t* model, int32_t prediction_type, int64_t* columns) {
   return guarded(__func__, [&] {
     const auto& m = checked(model, "model");
     require(columns, "columns");

@@ -49,8 +49,7 @@ cbg::pool_inputs to_inputs(const cbg_pool_desc_t& d) {
               fmt::format("desc.columns is NULL but desc.n_columns is {}", d.n_columns));
   for (std::size_t j = 0; j < d.n_columns; ++j) in.columns.push_back(to_core(d.columns[j]));
   CBG_EXPECTS(d.n_string_columns == 0 || d.string_columns != nullptr, cbg::status::null_pointer,
-              fmt::format("desc.string_columns is NULL but desc.n_string_columns is {}",
-                          d.n_string_columns));
+              fmt::format("desc.string_columns is NULL but desc.n_string_columns is {}", d.n_string_columns));
   for (std::size_t k = 0; k < d.n_string_columns; ++k) {
     const cbg_string_column_t& sc = d.string_columns[k];
     cbg::string_column_input input;
@@ -64,8 +63,7 @@ cbg::pool_inputs to_inputs(const cbg_pool_desc_t& d) {
   in.weight = to_core(d.weight);
   in.baseline = to_core(d.baseline);
   CBG_EXPECTS(d.n_cat_features == 0 || d.cat_features != nullptr, cbg::status::null_pointer,
-              fmt::format("desc.cat_features is NULL but desc.n_cat_features is {}",
-                          d.n_cat_features));
+              fmt::format("desc.cat_features is NULL but desc.n_cat_features is {}", d.n_cat_features));
   in.cat_features.assign(d.cat_features, d.cat_features + d.n_cat_features);
   in.producer_stream = reinterpret_cast<cudaStream_t>(d.producer_stream);
   return in;
@@ -99,8 +97,7 @@ CBG_API cbg_status cbg_pool_desc_init(cbg_pool_desc_t* desc) {
   });
 }
 
-CBG_API cbg_status cbg_pool_from_dlpack(cbg_context_t* ctx, const cbg_pool_desc_t* desc,
-                                        cbg_pool_t** out) {
+CBG_API cbg_status cbg_pool_from_dlpack(cbg_context_t* ctx, const cbg_pool_desc_t* desc, cbg_pool_t** out) {
   return guarded(__func__, [&] {
     require(desc, "desc");
     cbg_pool_desc_t d{};
@@ -161,8 +158,7 @@ CBG_API cbg_status cbg_pool_is_categorical(const cbg_pool_t* pool, int64_t index
   });
 }
 
-CBG_API cbg_status cbg_pool_cat_hashes(const cbg_pool_t* pool, int64_t feature, uint32_t* out,
-                                       size_t capacity) {
+CBG_API cbg_status cbg_pool_cat_hashes(const cbg_pool_t* pool, int64_t feature, uint32_t* out, size_t capacity) {
   return guarded(__func__, [&] {
     const cbg::pool& p = checked(pool, "pool").impl;
     require(out, "out");

@@ -90,14 +90,12 @@ CBG_API cbg_status cbg_predict_to_device(const cbg_model_t* model, const cbg_poo
                                          cbg_stream_t stream) {
   return guarded(__func__, [&] {
     const std::string devices = devices_of(desc);
-    predict(model, pool, desc, out, stream,
-            [&](auto&... args) { cbg::dist::predict_to_devices(devices, args...); });
+    predict(model, pool, desc, out, stream, [&](auto&... args) { cbg::dist::predict_to_devices(devices, args...); });
   });
 }
 
-CBG_API cbg_status cbg_predict_to_host(const cbg_model_t* model, const cbg_pool_t* pool,
-                                       const cbg_predict_desc_t* desc, const cbg_tensor_ref_t* out,
-                                       cbg_stream_t stream) {
+CBG_API cbg_status cbg_predict_to_host(const cbg_model_t* model, const cbg_pool_t* pool, const cbg_predict_desc_t* desc,
+                                       const cbg_tensor_ref_t* out, cbg_stream_t stream) {
   return guarded(__func__, [&] {
     const std::string devices = devices_of(desc);
     predict(model, pool, desc, out, stream, [&](auto&... args) {

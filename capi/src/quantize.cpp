@@ -31,14 +31,12 @@ cbg::quantize::options to_options(const cbg_quantize_desc_t& d) {
   CBG_EXPECTS(d.nan_mode >= 0 && d.nan_mode <= 2, cbg::status::invalid_argument,
               fmt::format("desc.nan_mode {} is not a CBG_NAN_MODE_*", d.nan_mode));
   o.mode = static_cast<cbg::quantize::nan_mode>(d.nan_mode);
-  CBG_EXPECTS(d.border_type >= 0 && d.border_type < cbg::quantize::border_type_count,
-              cbg::status::invalid_argument,
+  CBG_EXPECTS(d.border_type >= 0 && d.border_type < cbg::quantize::border_type_count, cbg::status::invalid_argument,
               fmt::format("desc.border_type {} is not a CBG_BORDER_*", d.border_type));
   o.type = static_cast<cbg::quantize::border_type>(d.border_type);
   o.max_subset_size = d.max_subset_size;
   CBG_EXPECTS(d.subset_rule == CBG_SUBSET_SAMPLED || d.subset_rule == CBG_SUBSET_FIRST_ROWS,
-              cbg::status::invalid_argument,
-              fmt::format("desc.subset_rule {} is not a CBG_SUBSET_*", d.subset_rule));
+              cbg::status::invalid_argument, fmt::format("desc.subset_rule {} is not a CBG_SUBSET_*", d.subset_rule));
   o.subset = static_cast<cbg::quantize::subset_rule>(d.subset_rule);
   if (d.n_overrides != 0) {
     require(d.override_features, "desc.override_features");
@@ -46,8 +44,7 @@ cbg::quantize::options to_options(const cbg_quantize_desc_t& d) {
     require(d.override_nan_modes, "desc.override_nan_modes");
   }
   for (std::size_t i = 0; i < d.n_overrides; ++i) {
-    o.overrides.push_back({d.override_features[i], d.override_border_counts[i],
-                           d.override_nan_modes[i],
+    o.overrides.push_back({d.override_features[i], d.override_border_counts[i], d.override_nan_modes[i],
                            d.override_border_types != nullptr ? d.override_border_types[i] : -1});
   }
   return o;
@@ -76,8 +73,7 @@ CBG_API cbg_status cbg_quantize_desc_init(cbg_quantize_desc_t* desc) {
   });
 }
 
-CBG_API cbg_status cbg_quantize_pool(cbg_pool_t* pool, const cbg_quantize_desc_t* desc,
-                                     cbg_quantized_t** out) {
+CBG_API cbg_status cbg_quantize_pool(cbg_pool_t* pool, const cbg_quantize_desc_t* desc, cbg_quantized_t** out) {
   return guarded(__func__, [&] {
     require(desc, "desc");
     require(out, "out");
@@ -102,9 +98,8 @@ CBG_API cbg_status cbg_quantized_free(cbg_quantized_t* q) {
   return guarded(__func__, [&] { destroy(q, "q"); });
 }
 
-CBG_API cbg_status cbg_quantized_borders(const cbg_quantized_t* q, int64_t feature,
-                                         float* borders, int32_t capacity, int32_t* count,
-                                         int32_t* nan_mode) {
+CBG_API cbg_status cbg_quantized_borders(const cbg_quantized_t* q, int64_t feature, float* borders, int32_t capacity,
+                                         int32_t* count, int32_t* nan_mode) {
   return guarded(__func__, [&] {
     const cbg_quantized_t& h = checked(q, "q");
     require(count, "count");
@@ -116,16 +111,14 @@ CBG_API cbg_status cbg_quantized_borders(const cbg_quantized_t* q, int64_t featu
       const cbg::context& ctx = *h.ctx;
       cbg::scoped_device guard(ctx.device());
       const auto site = CBG_COPY_SITE("quantized borders");
-      cbg::copy_bytes(&n, cbg::memory_kind::host, h.device.border_count.data() + f,
-                      cbg::memory_kind::device, sizeof(n), ctx.stream(), ctx.copies(), ctx.rules(),
-                      site);
-      cbg::copy_bytes(&mode, cbg::memory_kind::host, h.device.mode.data() + f,
-                      cbg::memory_kind::device, 1, ctx.stream(), ctx.copies(), ctx.rules(), site);
+      cbg::copy_bytes(&n, cbg::memory_kind::host, h.device.border_count.data() + f, cbg::memory_kind::device, sizeof(n),
+                      ctx.stream(), ctx.copies(), ctx.rules(), site);
+      cbg::copy_bytes(&mode, cbg::memory_kind::host, h.device.mode.data() + f, cbg::memory_kind::device, 1,
+                      ctx.stream(), ctx.copies(), ctx.rules(), site);
       if (n > 0) {
-        cbg::copy_bytes(b, cbg::memory_kind::host,
-                        h.device.borders.data() + f * cbg::quantize::border_stride,
-                        cbg::memory_kind::device, sizeof(float) * static_cast<std::size_t>(n),
-                        ctx.stream(), ctx.copies(), ctx.rules(), site);
+        cbg::copy_bytes(b, cbg::memory_kind::host, h.device.borders.data() + f * cbg::quantize::border_stride,
+                        cbg::memory_kind::device, sizeof(float) * static_cast<std::size_t>(n), ctx.stream(),
+                        ctx.copies(), ctx.rules(), site);
       }
       ctx.sync();
     } else {
@@ -146,8 +139,8 @@ CBG_API cbg_status cbg_quantized_borders(const cbg_quantized_t* q, int64_t featu
   });
 }
 
-CBG_API cbg_status cbg_quantized_feature_bins(const cbg_quantized_t* q, int64_t feature,
-                                              uint8_t* bins, size_t capacity) {
+CBG_API cbg_status cbg_quantized_feature_bins(const cbg_quantized_t* q, int64_t feature, uint8_t* bins,
+                                              size_t capacity) {
   return guarded(__func__, [&] {
     const cbg_quantized_t& h = checked(q, "q");
     const std::int64_t f = checked_feature(h, feature);
@@ -160,8 +153,8 @@ CBG_API cbg_status cbg_quantized_feature_bins(const cbg_quantized_t* q, int64_t 
       const cbg::context& ctx = *h.ctx;
       cbg::scoped_device guard(ctx.device());
       // Byte f % 4 of each word of group f / 4: a 2-D copy with a 4-byte source pitch.
-      const auto* src = reinterpret_cast<const unsigned char*>(
-                            h.device.index.data() + (f / 4) * h.device.padded_rows) + f % 4;
+      const auto* src =
+          reinterpret_cast<const unsigned char*>(h.device.index.data() + (f / 4) * h.device.padded_rows) + f % 4;
       cbg::copy_bytes_2d(bins, 1, cbg::memory_kind::host, src, 4, cbg::memory_kind::device, 1,
                          static_cast<std::size_t>(rows), ctx.stream(), ctx.copies(), ctx.rules(),
                          CBG_COPY_SITE("quantized feature bins"));

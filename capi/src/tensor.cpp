@@ -7,8 +7,7 @@
 
 extern "C" {
 
-CBG_API cbg_status cbg_tensor_copy(cbg_context_t* ctx, const cbg_tensor_ref_t* dst,
-                                   const cbg_tensor_ref_t* src) {
+CBG_API cbg_status cbg_tensor_copy(cbg_context_t* ctx, const cbg_tensor_ref_t* dst, const cbg_tensor_ref_t* src) {
   using namespace cbg::capi;
   return guarded(__func__, [&] {
     const auto& c = checked(ctx, "ctx");
@@ -18,8 +17,8 @@ CBG_API cbg_status cbg_tensor_copy(cbg_context_t* ctx, const cbg_tensor_ref_t* d
     // Both tensors are borrowed here: no dlpack_owner, the caller keeps them.
     const cbg::tensor_view s =
         cbg::import_tensor(to_core(*src), cbg::import_rules{"src", 0, cbg::max_tensor_rank, false, device});
-    const cbg::mutable_tensor_view d = cbg::import_mutable_tensor(
-        to_core(*dst), cbg::import_rules{"dst", 0, cbg::max_tensor_rank, true, device});
+    const cbg::mutable_tensor_view d =
+        cbg::import_mutable_tensor(to_core(*dst), cbg::import_rules{"dst", 0, cbg::max_tensor_rank, true, device});
     cbg::copy_tensor(*c.impl, d, s);
   });
 }

@@ -53,8 +53,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   api = (const cbg_api_v1_t*)table;
-  printf("libcbgpu %s through its function table (%zu bytes)\n", api->version_string(),
-         api->struct_size);
+  printf("libcbgpu %s through its function table (%zu bytes)\n", api->version_string(), api->struct_size);
 
   for (i = 0; i < ROWS; ++i) {
     x[i * COLS + 0] = (float)i;              /* 0..7 */
@@ -84,8 +83,7 @@ int main(int argc, char** argv) {
   for (f = 0; f < COLS; ++f) {
     float borders[MAX_BORDERS];
     int32_t count = 0, nan_mode = 0, b;
-    if (!ok(api->quantized_borders(quantized, f, borders, MAX_BORDERS, &count, &nan_mode),
-            "quantized_borders")) {
+    if (!ok(api->quantized_borders(quantized, f, borders, MAX_BORDERS, &count, &nan_mode), "quantized_borders")) {
       goto done;
     }
     printf("feature %" PRId64 ": %d borders:", f, (int)count);

@@ -145,8 +145,8 @@ int main(void) {
   if (!ok(cbg_pool_info(pool, &info), "cbg_pool_info")) goto done;
   printf("pool: %" PRId64 " rows x %" PRId64 " features (%" PRId64 " categorical), label dims %" PRId64
          ", weights %s, data %s\n",
-         info.n_rows, info.n_features, info.n_cat_features, info.label_dims,
-         info.has_weight ? "yes" : "no", info.device >= 0 ? "on a GPU" : "on the host");
+         info.n_rows, info.n_features, info.n_cat_features, info.label_dims, info.has_weight ? "yes" : "no",
+         info.device >= 0 ? "on a GPU" : "on the host");
   for (j = 0; j < info.n_features; ++j) {
     const char* name = NULL;
     if (!ok(cbg_pool_feature_name(pool, j, &name), "cbg_pool_feature_name")) goto done;
@@ -155,10 +155,10 @@ int main(void) {
 
   stats.struct_size = sizeof(stats);
   if (!ok(cbg_copy_stats(ctx, &stats), "cbg_copy_stats")) goto done;
-  printf("copies: h2d %" PRIu64 " B in %" PRIu64 " calls, d2h %" PRIu64 " B in %" PRIu64
-         " calls, d2d %" PRIu64 " B in %" PRIu64 " calls, h2h %" PRIu64 " B in %" PRIu64 " calls\n",
-         stats.h2d_bytes, stats.h2d_calls, stats.d2h_bytes, stats.d2h_calls, stats.d2d_bytes,
-         stats.d2d_calls, stats.h2h_bytes, stats.h2h_calls);
+  printf("copies: h2d %" PRIu64 " B in %" PRIu64 " calls, d2h %" PRIu64 " B in %" PRIu64 " calls, d2d %" PRIu64
+         " B in %" PRIu64 " calls, h2h %" PRIu64 " B in %" PRIu64 " calls\n",
+         stats.h2d_bytes, stats.h2d_calls, stats.d2h_bytes, stats.d2h_calls, stats.d2d_bytes, stats.d2d_calls,
+         stats.h2h_bytes, stats.h2h_calls);
   failed = 0;
 
 done:
@@ -167,8 +167,7 @@ done:
   if (label != NULL) label->deleter(label);
   if (!ok(cbg_pool_free(pool), "cbg_pool_free")) failed = 1; /* runs the deleters */
   if (!ok(cbg_context_free(ctx), "cbg_context_free")) failed = 1;
-  printf("deleters: features %d, label %d (each must run exactly once)\n", features_deleted,
-         label_deleted);
+  printf("deleters: features %d, label %d (each must run exactly once)\n", features_deleted, label_deleted);
   if (features_deleted != 1 || label_deleted != 1) failed = 1;
   printf("%s\n", failed ? "FAILED" : "OK");
   return failed ? 1 : 0;

@@ -184,8 +184,8 @@ static int run_part(int32_t device, const float* x, const float* y) {
     /* Enqueued on the context's stream (NULL); wait for it before reading the buffer. */
     if (!ok(cbg_predict_to_device(model, pool, &desc, &out_ref, NULL), "cbg_predict_to_device")) goto done;
     if (!ok(cbg_context_sync(ctx), "cbg_context_sync")) goto done;
-    if (cudaMemcpy(predictions, device_out, sizeof(double) * (size_t)(shape[0] * shape[1]),
-                   cudaMemcpyDeviceToHost) != cudaSuccess) {
+    if (cudaMemcpy(predictions, device_out, sizeof(double) * (size_t)(shape[0] * shape[1]), cudaMemcpyDeviceToHost) !=
+        cudaSuccess) {
       goto done;
     }
 #endif
@@ -202,8 +202,8 @@ static int run_part(int32_t device, const float* x, const float* y) {
   }
   for (i = 0; i < shape[0] * shape[1]; ++i) {
     if (memcmp(&predictions[i], &reference[i], sizeof(double)) != 0) {
-      fprintf(stderr, "%s: row %" PRId64 ": %.17g, but the host evaluator gives %.17g\n", where, i,
-              predictions[i], reference[i]);
+      fprintf(stderr, "%s: row %" PRId64 ": %.17g, but the host evaluator gives %.17g\n", where, i, predictions[i],
+              reference[i]);
       goto done;
     }
   }
@@ -227,8 +227,7 @@ done:
   if (!ok(cbg_pool_free(pool), "cbg_pool_free")) success = 0; /* runs the deleters */
   if (!ok(cbg_context_free(ctx), "cbg_context_free")) success = 0;
   if (features_deleted != 1 || label_deleted != 1) {
-    fprintf(stderr, "%s: deleters ran %d and %d times (once each expected)\n", where, features_deleted,
-            label_deleted);
+    fprintf(stderr, "%s: deleters ran %d and %d times (once each expected)\n", where, features_deleted, label_deleted);
     success = 0;
   }
   printf("%s part: %s\n", where, success ? "ok" : "FAILED");

@@ -38,9 +38,15 @@ void check(cbg_status s, const char* what) {
   if (s != CBG_OK) throw cbg_exception(s, what);
 }
 
-struct free_context { void operator()(cbg_context_t* p) const { (void)cbg_context_free(p); } };
-struct free_pool { void operator()(cbg_pool_t* p) const { (void)cbg_pool_free(p); } };
-struct free_model { void operator()(cbg_model_t* p) const { (void)cbg_model_free(p); } };
+struct free_context {
+  void operator()(cbg_context_t* p) const { (void)cbg_context_free(p); }
+};
+struct free_pool {
+  void operator()(cbg_pool_t* p) const { (void)cbg_pool_free(p); }
+};
+struct free_model {
+  void operator()(cbg_model_t* p) const { (void)cbg_model_free(p); }
+};
 using context = std::unique_ptr<cbg_context_t, free_context>;
 using pool = std::unique_ptr<cbg_pool_t, free_pool>;
 using model = std::unique_ptr<cbg_model_t, free_model>;
@@ -165,9 +171,9 @@ int main() try {
     std::fprintf(stderr, "the reloaded model predicts differently\n");
     return 1;
   }
-  std::printf("model: %zu bytes; predictions %.4f %.4f %.4f ... (targets %.4f %.4f %.4f)\n", size,
-              predictions[0], predictions[1], predictions[2], 2.0 * host_x[0] - host_x[2],
-              2.0 * host_x[3] - host_x[5], 2.0 * host_x[6] - host_x[8]);
+  std::printf("model: %zu bytes; predictions %.4f %.4f %.4f ... (targets %.4f %.4f %.4f)\n", size, predictions[0],
+              predictions[1], predictions[2], 2.0 * host_x[0] - host_x[2], 2.0 * host_x[3] - host_x[5],
+              2.0 * host_x[6] - host_x[8]);
 
   // Errors are values with a message: an unknown parameter is refused by name.
   try {

@@ -23,7 +23,9 @@
 #include <cbgpu/cbgpu.h>
 #include <cbgpu/cbgpu_dlpack.h>
 
-typedef struct { char internal[128]; } nccl_id;
+typedef struct {
+  char internal[128];
+} nccl_id;
 typedef int (*get_id_fn)(nccl_id*);
 typedef int (*init_rank_fn)(void**, int, nccl_id, int);
 typedef int (*destroy_fn)(void*);
@@ -163,8 +165,7 @@ int main(int argc, char** argv) {
   const int64_t rows = rank + 1 == size ? total - first : block;
   if (rows <= 0) fail("too few rows for the ranks");
 
-  const char* params =
-      "{\"loss_function\": \"RMSE\", \"iterations\": 30, \"depth\": 6, \"custom_metric\": [\"MAE\"]}";
+  const char* params = "{\"loss_function\": \"RMSE\", \"iterations\": 30, \"depth\": 6, \"custom_metric\": [\"MAE\"]}";
   cbg_context_desc_t cd;
   cbg_context_desc_init(&cd);
   cd.device = device;

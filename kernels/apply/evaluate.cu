@@ -288,8 +288,8 @@ eval_plan plan_evaluation(const tiling& t, std::int64_t rows, std::uint32_t n_sl
   p.tile_rows = R;
   p.tree_chunk = chunk_for(R);
   while (p.tree_chunk > 1 && !fits(R, p.tree_chunk, p.smem_acc, p.smem_bins)) p.tree_chunk /= 2;
-  const layout l = shared_layout(R, p.tree_chunk, max_depth, leaf_bytes, n_slots, dim, leaf_indexes, p.smem_acc,
-                                 p.smem_bins);
+  const layout l =
+      shared_layout(R, p.tree_chunk, max_depth, leaf_bytes, n_slots, dim, leaf_indexes, p.smem_acc, p.smem_bins);
   CBG_EXPECTS(l.total <= 227 * 1024, status::unsupported,
               "the model's trees are too deep or wide for the GPU evaluator's shared memory");
   p.off_leaf_offsets = l.leaf_offsets;

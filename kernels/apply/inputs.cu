@@ -35,8 +35,8 @@ __global__ void hash_kernel(const device_model_view m, const column_view* column
   }
 }
 
-__device__ inline void write_counted(std::uint8_t* bins, std::int64_t padded_rows, std::int64_t r,
-                                     const bin_feature& f, std::uint32_t count) {
+__device__ inline void write_counted(std::uint8_t* bins, std::int64_t padded_rows, std::int64_t r, const bin_feature& f,
+                                     std::uint32_t count) {
   for (std::uint32_t g = 0; g < f.n_slots; ++g) {
     bins[static_cast<std::int64_t>(f.first_slot + g) * padded_rows + r] =
         static_cast<std::uint8_t>(counted_slot_byte(count, g));
@@ -64,8 +64,8 @@ __device__ inline float float_value(const device_model_view& m, const column_vie
 }
 
 __device__ inline float ctr_feature_value(const device_model_view& m, const column_view* columns,
-                                          const std::uint32_t* hashes, std::int64_t padded_rows,
-                                          std::int32_t ctr, std::int64_t r) {
+                                          const std::uint32_t* hashes, std::int64_t padded_rows, std::int32_t ctr,
+                                          std::int64_t r) {
   const device_ctr d = m.ctrs[ctr];
   const std::uint64_t key = model::projection_key(
       d.cats, d.n_cats, d.float_splits, d.n_float_splits, d.one_hot_splits, d.n_one_hot_splits,
@@ -75,8 +75,8 @@ __device__ inline float ctr_feature_value(const device_model_view& m, const colu
 }
 
 __global__ __launch_bounds__(apply_block) void binarize_kernel(const device_model_view m, const column_view* columns,
-                                                              const std::uint32_t* hashes, std::int64_t rows,
-                                                              std::int64_t padded_rows, std::uint8_t* bins) {
+                                                               const std::uint32_t* hashes, std::int64_t rows,
+                                                               std::int64_t padded_rows, std::uint8_t* bins) {
   const std::uint32_t f0 = blockIdx.y * binarize_features_per_block;
   const std::uint32_t f1 = min(f0 + binarize_features_per_block, m.n_features);
   for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < padded_rows;
@@ -122,8 +122,8 @@ void hash_categorical(const device_model_view& m, const column_view* columns, st
   CBG_CUDA_TRY(cudaGetLastError());
 }
 
-void binarize(const device_model_view& m, const column_view* columns, const std::uint32_t* hashes,
-              std::int64_t rows, std::int64_t padded_rows, std::uint8_t* bins, cudaStream_t stream) {
+void binarize(const device_model_view& m, const column_view* columns, const std::uint32_t* hashes, std::int64_t rows,
+              std::int64_t padded_rows, std::uint8_t* bins, cudaStream_t stream) {
   if (m.n_features == 0 || padded_rows == 0) return;
   const std::uint32_t chunks = (m.n_features + binarize_features_per_block - 1) / binarize_features_per_block;
   CBG_EXPECTS(chunks <= 65535u, status::unsupported, "too many binarized features for one launch");

@@ -30,17 +30,17 @@ void hash_categorical(const device_model_view& m, const column_view* columns, st
                       std::int64_t padded_rows, std::uint32_t* hashes, cudaStream_t stream);
 
 // bins[slot * padded_rows + r]: the slot bytes of every row (rows >= `rows` get 0).
-void binarize(const device_model_view& m, const column_view* columns, const std::uint32_t* hashes,
-              std::int64_t rows, std::int64_t padded_rows, std::uint8_t* bins, cudaStream_t stream);
+void binarize(const device_model_view& m, const column_view* columns, const std::uint32_t* hashes, std::int64_t rows,
+              std::int64_t padded_rows, std::uint8_t* bins, cudaStream_t stream);
 
 // How the tree kernel runs: a tile of rows per block (see evaluate.cu).
 struct eval_plan {
-  int tile_rows = 4;        // R, a multiple of 4
-  int tree_chunk = 1;       // C
-  int max_depth = 0;        // D: deepest tree in the range
-  bool wide_leaves = false; // D > 8: 16-bit leaf indexes
-  bool smem_bins = false;   // the tile's bins staged in shared memory
-  bool smem_acc = false;    // the row sums in shared memory (else in global scratch)
+  int tile_rows = 4;         // R, a multiple of 4
+  int tree_chunk = 1;        // C
+  int max_depth = 0;         // D: deepest tree in the range
+  bool wide_leaves = false;  // D > 8: 16-bit leaf indexes
+  bool smem_bins = false;    // the tile's bins staged in shared memory
+  bool smem_acc = false;     // the row sums in shared memory (else in global scratch)
   std::size_t smem_bytes = 0;
   std::int64_t tiles = 0;
   std::size_t global_acc = 0;  // doubles of scratch when !smem_acc
@@ -53,7 +53,7 @@ struct tiling {
   int tree_chunk;
   int smem_budget;
   bool force_global_bins;
-  int min_tiles;  // small batches get smaller tiles, so that at least this many blocks run (0: none)
+  int min_tiles;          // small batches get smaller tiles, so that at least this many blocks run (0: none)
   int global_tree_chunk;  // trees per pass when the bins stay in global memory for want of room
 };
 

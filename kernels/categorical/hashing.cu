@@ -22,7 +22,7 @@ using row_t = unsigned long long;
 constexpr row_t no_row = std::numeric_limits<row_t>::max();
 
 __global__ __launch_bounds__(hash_block) void hash_strings_kernel(string_column_view s, std::uint32_t* out,
-                                                                   row_t* first_bad) {
+                                                                  row_t* first_bad) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= s.rows) return;
   if (!string_in_bounds(s, i)) {
@@ -34,8 +34,8 @@ __global__ __launch_bounds__(hash_block) void hash_strings_kernel(string_column_
 }
 
 __global__ __launch_bounds__(hash_block) void map_codes_kernel(column_view codes, const std::uint32_t* dict,
-                                                                std::int64_t dict_size, std::uint32_t* out,
-                                                                row_t* first_bad) {
+                                                               std::int64_t dict_size, std::uint32_t* out,
+                                                               row_t* first_bad) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i >= codes.size) return;
   const std::int64_t code = code_at(codes, i);
@@ -53,7 +53,7 @@ __global__ __launch_bounds__(hash_block) void hash_column_kernel(column_view c, 
 }
 
 __global__ __launch_bounds__(hash_block) void first_null_kernel(const unsigned char* bitmap, std::int64_t bit_offset,
-                                                                 std::int64_t rows, row_t* first) {
+                                                                std::int64_t rows, row_t* first) {
   const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (i < rows && !arrow_valid(bitmap, bit_offset, i)) atomicMin(first, static_cast<row_t>(i));
 }
@@ -106,7 +106,7 @@ std::int64_t map_codes_device_first_bad(const context& ctx, const column_view& c
       [&](row_t* first) {
         if (codes.size > 0) {
           map_codes_kernel<<<blocks_for(codes.size), hash_block, 0, ctx.stream()>>>(codes, dictionary_hashes,
-                                                                                   dictionary_size, out, first);
+                                                                                    dictionary_size, out, first);
         }
       },
       "dictionary column: first bad code");

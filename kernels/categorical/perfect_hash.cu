@@ -87,8 +87,8 @@ device_perfect_hash perfect_hash_device(const context& ctx, const std::uint32_t*
   std::size_t sort_bytes = 0, scan_bytes = 0;
   CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, hashes, sorted_hashes.data(), rows_in.data(),
                                                sorted_rows.data(), n_items, 0, 32, stream));
-  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, run_plus_one.data(), run_plus_one.data(),
-                                             n_items, stream));
+  CBG_CUDA_TRY(
+      cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, run_plus_one.data(), run_plus_one.data(), n_items, stream));
   device_buffer<unsigned char> temp(std::max(sort_bytes, scan_bytes), stream, res);
   std::size_t temp_bytes = temp.size();
   CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), temp_bytes, hashes, sorted_hashes.data(), rows_in.data(),
@@ -96,23 +96,21 @@ device_perfect_hash perfect_hash_device(const context& ctx, const std::uint32_t*
   head_flags_kernel<<<blocks_for(rows), ph_block, 0, stream>>>(sorted_hashes.data(), rows, run_plus_one.data());
   CBG_CHECK_CUDA(stream);
   temp_bytes = temp.size();
-  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp.data(), temp_bytes, run_plus_one.data(), run_plus_one.data(),
-                                             n_items, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp.data(), temp_bytes, run_plus_one.data(), run_plus_one.data(), n_items,
+                                             stream));
   std::uint32_t unique = 0;
-  copy_bytes(&unique, memory_kind::host, run_plus_one.data() + (n - 1), memory_kind::device, sizeof(unique),
-             stream, ctx.copies(), ctx.rules(), CBG_COPY_SITE("perfect hashing: distinct count"));
+  copy_bytes(&unique, memory_kind::host, run_plus_one.data() + (n - 1), memory_kind::device, sizeof(unique), stream,
+             ctx.copies(), ctx.rules(), CBG_COPY_SITE("perfect hashing: distinct count"));
   CBG_CUDA_TRY(cudaStreamSynchronize(stream));
   out.unique = unique;
 
   const auto u = static_cast<std::size_t>(unique);
   device_buffer<std::uint32_t> first_row(u, stream, res), run_key(u, stream, res), run_start(u, stream, res),
-      run_index(u, stream, res), runs_by_first(u, stream, res), first_sorted(u, stream, res),
-      id_of_run(u, stream, res);
+      run_index(u, stream, res), runs_by_first(u, stream, res), first_sorted(u, stream, res), id_of_run(u, stream, res);
   out.keys = device_buffer<std::uint32_t>(u, stream, res);
   out.counts = device_buffer<std::uint32_t>(u, stream, res);
-  runs_kernel<<<blocks_for(rows), ph_block, 0, stream>>>(sorted_hashes.data(), sorted_rows.data(),
-                                                          run_plus_one.data(), rows, first_row.data(),
-                                                          run_key.data(), run_start.data());
+  runs_kernel<<<blocks_for(rows), ph_block, 0, stream>>>(sorted_hashes.data(), sorted_rows.data(), run_plus_one.data(),
+                                                         rows, first_row.data(), run_key.data(), run_start.data());
   iota_kernel<<<blocks_for(unique), ph_block, 0, stream>>>(run_index.data(), unique);
   CBG_CHECK_CUDA(stream);
   // First rows are distinct and below rows: sort only the bits they use.
@@ -123,14 +121,14 @@ device_perfect_hash perfect_hash_device(const context& ctx, const std::uint32_t*
                                                run_index.data(), runs_by_first.data(), static_cast<int>(unique), 0,
                                                bits, stream));
   device_buffer<unsigned char> runs_temp(runs_sort_bytes, stream, res);
-  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(runs_temp.data(), runs_sort_bytes, first_row.data(),
-                                               first_sorted.data(), run_index.data(), runs_by_first.data(),
-                                               static_cast<int>(unique), 0, bits, stream));
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(runs_temp.data(), runs_sort_bytes, first_row.data(), first_sorted.data(),
+                                               run_index.data(), runs_by_first.data(), static_cast<int>(unique), 0,
+                                               bits, stream));
   ids_of_runs_kernel<<<blocks_for(unique), ph_block, 0, stream>>>(runs_by_first.data(), run_key.data(),
-                                                                   run_start.data(), unique, rows, id_of_run.data(),
-                                                                   out.keys.data(), out.counts.data());
+                                                                  run_start.data(), unique, rows, id_of_run.data(),
+                                                                  out.keys.data(), out.counts.data());
   ids_of_rows_kernel<<<blocks_for(rows), ph_block, 0, stream>>>(sorted_rows.data(), run_plus_one.data(),
-                                                                 id_of_run.data(), rows, out.ids.data());
+                                                                id_of_run.data(), rows, out.ids.data());
   CBG_CHECK_CUDA(stream);
   return out;
 }

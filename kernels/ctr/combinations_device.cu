@@ -5,7 +5,6 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
-
 #include "kernels/common/cccl.cuh"
 #include "kernels/ctr/ctr_device.hpp"
 
@@ -29,7 +28,8 @@ __global__ void keys_kernel(detail::key_plan p, std::int64_t n, std::uint64_t* k
   for (int k = 0; k < p.floats; ++k) {
     h = model::projection_add_bit(h, train::split_is_one(p.fsplit[k], quantize::to_feature_float(p.fcol[k].value(i))));
   }
-  for (int k = 0; k < p.one_hots; ++k) h = model::projection_add_bit(h, model::one_hot_split_true(p.oh[k][i], p.ohv[k]));
+  for (int k = 0; k < p.one_hots; ++k)
+    h = model::projection_add_bit(h, model::one_hot_split_true(p.oh[k][i], p.ohv[k]));
   keys[i] = h;
 }
 
@@ -67,8 +67,10 @@ __global__ void eval_counts_kernel(const std::uint64_t* eval_keys, std::int64_t 
   std::uint32_t lo = 0, hi = unique;
   while (lo < hi) {
     const std::uint32_t mid = lo + (hi - lo) / 2;
-    if (keys[mid] < k) lo = mid + 1;
-    else hi = mid;
+    if (keys[mid] < k)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo < unique && keys[lo] == k) atomicAdd(counts + lo, 1);
 }
@@ -117,8 +119,8 @@ std::size_t dense_ids(const context& ctx, const std::uint64_t* keys, std::int64_
   CBG_CHECK_CUDA(stream);
   tb = temp.size();
   CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp.data(), tb, heads.data(), rank.data(), n_items, stream));
-  ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(sorted.data(), sorted_rows.data(), rank.data(), n, ids,
-                                                      keys_out, first_out);
+  ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(sorted.data(), sorted_rows.data(), rank.data(), n, ids, keys_out,
+                                                      first_out);
   CBG_CHECK_CUDA(stream);
   return download(ctx, rank.data() + (n - 1), 1, "combination distinct count")[0];
 }
@@ -126,8 +128,8 @@ std::size_t dense_ids(const context& ctx, const std::uint64_t* keys, std::int64_
 void count_known_keys(const context& ctx, const std::uint64_t* keys, std::int64_t n, const std::uint64_t* sorted,
                       std::size_t unique, std::int32_t* counts) {
   if (n <= 0) return;
-  eval_counts_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(keys, n, sorted,
-                                                                    static_cast<std::uint32_t>(unique), counts);
+  eval_counts_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(keys, n, sorted, static_cast<std::uint32_t>(unique),
+                                                                    counts);
   CBG_CHECK_CUDA(ctx.stream());
 }
 

@@ -41,8 +41,7 @@ __global__ void targets_kernel(column_view label, train::target_rule rule, std::
   out[i] = t;
 }
 
-__global__ void classes_kernel(const float* targets, float border, bool multiclass, std::int64_t n,
-                               std::uint8_t* cls) {
+__global__ void classes_kernel(const float* targets, float border, bool multiclass, std::int64_t n, std::uint8_t* cls) {
   const std::int64_t i = thread_index();
   if (i >= n) return;
   // Bad labels (negative, NaN) are reported by the trainer; class 0 keeps the counts in bounds.
@@ -50,8 +49,7 @@ __global__ void classes_kernel(const float* targets, float border, bool multicla
                       : target_class(targets[i], border);
 }
 
-__global__ void permutation_keys_kernel(std::uint64_t seed, std::int64_t n, std::uint64_t* keys,
-                                        std::uint32_t* rows) {
+__global__ void permutation_keys_kernel(std::uint64_t seed, std::int64_t n, std::uint64_t* keys, std::uint32_t* rows) {
   const std::int64_t i = thread_index();
   if (i >= n) return;
   keys[i] = permutation_key(seed, static_cast<std::uint64_t>(i));
@@ -68,9 +66,8 @@ __global__ void ids_in_order_kernel(const std::uint32_t* order, const std::uint3
 }
 
 // Per sorted position j (category runs in permutation order): feature (type, f)'s term of the row.
-__global__ void run_terms_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos,
-                                 const std::uint8_t* cls, std::int64_t n, model::ctr_type type, int f,
-                                 std::uint32_t* terms) {
+__global__ void run_terms_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos, const std::uint8_t* cls,
+                                 std::int64_t n, model::ctr_type type, int f, std::uint32_t* terms) {
   const std::int64_t j = thread_index();
   if (j < n) terms[j] = target_term(type, f, cls[order[sorted_pos[j]]]);
 }
@@ -151,8 +148,8 @@ __global__ void eval_counts_kernel(const std::uint32_t* h, std::int64_t n, const
   if (idx != model::ctr_not_found) atomicAdd(counts + idx, 1);
 }
 
-__global__ void eval_values_kernel(const std::uint32_t* h, std::int64_t n, model::ctr_table_view t,
-                                   model::ctr_calc c, float* out) {
+__global__ void eval_values_kernel(const std::uint32_t* h, std::int64_t n, model::ctr_table_view t, model::ctr_calc c,
+                                   float* out) {
   const std::int64_t i = thread_index();
   if (i < n) out[i] = model::ctr_value_of(t, c, model::projection_add_cat(0, h[i]));
 }
@@ -240,8 +237,8 @@ void ensure_runs(const context& ctx, const target_state& t, const std::uint32_t*
   std::size_t sort_bytes = 0, scan_bytes = 0;
   CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, ids_ord.data(), r.sorted_ids.data(), pos.data(),
                                                r.sorted_pos.data(), n_items, 0, bits, stream));
-  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, scan_bytes, r.sorted_ids.data(), ones.data(),
-                                                  r.total.data(), n_items, ::cuda::std::equal_to<>{}, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, scan_bytes, r.sorted_ids.data(), ones.data(), r.total.data(),
+                                                  n_items, ::cuda::std::equal_to<>{}, stream));
   r.scan_temp = device_buffer<unsigned char>(std::max(sort_bytes, scan_bytes), stream, res);
   std::size_t tb = r.scan_temp.size();
   CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(r.scan_temp.data(), tb, ids_ord.data(), r.sorted_ids.data(), pos.data(),
@@ -352,8 +349,8 @@ void count_known_categories(const context& ctx, const std::uint32_t* h, std::int
   CBG_CHECK_CUDA(ctx.stream());
 }
 
-void ctr_values_of_categories(const context& ctx, const std::uint32_t* h, std::int64_t n, const model::ctr_table_view& t,
-                              const model::ctr_calc& c, float* out) {
+void ctr_values_of_categories(const context& ctx, const std::uint32_t* h, std::int64_t n,
+                              const model::ctr_table_view& t, const model::ctr_calc& c, float* out) {
   eval_values_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(h, n, t, c, out);
   CBG_CHECK_CUDA(ctx.stream());
 }

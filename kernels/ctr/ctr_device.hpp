@@ -111,8 +111,8 @@ std::int32_t max_count(const context& ctx, const std::int32_t* counts, std::size
 void one_hot_values(const context& ctx, const std::uint32_t* h, std::int64_t n, std::int32_t v, float* out);
 void count_known_categories(const context& ctx, const std::uint32_t* h, std::int64_t n, const std::uint64_t* hashes,
                             const std::uint32_t* indices, std::uint64_t n_buckets, std::int32_t* counts);
-void ctr_values_of_categories(const context& ctx, const std::uint32_t* h, std::int64_t n, const model::ctr_table_view& t,
-                              const model::ctr_calc& c, float* out);
+void ctr_values_of_categories(const context& ctx, const std::uint32_t* h, std::int64_t n,
+                              const model::ctr_table_view& t, const model::ctr_calc& c, float* out);
 
 // Feature combinations (combinations_device.cu).
 // The parts of a projection key a kernel reads (a projection of at most max_key_parts features).

@@ -16,11 +16,11 @@ namespace {
 
 constexpr int value_check_block = 256;  // one block per 256 threads; occupancy is not the limit here
 
-__global__ __launch_bounds__(value_check_block) void count_values_kernel(
-    column_view column, unsigned long long* totals) {
+__global__ __launch_bounds__(value_check_block) void count_values_kernel(column_view column,
+                                                                         unsigned long long* totals) {
   unsigned long long nan = 0, inf = 0, neg = 0, pos = 0;
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-       i < column.size; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < column.size;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const unsigned bits = classify_value(column.value(i));
     nan += bits & 1u;
     inf += (bits >> 1) & 1u;
@@ -63,8 +63,8 @@ value_counts count_values_device(const column_view& column, const context& ctx) 
     CBG_CHECK_CUDA(stream);
   }
   unsigned long long host[4] = {0, 0, 0, 0};
-  copy_bytes(host, memory_kind::host, totals.data(), memory_kind::device, sizeof(host), stream,
-             ctx.copies(), ctx.rules(), CBG_COPY_SITE("value check totals"));
+  copy_bytes(host, memory_kind::host, totals.data(), memory_kind::device, sizeof(host), stream, ctx.copies(),
+             ctx.rules(), CBG_COPY_SITE("value check totals"));
   CBG_CUDA_TRY(cudaStreamSynchronize(stream));
   return value_counts{host[0], host[1], host[2], host[3]};
 }

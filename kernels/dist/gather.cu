@@ -26,10 +26,22 @@ void gather(const void* src, std::int64_t stride, std::size_t elem, std::int64_t
   if (n == 0) return;
   const int blocks = static_cast<int>(std::clamp<std::int64_t>((n + 255) / 256, 1, 4096));
   switch (elem) {
-    case 1: gather_kernel<<<blocks, 256, 0, stream>>>(static_cast<const std::uint8_t*>(src), stride, n, static_cast<std::uint8_t*>(dst)); break;
-    case 2: gather_kernel<<<blocks, 256, 0, stream>>>(static_cast<const std::uint16_t*>(src), stride, n, static_cast<std::uint16_t*>(dst)); break;
-    case 4: gather_kernel<<<blocks, 256, 0, stream>>>(static_cast<const std::uint32_t*>(src), stride, n, static_cast<std::uint32_t*>(dst)); break;
-    default: gather_kernel<<<blocks, 256, 0, stream>>>(static_cast<const std::uint64_t*>(src), stride, n, static_cast<std::uint64_t*>(dst)); break;
+    case 1:
+      gather_kernel<<<blocks, 256, 0, stream>>>(static_cast<const std::uint8_t*>(src), stride, n,
+                                                static_cast<std::uint8_t*>(dst));
+      break;
+    case 2:
+      gather_kernel<<<blocks, 256, 0, stream>>>(static_cast<const std::uint16_t*>(src), stride, n,
+                                                static_cast<std::uint16_t*>(dst));
+      break;
+    case 4:
+      gather_kernel<<<blocks, 256, 0, stream>>>(static_cast<const std::uint32_t*>(src), stride, n,
+                                                static_cast<std::uint32_t*>(dst));
+      break;
+    default:
+      gather_kernel<<<blocks, 256, 0, stream>>>(static_cast<const std::uint64_t*>(src), stride, n,
+                                                static_cast<std::uint64_t*>(dst));
+      break;
   }
   CBG_CHECK_CUDA(stream);
 }

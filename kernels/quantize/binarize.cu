@@ -24,10 +24,12 @@ constexpr int binarize_groups = 8;
 // 3.4 against 2.7 ms (400K x 2000), cbgpu-quantize-bench, H100, 2026-11-21.
 constexpr int binarize_rows_per_thread = 16;
 
-__global__ __launch_bounds__(binarize_block) void binarize_kernel(
-    const column_view* columns, const std::uint8_t* group_float4, std::int64_t features,
-    std::int64_t rows, std::int64_t padded_rows, const float* borders,
-    const std::int32_t* border_count, const std::uint8_t* modes, std::uint32_t* index) {
+__global__ __launch_bounds__(binarize_block) void binarize_kernel(const column_view* columns,
+                                                                  const std::uint8_t* group_float4,
+                                                                  std::int64_t features, std::int64_t rows,
+                                                                  std::int64_t padded_rows, const float* borders,
+                                                                  const std::int32_t* border_count,
+                                                                  const std::uint8_t* modes, std::uint32_t* index) {
   __shared__ float trees[4 * binarize_groups][tree_slots];
   __shared__ int s_count[4 * binarize_groups];
   __shared__ std::uint8_t s_mode[4 * binarize_groups];
@@ -55,8 +57,7 @@ __global__ __launch_bounds__(binarize_block) void binarize_kernel(
   __syncthreads();
 
   const std::int64_t tile = static_cast<std::int64_t>(binarize_block) * binarize_rows_per_thread;
-  for (std::int64_t base = blockIdx.y * tile; base < padded_rows;
-       base += static_cast<std::int64_t>(gridDim.y) * tile) {
+  for (std::int64_t base = blockIdx.y * tile; base < padded_rows; base += static_cast<std::int64_t>(gridDim.y) * tile) {
     for (int k = 0; k < binarize_rows_per_thread; ++k) {
       const std::int64_t r = base + k * binarize_block + threadIdx.x;
       if (r >= padded_rows) break;
@@ -87,8 +88,7 @@ __global__ __launch_bounds__(binarize_block) void binarize_kernel(
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
             const int fj = 4 * gi + j;
-            word |= bin_of_tree(v[gi][j], trees[fj], s_count[fj], static_cast<nan_mode>(s_mode[fj]))
-                    << (8 * j);
+            word |= bin_of_tree(v[gi][j], trees[fj], s_count[fj], static_cast<nan_mode>(s_mode[fj])) << (8 * j);
           }
         }
         index[(g0 + gi) * padded_rows + r] = word;
@@ -112,10 +112,9 @@ bool group_is_float4(const column_view* group, std::int64_t lanes) noexcept {
   return true;
 }
 
-void binarize(const column_view* columns, const std::uint8_t* group_float4, std::int64_t features,
-              std::int64_t rows, std::int64_t padded_rows, const float* borders,
-              const std::int32_t* border_count, const std::uint8_t* mode, std::uint32_t* index,
-              cudaStream_t stream) {
+void binarize(const column_view* columns, const std::uint8_t* group_float4, std::int64_t features, std::int64_t rows,
+              std::int64_t padded_rows, const float* borders, const std::int32_t* border_count,
+              const std::uint8_t* mode, std::uint32_t* index, cudaStream_t stream) {
   if (features == 0 || padded_rows == 0) return;
   const std::int64_t chunks = (groups_of(features) + binarize_groups - 1) / binarize_groups;
   CBG_EXPECTS(chunks <= 0x7fffffff, status::unsupported, "too many feature groups");

@@ -49,10 +49,10 @@ constexpr std::uint32_t none = 0xffffffffu;
 struct draw_parts {
   std::uint64_t* keys;
   std::uint64_t* keys_alt;
-  std::uint32_t* rows;     // row of draw d (shuffle: j of step d)
-  std::uint32_t* first;    // 1 where draw d is its row's first (shuffle: the previous step with this j)
-  std::uint32_t* distinct; // inclusive scan of first (shuffle: the last step that wrote position d)
-  std::uint32_t* bitmap;   // chosen rows
+  std::uint32_t* rows;      // row of draw d (shuffle: j of step d)
+  std::uint32_t* first;     // 1 where draw d is its row's first (shuffle: the previous step with this j)
+  std::uint32_t* distinct;  // inclusive scan of first (shuffle: the last step that wrote position d)
+  std::uint32_t* bitmap;    // chosen rows
   std::uint32_t* word_offsets;
   void* temp;
 };
@@ -79,9 +79,8 @@ draw_parts parts_of(const draw_plan& plan, void* scratch) {
   return parts;
 }
 
-__global__ __launch_bounds__(draws_block) void draw_kernel(rng64_streams rng, std::uint64_t rows,
-                                                           std::uint64_t limit, std::uint32_t draws,
-                                                           int draw_bits, std::uint64_t rejected,
+__global__ __launch_bounds__(draws_block) void draw_kernel(rng64_streams rng, std::uint64_t rows, std::uint64_t limit,
+                                                           std::uint32_t draws, int draw_bits, std::uint64_t rejected,
                                                            std::uint64_t* keys, std::uint32_t* out_rows) {
   const std::uint64_t t = blockIdx.x * static_cast<std::uint64_t>(draws_block) + threadIdx.x;
   const std::uint64_t begin = t * draws_per_thread;
@@ -96,9 +95,8 @@ __global__ __launch_bounds__(draws_block) void draw_kernel(rng64_streams rng, st
 }
 
 // first[d] = 1 when sorted key p is the first draw of its row (rejected keys: none).
-__global__ __launch_bounds__(draws_block) void first_kernel(const std::uint64_t* sorted,
-                                                            std::uint32_t draws, int draw_bits,
-                                                            std::uint64_t rejected,
+__global__ __launch_bounds__(draws_block) void first_kernel(const std::uint64_t* sorted, std::uint32_t draws,
+                                                            int draw_bits, std::uint64_t rejected,
                                                             std::uint32_t* first) {
   const std::uint64_t p = blockIdx.x * static_cast<std::uint64_t>(draws_block) + threadIdx.x;
   if (p >= draws || sorted[p] == rejected) return;
@@ -109,11 +107,9 @@ __global__ __launch_bounds__(draws_block) void first_kernel(const std::uint64_t*
 }
 
 // The rows first drawn at or before the k-th distinct one go into the bitmap.
-__global__ __launch_bounds__(draws_block) void mark_kernel(const std::uint32_t* rows,
-                                                           const std::uint32_t* first,
-                                                           const std::uint32_t* distinct,
-                                                           std::uint32_t draws, std::uint32_t k,
-                                                           std::uint32_t* bitmap, int* status) {
+__global__ __launch_bounds__(draws_block) void mark_kernel(const std::uint32_t* rows, const std::uint32_t* first,
+                                                           const std::uint32_t* distinct, std::uint32_t draws,
+                                                           std::uint32_t k, std::uint32_t* bitmap, int* status) {
   const std::uint64_t d = blockIdx.x * static_cast<std::uint64_t>(draws_block) + threadIdx.x;
   if (d >= draws) return;
   if (first[d] != 0 && distinct[d] <= k) atomicOr(&bitmap[rows[d] / 32], 1u << (rows[d] % 32));
@@ -121,11 +117,10 @@ __global__ __launch_bounds__(draws_block) void mark_kernel(const std::uint32_t* 
 }
 
 // Partial Fisher-Yates, step d of `draws`: j_d and the key (j_d << draw_bits | d).
-__global__ __launch_bounds__(draws_block) void shuffle_draw_kernel(rng64_streams rng,
-                                                                   std::uint64_t rows,
+__global__ __launch_bounds__(draws_block) void shuffle_draw_kernel(rng64_streams rng, std::uint64_t rows,
                                                                    std::uint32_t draws, int draw_bits,
-                                                                   std::uint64_t* keys,
-                                                                   std::uint32_t* js, int* status) {
+                                                                   std::uint64_t* keys, std::uint32_t* js,
+                                                                   int* status) {
   const std::uint64_t t = blockIdx.x * static_cast<std::uint64_t>(draws_block) + threadIdx.x;
   const std::uint64_t begin = t * draws_per_thread;
   if (begin >= draws) return;
@@ -145,10 +140,8 @@ __global__ __launch_bounds__(draws_block) void shuffle_draw_kernel(rng64_streams
 
 // From the (j, step) pairs sorted: each step's previous step with the same j, and for each
 // position below k the last step that swapped into it before its own step.
-__global__ __launch_bounds__(draws_block) void shuffle_links_kernel(const std::uint64_t* sorted,
-                                                                    std::uint32_t draws,
-                                                                    int draw_bits,
-                                                                    std::uint32_t* previous,
+__global__ __launch_bounds__(draws_block) void shuffle_links_kernel(const std::uint64_t* sorted, std::uint32_t draws,
+                                                                    int draw_bits, std::uint32_t* previous,
                                                                     std::uint32_t* writer) {
   const std::uint64_t p = blockIdx.x * static_cast<std::uint64_t>(draws_block) + threadIdx.x;
   if (p >= draws) return;
@@ -167,8 +160,7 @@ __global__ __launch_bounds__(draws_block) void shuffle_links_kernel(const std::u
 // The value each step chooses, into the bitmap.
 __global__ __launch_bounds__(draws_block) void shuffle_choose_kernel(const std::uint32_t* js,
                                                                      const std::uint32_t* previous,
-                                                                     const std::uint32_t* writer,
-                                                                     std::uint32_t draws,
+                                                                     const std::uint32_t* writer, std::uint32_t draws,
                                                                      std::uint32_t* bitmap) {
   const std::uint64_t d = blockIdx.x * static_cast<std::uint64_t>(draws_block) + threadIdx.x;
   if (d >= draws) return;
@@ -180,17 +172,14 @@ __global__ __launch_bounds__(draws_block) void shuffle_choose_kernel(const std::
   atomicOr(&bitmap[chosen / 32], 1u << (chosen % 32));
 }
 
-__global__ __launch_bounds__(draws_block) void popcount_kernel(const std::uint32_t* bitmap,
-                                                               std::size_t words,
+__global__ __launch_bounds__(draws_block) void popcount_kernel(const std::uint32_t* bitmap, std::size_t words,
                                                                std::uint32_t* counts) {
   const std::size_t w = blockIdx.x * static_cast<std::size_t>(draws_block) + threadIdx.x;
   if (w < words) counts[w] = static_cast<std::uint32_t>(__popc(bitmap[w]));
 }
 
-__global__ __launch_bounds__(draws_block) void readout_kernel(const std::uint32_t* bitmap,
-                                                              const std::uint32_t* offsets,
-                                                              std::size_t words,
-                                                              std::uint32_t* subset) {
+__global__ __launch_bounds__(draws_block) void readout_kernel(const std::uint32_t* bitmap, const std::uint32_t* offsets,
+                                                              std::size_t words, std::uint32_t* subset) {
   const std::size_t w = blockIdx.x * static_cast<std::size_t>(draws_block) + threadIdx.x;
   if (w >= words) return;
   std::uint32_t at = offsets[w];
@@ -199,15 +188,13 @@ __global__ __launch_bounds__(draws_block) void readout_kernel(const std::uint32_
   }
 }
 
-unsigned blocks_for(std::uint64_t n) {
-  return static_cast<unsigned>((n + draws_block - 1) / draws_block);
-}
+unsigned blocks_for(std::uint64_t n) { return static_cast<unsigned>((n + draws_block - 1) / draws_block); }
 
 }  // namespace
 
 std::size_t draw_plan::bytes() const noexcept {
-  return 2 * aligned(std::size_t{draws} * 8) + 3 * aligned(std::size_t{draws} * 4) +
-         2 * aligned(words * 4) + aligned(temp_bytes);
+  return 2 * aligned(std::size_t{draws} * 8) + 3 * aligned(std::size_t{draws} * 4) + 2 * aligned(words * 4) +
+         aligned(temp_bytes);
 }
 
 draw_plan plan_subset_draws(std::uint64_t rows, std::uint32_t k, std::uint32_t draws) {
@@ -218,8 +205,9 @@ draw_plan plan_subset_draws(std::uint64_t rows, std::uint32_t k, std::uint32_t d
   // twice that plus 4096 is many standard deviations of margin.
   const std::uint64_t repeats = (std::uint64_t{k} * k + rows - 1) / rows;
   plan.draws = plan.shuffle ? k
-               : draws != 0 ? draws
-                            : static_cast<std::uint32_t>(std::min<std::uint64_t>(k + 2 * repeats + 4096, 0x7fffffffULL));
+               : draws != 0
+                   ? draws
+                   : static_cast<std::uint32_t>(std::min<std::uint64_t>(k + 2 * repeats + 4096, 0x7fffffffULL));
   plan.draw_bits = static_cast<int>(std::bit_width(std::uint64_t{plan.draws} + 1));  // so no key is all ones
   plan.key_bits = plan.draw_bits + static_cast<int>(std::bit_width(rows));
   if (plan.key_bits > 63) return plan;  // not usable: the caller draws on the host
@@ -235,9 +223,8 @@ draw_plan plan_subset_draws(std::uint64_t rows, std::uint32_t k, std::uint32_t d
   return plan;
 }
 
-void draw_subset(const draw_plan& plan, void* scratch, const rng64_streams& rng,
-                 std::uint64_t rows, std::uint32_t k, std::uint32_t* subset, int* status,
-                 cudaStream_t stream) {
+void draw_subset(const draw_plan& plan, void* scratch, const rng64_streams& rng, std::uint64_t rows, std::uint32_t k,
+                 std::uint32_t* subset, int* status, cudaStream_t stream) {
   const draw_parts parts = parts_of(plan, scratch);
   CBG_CUDA_TRY(cudaMemsetAsync(parts.bitmap, 0, plan.words * 4, stream));
   const unsigned draw_blocks = blocks_for((plan.draws + draws_per_thread - 1) / draws_per_thread);
@@ -245,41 +232,41 @@ void draw_subset(const draw_plan& plan, void* scratch, const rng64_streams& rng,
   std::size_t temp_bytes = plan.temp_bytes;
   if (plan.shuffle) {
     CBG_CUDA_TRY(cudaMemsetAsync(parts.distinct, 0xff, std::size_t{plan.draws} * 4, stream));  // none
-    shuffle_draw_kernel<<<draw_blocks, draws_block, 0, stream>>>(rng, rows, plan.draws, plan.draw_bits,
-                                                                parts.keys, parts.rows, status);
+    shuffle_draw_kernel<<<draw_blocks, draws_block, 0, stream>>>(rng, rows, plan.draws, plan.draw_bits, parts.keys,
+                                                                 parts.rows, status);
     CBG_CHECK_CUDA(stream);
     CBG_CUDA_TRY(cub::DeviceRadixSort::SortKeys(parts.temp, temp_bytes, keys, plan.draws, 0, plan.key_bits, stream));
-    shuffle_links_kernel<<<blocks_for(plan.draws), draws_block, 0, stream>>>(keys.Current(), plan.draws,
-                                                                           plan.draw_bits, parts.first,
-                                                                           parts.distinct);
+    shuffle_links_kernel<<<blocks_for(plan.draws), draws_block, 0, stream>>>(keys.Current(), plan.draws, plan.draw_bits,
+                                                                             parts.first, parts.distinct);
     CBG_CHECK_CUDA(stream);
-    shuffle_choose_kernel<<<blocks_for(plan.draws), draws_block, 0, stream>>>(parts.rows, parts.first,
-                                                                            parts.distinct, plan.draws,
-                                                                            parts.bitmap);
+    shuffle_choose_kernel<<<blocks_for(plan.draws), draws_block, 0, stream>>>(parts.rows, parts.first, parts.distinct,
+                                                                              plan.draws, parts.bitmap);
     CBG_CHECK_CUDA(stream);
   } else {
     const std::uint64_t limit = ~std::uint64_t{0} - ~std::uint64_t{0} % rows;  // uniform's rejection
     const std::uint64_t rejected = (std::uint64_t{1} << plan.key_bits) - 1;
     CBG_CUDA_TRY(cudaMemsetAsync(parts.first, 0, std::size_t{plan.draws} * 4, stream));
-    draw_kernel<<<draw_blocks, draws_block, 0, stream>>>(rng, rows, limit, plan.draws, plan.draw_bits,
-                                                         rejected, parts.keys, parts.rows);
+    draw_kernel<<<draw_blocks, draws_block, 0, stream>>>(rng, rows, limit, plan.draws, plan.draw_bits, rejected,
+                                                         parts.keys, parts.rows);
     CBG_CHECK_CUDA(stream);
     CBG_CUDA_TRY(cub::DeviceRadixSort::SortKeys(parts.temp, temp_bytes, keys, plan.draws, 0, plan.key_bits, stream));
     first_kernel<<<blocks_for(plan.draws), draws_block, 0, stream>>>(keys.Current(), plan.draws, plan.draw_bits,
-                                                                    rejected, parts.first);
+                                                                     rejected, parts.first);
     CBG_CHECK_CUDA(stream);
     temp_bytes = plan.temp_bytes;
-    CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(parts.temp, temp_bytes, parts.first, parts.distinct, plan.draws, stream));
-    mark_kernel<<<blocks_for(plan.draws), draws_block, 0, stream>>>(parts.rows, parts.first, parts.distinct,
-                                                                   plan.draws, k, parts.bitmap, status);
+    CBG_CUDA_TRY(
+        cub::DeviceScan::InclusiveSum(parts.temp, temp_bytes, parts.first, parts.distinct, plan.draws, stream));
+    mark_kernel<<<blocks_for(plan.draws), draws_block, 0, stream>>>(parts.rows, parts.first, parts.distinct, plan.draws,
+                                                                    k, parts.bitmap, status);
     CBG_CHECK_CUDA(stream);
   }
   popcount_kernel<<<blocks_for(plan.words), draws_block, 0, stream>>>(parts.bitmap, plan.words, parts.word_offsets);
   CBG_CHECK_CUDA(stream);
   temp_bytes = plan.temp_bytes;
-  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(parts.temp, temp_bytes, parts.word_offsets, parts.word_offsets,
-                                             plan.words, stream));
-  readout_kernel<<<blocks_for(plan.words), draws_block, 0, stream>>>(parts.bitmap, parts.word_offsets, plan.words, subset);
+  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(parts.temp, temp_bytes, parts.word_offsets, parts.word_offsets, plan.words,
+                                             stream));
+  readout_kernel<<<blocks_for(plan.words), draws_block, 0, stream>>>(parts.bitmap, parts.word_offsets, plan.words,
+                                                                     subset);
   CBG_CHECK_CUDA(stream);
 }
 

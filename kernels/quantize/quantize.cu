@@ -69,15 +69,15 @@ T* at(unsigned char* base, std::size_t offset) {
 struct chunk {
   std::int64_t f0 = 0;
   std::int64_t count = 0;
-  std::size_t views_at = 0;   // image offset of its column views
-  std::size_t float4_at = 0;  // image offset of its groups' float4 flags
+  std::size_t views_at = 0;                    // image offset of its column views
+  std::size_t float4_at = 0;                   // image offset of its groups' float4 flags
   std::size_t exact_begin = 0, exact_end = 0;  // its part of the exact feature list
 };
 
 // One pass of the quantizer; returns the status word (no_error, a Forbidden feature, or
 // subset_short when the GPU's subset draws fell short and the subset must come from the host).
-int run(const pool& p, const options& o, const feature_settings& settings, const stage_marks& when,
-        bool draw_on_gpu, device_quantized& q) {
+int run(const pool& p, const options& o, const feature_settings& settings, const stage_marks& when, bool draw_on_gpu,
+        device_quantized& q) {
   const context& ctx = *p.ctx();
   const cudaStream_t stream = ctx.stream();
   mark(when.start, stream);
@@ -107,8 +107,7 @@ int run(const pool& p, const options& o, const feature_settings& settings, const
   CBG_EXPECTS(o.chunk_features >= 0 && o.chunk_features % 4 == 0, status::invalid_argument,
               "chunk_features must be a multiple of 4");
   const std::int64_t chunk_features =
-      staging ? stage_plan.chunk_features
-              : (o.chunk_features != 0 ? std::min<std::int64_t>(o.chunk_features, nf) : nf);
+      staging ? stage_plan.chunk_features : (o.chunk_features != 0 ? std::min<std::int64_t>(o.chunk_features, nf) : nf);
   const std::size_t total = static_cast<std::size_t>(chunk_features) * m;
   CBG_EXPECTS(total < (1ULL << 31), status::unsupported,
               "the border subsets hold " + std::to_string(total) + " values; at most 2^31 - 1 are supported");
@@ -182,8 +181,7 @@ int run(const pool& p, const options& o, const feature_settings& settings, const
   const std::size_t subset_at = image.add(subset);
   const std::size_t exact_at = image.add(exact_list);
   const std::size_t log_at = log_gains != nullptr ? image.add(log_gains->data(), m + std::size_t{1}) : 0;
-  const std::size_t entropy_at =
-      entropy_gains != nullptr ? image.add(entropy_gains->data(), m + std::size_t{1}) : 0;
+  const std::size_t entropy_at = entropy_gains != nullptr ? image.add(entropy_gains->data(), m + std::size_t{1}) : 0;
   // Sort plans for a full chunk and for the last one when it is smaller.
   const detail::subset_plan plan_full = detail::plan_subsets(method, chunk_features, m);
   const std::int64_t last_count = nf == 0 ? 0 : nf - (nf - 1) / chunk_features * chunk_features;
@@ -208,13 +206,13 @@ int run(const pool& p, const options& o, const feature_settings& settings, const
   const std::size_t drawn_at = align(nan_at + static_cast<std::size_t>(nf) * sizeof(unsigned));
   const std::size_t scratch_at = align(drawn_at + (gpu_draws ? std::size_t{m} * sizeof(std::uint32_t) : 0));
   const std::size_t sort_bytes = std::max(plan_full.bytes(), plan_last.bytes());
-  device_buffer<unsigned char> work(scratch_at + std::max(sort_bytes, gpu_draws ? draws.bytes() : 0),
-                                    stream, ctx.resource());
+  device_buffer<unsigned char> work(scratch_at + std::max(sort_bytes, gpu_draws ? draws.bytes() : 0), stream,
+                                    ctx.resource());
   device_buffer<unsigned char> exact_work(exact.bytes(), stream, ctx.resource());
   mark(when.allocate, stream);
   unsigned char* w = work.data();
-  copy_bytes(w, memory_kind::device, image.bytes().data(), memory_kind::host, image.bytes().size(),
-             stream, ctx.copies(), ctx.rules(), CBG_COPY_SITE("quantizer settings, subset, gain tables"));
+  copy_bytes(w, memory_kind::device, image.bytes().data(), memory_kind::host, image.bytes().size(), stream,
+             ctx.copies(), ctx.rules(), CBG_COPY_SITE("quantizer settings, subset, gain tables"));
   auto* nan_counts = at<unsigned int>(w, nan_at);
   CBG_CUDA_TRY(cudaMemsetAsync(nan_counts, 0, static_cast<std::size_t>(nf) * sizeof(unsigned), stream));
   CBG_CUDA_TRY(cudaMemsetAsync(q.borders.data(), 0, q.borders.size_bytes(), stream));
@@ -242,8 +240,8 @@ int run(const pool& p, const options& o, const feature_settings& settings, const
     const chunk& c = chunks[ci];
     const auto* device_views = at<const column_view>(w, c.views_at);
     if (staging) {
-      stager->stage(columns.data() + c.f0, c.count, staged[ci % 2].data(),
-                    ci >= 2 ? consumed[ci % 2].get() : nullptr, stream);
+      stager->stage(columns.data() + c.f0, c.count, staged[ci % 2].data(), ci >= 2 ? consumed[ci % 2].get() : nullptr,
+                    stream);
     }
     // 1-2. The border subsets, sorted.
     const detail::subset_plan& plan = c.count == chunk_features ? plan_full : plan_last;
@@ -277,18 +275,18 @@ int run(const pool& p, const options& o, const feature_settings& settings, const
     // millisecond per GB with a pool that returns memory at each synchronisation) overlaps the
     // stages above, which are queued.
     if (ci == 0) {
-      q.index = device_buffer<std::uint32_t>(static_cast<std::size_t>(groups_of(nf) * q.padded_rows), stream,
-                                             ctx.resource());
+      q.index =
+          device_buffer<std::uint32_t>(static_cast<std::size_t>(groups_of(nf) * q.padded_rows), stream, ctx.resource());
     }
-    detail::binarize(device_views, at<const std::uint8_t>(w, c.float4_at), c.count, q.rows, q.padded_rows,
-                     a.borders, a.border_count, a.mode, q.index.data() + (c.f0 / 4) * q.padded_rows, stream);
+    detail::binarize(device_views, at<const std::uint8_t>(w, c.float4_at), c.count, q.rows, q.padded_rows, a.borders,
+                     a.border_count, a.mode, q.index.data() + (c.f0 / 4) * q.padded_rows, stream);
     mark(when.binarize, stream);
     if (staging) consumed[ci % 2].record(stream);
   }
 
   int status_host = no_error;
-  copy_bytes(&status_host, memory_kind::host, status_word, memory_kind::device, sizeof(int),
-             stream, ctx.copies(), ctx.rules(), CBG_COPY_SITE("quantizer status"));
+  copy_bytes(&status_host, memory_kind::host, status_word, memory_kind::device, sizeof(int), stream, ctx.copies(),
+             ctx.rules(), CBG_COPY_SITE("quantizer status"));
   CBG_CUDA_TRY(cudaStreamSynchronize(stream));
   return status_host;
 }

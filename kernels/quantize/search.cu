@@ -37,8 +37,7 @@ using half_warp = cg::thread_block_tile<half, cg::thread_block>;
 // First position in [lo, hi) where `holds` is true (false ... false true ... true), else hi.
 // 16 probes per step, evenly spaced, so the range shrinks 16-fold.
 template <class Pred>
-__device__ std::uint32_t first_true(const half_warp& t, std::uint32_t lo, std::uint32_t hi,
-                                    Pred holds) {
+__device__ std::uint32_t first_true(const half_warp& t, std::uint32_t lo, std::uint32_t hi, Pred holds) {
   while (lo < hi) {
     const std::uint32_t step = (hi - lo + half - 1) / half;
     const std::uint32_t pos = lo + (t.thread_rank() + 1) * step - 1;
@@ -52,8 +51,8 @@ __device__ std::uint32_t first_true(const half_warp& t, std::uint32_t lo, std::u
 }
 
 // make_greedy_bin for [s, e) by a half-warp (the result is valid in its lane 0).
-__device__ greedy_bin make_bin(const half_warp& t, const float* sorted, const double* gains,
-                               std::uint32_t s, std::uint32_t e) {
+__device__ greedy_bin make_bin(const half_warp& t, const float* sorted, const double* gains, std::uint32_t s,
+                               std::uint32_t e) {
   const std::uint32_t mid = s + (e - s) / 2;
   // Lane r holds position mid - 7 + r: lanes 0..6 below the median, 7 the median, 8..15 above.
   const int r = static_cast<int>(t.thread_rank());
@@ -102,13 +101,11 @@ __device__ feature_job begin_feature(const search_args& a, std::int64_t f, bool 
     }
     return {false, 0, 0, nan_mode::forbidden};
   }
-  return {true, a.m - a.nan_counts[f], search_border_budget(k, has_nan),
-          effective_nan_mode(requested, has_nan)};
+  return {true, a.m - a.nan_counts[f], search_border_budget(k, has_nan), effective_nan_mode(requested, has_nan)};
 }
 
 // Adds the NaN border to the `count` searched borders in `out` and writes the count and mode.
-__device__ int end_feature(const search_args& a, std::int64_t f, const feature_job& job, float* out,
-                           int count) {
+__device__ int end_feature(const search_args& a, std::int64_t f, const feature_job& job, float* out, int count) {
   count = add_nan_border(out, count, job.mode);
   a.border_count[f] = count;
   a.mode[f] = static_cast<std::uint8_t>(job.mode);
@@ -194,7 +191,6 @@ __global__ __launch_bounds__(32) void greedy_kernel(search_args a) {
   for (int i = static_cast<int>(lane); i < count; i += 32) a.borders[f * border_stride + i] = out[i];
 }
 
-
 constexpr int simple_block = 128;
 
 // Median, Uniform, UniformAndQuantiles: one thread per feature, borders written in place.
@@ -202,8 +198,7 @@ __global__ __launch_bounds__(simple_block) void simple_kernel(search_args a) {
   const std::int64_t f = static_cast<std::int64_t>(blockIdx.x) * simple_block + threadIdx.x;
   if (f >= a.features) return;
   const auto type = static_cast<border_type>(a.requested_type[f]);
-  if (type != border_type::median && type != border_type::uniform &&
-      type != border_type::uniform_and_quantiles) {
+  if (type != border_type::median && type != border_type::uniform && type != border_type::uniform_and_quantiles) {
     return;
   }
   const feature_job job = begin_feature(a, f);
@@ -245,8 +240,7 @@ class slot_carver {
   std::size_t at_ = 0;
 };
 
-__host__ __device__ exact_scratch exact_layout(unsigned char* base, std::uint32_t n, int k,
-                                               std::size_t* bytes) {
+__host__ __device__ exact_scratch exact_layout(unsigned char* base, std::uint32_t n, int k, std::size_t* bytes) {
   const std::size_t n1 = n > 0 ? n : 1;
   const std::uint64_t choices = exact_choice_size(n, k);
   slot_carver c(base);
@@ -290,10 +284,10 @@ void search_borders(const search_args& a, unsigned types_used, cudaStream_t stre
     greedy_kernel<<<static_cast<unsigned>(a.features), 32, 0, stream>>>(a);
     CBG_CHECK_CUDA(stream);
   }
-  if ((types_used & (bit(border_type::median) | bit(border_type::uniform) |
-                     bit(border_type::uniform_and_quantiles))) != 0) {
-    simple_kernel<<<static_cast<unsigned>((a.features + simple_block - 1) / simple_block), simple_block,
-                    0, stream>>>(a);
+  if ((types_used & (bit(border_type::median) | bit(border_type::uniform) | bit(border_type::uniform_and_quantiles))) !=
+      0) {
+    simple_kernel<<<static_cast<unsigned>((a.features + simple_block - 1) / simple_block), simple_block, 0, stream>>>(
+        a);
     CBG_CHECK_CUDA(stream);
   }
 }
@@ -313,8 +307,8 @@ exact_plan plan_exact(std::uint32_t m, int max_budget, std::size_t features) {
   return plan;
 }
 
-void search_exact(const exact_plan& plan, void* scratch, const search_args& a,
-                  const std::uint32_t* list, std::size_t count, cudaStream_t stream) {
+void search_exact(const exact_plan& plan, void* scratch, const search_args& a, const std::uint32_t* list,
+                  std::size_t count, cudaStream_t stream) {
   for (std::size_t b = 0; b < count; b += plan.slots) {
     const auto batch = static_cast<std::uint32_t>(std::min<std::size_t>(plan.slots, count - b));
     exact_kernel<<<(batch + exact_block - 1) / exact_block, exact_block, 0, stream>>>(

@@ -27,12 +27,12 @@ inline constexpr int subset_short = -1;
 // The border subset drawn on the GPU: subset[0..k) ascending, the same set as border_subset
 // (both of CatBoost's ways). Scratch: bytes().
 struct draw_plan {
-  bool shuffle = false;       // partial Fisher-Yates (k draws), else rejection into a set
-  std::uint32_t draws = 0;    // rejection: they hold k distinct rows but for a vanishing chance
-  int draw_bits = 0;          // bits of a draw's number in a sort key
-  int key_bits = 0;           // row and draw number; over 63: not usable, draw on the host
-  std::size_t words = 0;      // of the row bitmap
-  std::size_t temp_bytes = 0; // CUB
+  bool shuffle = false;        // partial Fisher-Yates (k draws), else rejection into a set
+  std::uint32_t draws = 0;     // rejection: they hold k distinct rows but for a vanishing chance
+  int draw_bits = 0;           // bits of a draw's number in a sort key
+  int key_bits = 0;            // row and draw number; over 63: not usable, draw on the host
+  std::size_t words = 0;       // of the row bitmap
+  std::size_t temp_bytes = 0;  // CUB
   [[nodiscard]] bool usable() const noexcept { return key_bits <= 63; }
   [[nodiscard]] std::size_t bytes() const noexcept;
 };
@@ -40,17 +40,16 @@ struct draw_plan {
 draw_plan plan_subset_draws(std::uint64_t rows, std::uint32_t k, std::uint32_t draws = 0);
 // atomicMin(status, subset_short) when the draws hold fewer than k distinct rows, or a shuffle
 // draw would have been rejected.
-void draw_subset(const draw_plan& plan, void* scratch, const rng64_streams& rng,
-                 std::uint64_t rows, std::uint32_t k, std::uint32_t* subset, int* status,
-                 cudaStream_t stream);
+void draw_subset(const draw_plan& plan, void* scratch, const rng64_streams& rng, std::uint64_t rows, std::uint32_t k,
+                 std::uint32_t* subset, int* status, cudaStream_t stream);
 
 // Scratch of the subset sort: two key buffers (CUB double buffer) and CUB's temporary storage.
 struct subset_plan {
   sort_method method = sort_method::device_wide;  // resolved: never automatic
   std::int64_t features = 0;
-  std::uint32_t m = 0;           // subset size
-  std::size_t key_bytes = 0;     // each of the two key buffers
-  std::size_t temp_bytes = 0;    // CUB
+  std::uint32_t m = 0;         // subset size
+  std::size_t key_bytes = 0;   // each of the two key buffers
+  std::size_t temp_bytes = 0;  // CUB
   [[nodiscard]] std::size_t bytes() const noexcept;
 };
 // Sizes the scratch (asks CUB; enqueues nothing).
@@ -59,14 +58,12 @@ subset_plan plan_subsets(sort_method method, std::int64_t features, std::uint32_
 // keys <- the subset of every feature (subset == nullptr: rows 0..m-1), as sort keys;
 // nan_counts[f] += the NaNs of feature f (zeroed by the caller). Features with border_count 0
 // are not read.
-void gather_subsets(const subset_plan& plan, void* scratch, const column_view* columns,
-                    const std::uint32_t* subset, const std::int32_t* border_count,
-                    unsigned int* nan_counts, cudaStream_t stream);
+void gather_subsets(const subset_plan& plan, void* scratch, const column_view* columns, const std::uint32_t* subset,
+                    const std::int32_t* border_count, unsigned int* nan_counts, cudaStream_t stream);
 
 // Sorts the gathered keys; returns the sorted values, sorted[f * m + i], ascending, NaNs last
 // (inside `scratch`). `offsets` (features + 1 ints, f * m) is read by the segmented sort only.
-const float* sort_subsets(const subset_plan& plan, void* scratch, const int* offsets,
-                          cudaStream_t stream);
+const float* sort_subsets(const subset_plan& plan, void* scratch, const int* offsets, cudaStream_t stream);
 
 // What the border searches read and write, for `features` features starting at global feature
 // `feature_base` (the pointers are offset to that feature; `sorted` holds sorted[f * m + i] for
@@ -85,7 +82,7 @@ struct search_args {
   float* borders = nullptr;               // [f * border_stride + i]
   std::int32_t* border_count = nullptr;
   std::uint8_t* mode = nullptr;
-  int* error_feature = nullptr;           // atomicMin of the global index of a NaN under Forbidden
+  int* error_feature = nullptr;  // atomicMin of the global index of a NaN under Forbidden
 };
 
 // Borders, counts and effective NaN modes of every feature whose type is greedy (one warp each,
@@ -96,26 +93,25 @@ void search_borders(const search_args& a, unsigned types_used, cudaStream_t stre
 // The exact types (MinEntropy, MaxLogSum): one thread per feature running the same DP as the host,
 // in slots of scratch, `slots` features at a time (exact_search.cu).
 struct exact_plan {
-  std::uint32_t n = 0;         // values per feature (the subset size)
-  int k = 0;                   // the largest border budget of an exact feature
+  std::uint32_t n = 0;  // values per feature (the subset size)
+  int k = 0;            // the largest border budget of an exact feature
   std::size_t slot_bytes = 0;
-  std::uint32_t slots = 0;     // features searched at once
+  std::uint32_t slots = 0;  // features searched at once
   [[nodiscard]] std::size_t bytes() const noexcept { return slot_bytes * slots; }
 };
 // `features`: how many exact features there are; sized from the device's free memory.
 exact_plan plan_exact(std::uint32_t m, int max_budget, std::size_t features);
 // Searches the exact features list[0..count) (global indices, all within a's range).
-void search_exact(const exact_plan& plan, void* scratch, const search_args& a,
-                  const std::uint32_t* list, std::size_t count, cudaStream_t stream);
+void search_exact(const exact_plan& plan, void* scratch, const search_args& a, const std::uint32_t* list,
+                  std::size_t count, cudaStream_t stream);
 
 // Whether the four columns of a group can be read as one float4 per row: float32, same stride,
 // adjacent, 16-byte aligned rows (a row-major float32 matrix whose width is a multiple of 4).
 bool group_is_float4(const column_view* group, std::int64_t lanes) noexcept;
 
 // index[g * padded_rows + r] for every group and row (padding rows 0).
-void binarize(const column_view* columns, const std::uint8_t* group_float4, std::int64_t features,
-              std::int64_t rows, std::int64_t padded_rows, const float* borders,
-              const std::int32_t* border_count, const std::uint8_t* mode, std::uint32_t* index,
-              cudaStream_t stream);
+void binarize(const column_view* columns, const std::uint8_t* group_float4, std::int64_t features, std::int64_t rows,
+              std::int64_t padded_rows, const float* borders, const std::int32_t* border_count,
+              const std::uint8_t* mode, std::uint32_t* index, cudaStream_t stream);
 
 }  // namespace cbg::quantize::detail

@@ -18,10 +18,10 @@ namespace cbg::quantize::detail {
 
 namespace {
 
-constexpr std::size_t piece_bytes = std::size_t{32} << 20;        // each pinned buffer
+constexpr std::size_t piece_bytes = std::size_t{32} << 20;          // each pinned buffer
 constexpr std::size_t chunk_target_bytes = std::size_t{128} << 20;  // staged float32 per chunk
-constexpr std::int64_t strided_min_features = 16;  // 64 bytes of a row-major row per chunk
-constexpr std::size_t parallel_min_bytes = std::size_t{4} << 20;  // pieces packed by threads
+constexpr std::int64_t strided_min_features = 16;                   // 64 bytes of a row-major row per chunk
+constexpr std::size_t parallel_min_bytes = std::size_t{4} << 20;    // pieces packed by threads
 constexpr unsigned max_pack_threads = 8;
 // Floats taken off each packed column of a piece: columns a power of two apart (2 MB for 16
 // columns of a 32 MB piece) would share cache sets and evict each other (packing 3x slower on the
@@ -73,8 +73,8 @@ void parallel_rows(std::int64_t first, std::int64_t last, std::size_t bytes, uns
 
 }  // namespace
 
-void pack_rows(const column_view* columns, const std::int64_t* staged, std::size_t count,
-               std::int64_t r0, std::int64_t r1, float* out, std::size_t out_stride, unsigned threads) {
+void pack_rows(const column_view* columns, const std::int64_t* staged, std::size_t count, std::int64_t r0,
+               std::int64_t r1, float* out, std::size_t out_stride, unsigned threads) {
   const std::int64_t len = r1 - r0;
   if (len <= 0 || count == 0) return;
   // Contiguous float32 columns are copied whole; strided float32 ones (rows of a row-major
@@ -106,8 +106,7 @@ void pack_rows(const column_view* columns, const std::int64_t* staged, std::size
   const std::size_t bytes = static_cast<std::size_t>(len) * count * sizeof(float);
   parallel_rows(r0, r1, bytes, threads, [&](std::int64_t a, std::int64_t b) {
     for (const std::size_t q : copied) {
-      std::memcpy(out + q * out_stride + (a - r0),
-                  static_cast<const float*>(columns[staged[q]].data) + a,
+      std::memcpy(out + q * out_stride + (a - r0), static_cast<const float*>(columns[staged[q]].data) + a,
                   static_cast<std::size_t>(b - a) * sizeof(float));
     }
     if (one_block) {
@@ -154,8 +153,7 @@ staging_plan plan_staging(const std::vector<column_view>& columns, std::int64_t 
   return plan;
 }
 
-column_view staged_view(const column_view& c, int slot, const unsigned char* buffer,
-                        std::size_t pitch) noexcept {
+column_view staged_view(const column_view& c, int slot, const unsigned char* buffer, std::size_t pitch) noexcept {
   if (!is_pageable(c)) return c;
   column_view v = c;
   v.data = buffer + static_cast<std::size_t>(slot) * pitch;
@@ -202,8 +200,8 @@ stager::stager(const context& ctx, const staging_plan& plan, std::int64_t rows)
 
 stager::~stager() = default;
 
-void stager::stage(const column_view* columns, std::int64_t count, unsigned char* dst,
-                   cudaEvent_t dst_free, cudaStream_t main) {
+void stager::stage(const column_view* columns, std::int64_t count, unsigned char* dst, cudaEvent_t dst_free,
+                   cudaStream_t main) {
   impl& s = *impl_;
   std::vector<std::int64_t> staged;
   for (std::int64_t j = 0; j < count; ++j) {
@@ -224,10 +222,9 @@ void stager::stage(const column_view* columns, std::int64_t count, unsigned char
     s.ctx.copies().add(copy_direction::h2h,  // pageable columns packed into pinned memory
                        static_cast<std::size_t>(r1 - r0) * staged.size() * sizeof(float));
     const auto row_bytes = static_cast<std::size_t>(r1 - r0) * sizeof(float);
-    copy_bytes_2d(dst + static_cast<std::size_t>(r0) * sizeof(float), s.plan.pitch,
-                  memory_kind::device, piece, stride * sizeof(float), memory_kind::pinned_host, row_bytes,
-                  staged.size(), s.copy, s.ctx.copies(), s.ctx.rules(),
-                  CBG_COPY_SITE("quantizer: staged pageable columns"));
+    copy_bytes_2d(dst + static_cast<std::size_t>(r0) * sizeof(float), s.plan.pitch, memory_kind::device, piece,
+                  stride * sizeof(float), memory_kind::pinned_host, row_bytes, staged.size(), s.copy, s.ctx.copies(),
+                  s.ctx.rules(), CBG_COPY_SITE("quantizer: staged pageable columns"));
     s.piece_done[b].record(s.copy);
     s.pending[b] = true;
   }

@@ -45,14 +45,13 @@ staging_plan plan_staging(const std::vector<column_view>& columns, std::int64_t 
 
 // The view of column `c` for the kernels: in place when it is not staged, else staged column
 // `slot` of the device buffer at `buffer`.
-column_view staged_view(const column_view& c, int slot, const unsigned char* buffer,
-                        std::size_t pitch) noexcept;
+column_view staged_view(const column_view& c, int slot, const unsigned char* buffer, std::size_t pitch) noexcept;
 
 // Packs rows [r0, r1) of columns[staged[q]] (q < count) as float32 into
 // out[q * out_stride + r - r0] (float32 values as they are, other dtypes through
 // to_feature_float), split among up to `threads` threads when the piece is large. Host memory only.
-void pack_rows(const column_view* columns, const std::int64_t* staged, std::size_t count,
-               std::int64_t r0, std::int64_t r1, float* out, std::size_t out_stride, unsigned threads);
+void pack_rows(const column_view* columns, const std::int64_t* staged, std::size_t count, std::int64_t r0,
+               std::int64_t r1, float* out, std::size_t out_stride, unsigned threads);
 
 class stager {
  public:
@@ -67,8 +66,8 @@ class stager {
   // into the device buffer `dst` (staged columns in order, plan.pitch apart), after the main
   // stream's work recorded in `dst_free` (nullptr: none); then makes the main stream wait for it.
   // Blocks only while a pinned buffer is still being copied from.
-  void stage(const column_view* columns, std::int64_t count, unsigned char* dst,
-             cudaEvent_t dst_free, cudaStream_t main);
+  void stage(const column_view* columns, std::int64_t count, unsigned char* dst, cudaEvent_t dst_free,
+             cudaStream_t main);
 
  private:
   struct impl;

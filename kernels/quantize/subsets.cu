@@ -49,9 +49,7 @@ __device__ float from_order_bits(std::uint32_t k) {
 
 struct device_wide_key {
   using type = std::uint64_t;
-  __device__ static type make(std::int64_t f, float v) {
-    return (static_cast<std::uint64_t>(f) << 32) | order_bits(v);
-  }
+  __device__ static type make(std::int64_t f, float v) { return (static_cast<std::uint64_t>(f) << 32) | order_bits(v); }
 };
 struct segmented_key {
   using type = float;
@@ -63,10 +61,10 @@ struct segmented_key {
 // the features (a row-major row's 32 values are adjacent) and writes it with lanes along the rows
 // (each feature's keys are adjacent). Grid: (row tiles, feature tiles).
 template <class Key>
-__global__ __launch_bounds__(gather_block) void gather_kernel(
-    const column_view* columns, std::int64_t features, const std::uint32_t* subset,
-    std::uint32_t m, const std::int32_t* border_count, typename Key::type* keys,
-    unsigned int* nan_counts) {
+__global__ __launch_bounds__(gather_block) void gather_kernel(const column_view* columns, std::int64_t features,
+                                                              const std::uint32_t* subset, std::uint32_t m,
+                                                              const std::int32_t* border_count,
+                                                              typename Key::type* keys, unsigned int* nan_counts) {
   constexpr int warps = gather_block / 32;
   __shared__ typename Key::type tile[32][gather_rows + 1];  // +1: no bank conflicts on the turn
   __shared__ unsigned int nans[warps][32];
@@ -103,8 +101,7 @@ __global__ __launch_bounds__(gather_block) void gather_kernel(
 }
 
 // values[i] = the value of sorted 64-bit key i (values may overlay the other key buffer).
-__global__ __launch_bounds__(unpack_block) void unpack_kernel(const std::uint64_t* keys,
-                                                              std::size_t n, float* values) {
+__global__ __launch_bounds__(unpack_block) void unpack_kernel(const std::uint64_t* keys, std::size_t n, float* values) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(unpack_block) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * unpack_block) {
     values[i] = from_order_bits(static_cast<std::uint32_t>(keys[i]));
@@ -117,9 +114,8 @@ __global__ __launch_bounds__(unpack_block) void unpack_kernel(const std::uint64_
 // alternative digit width is never used for 32-bit keys.
 struct segmented_tuning {
   template <int Bits>
-  using pass = cub::AgentRadixSortDownsweepPolicy<128, 32, float, cub::BLOCK_LOAD_TRANSPOSE,
-                                                  cub::LOAD_DEFAULT, cub::RADIX_RANK_MATCH,
-                                                  cub::BLOCK_SCAN_WARP_SCANS, Bits>;
+  using pass = cub::AgentRadixSortDownsweepPolicy<128, 32, float, cub::BLOCK_LOAD_TRANSPOSE, cub::LOAD_DEFAULT,
+                                                  cub::RADIX_RANK_MATCH, cub::BLOCK_SCAN_WARP_SCANS, Bits>;
   struct Policy900 : cub::ChainedPolicy<900, Policy900, Policy900> {
     using SegmentedPolicy = pass<8>;
     using AltSegmentedPolicy = pass<7>;
@@ -127,25 +123,21 @@ struct segmented_tuning {
   using MaxPolicy = Policy900;
 };
 
-cudaError_t segmented_sort(void* temp, std::size_t& temp_bytes, cub::DoubleBuffer<float>& keys,
-                           int n, int segments, const int* offsets, cudaStream_t stream) {
-  using dispatch = cub::DispatchSegmentedRadixSort<cub::SortOrder::Ascending, float, cub::NullType,
-                                                   const int*, const int*, int, segmented_tuning>;
+cudaError_t segmented_sort(void* temp, std::size_t& temp_bytes, cub::DoubleBuffer<float>& keys, int n, int segments,
+                           const int* offsets, cudaStream_t stream) {
+  using dispatch = cub::DispatchSegmentedRadixSort<cub::SortOrder::Ascending, float, cub::NullType, const int*,
+                                                   const int*, int, segmented_tuning>;
   cub::DoubleBuffer<cub::NullType> no_values;
   const int* ends = offsets != nullptr ? offsets + 1 : nullptr;  // null while sizing
-  return dispatch::Dispatch(temp, temp_bytes, keys, no_values, n, segments, offsets, ends, 0,
-                            32, /*is_overwrite_okay=*/true, stream);
+  return dispatch::Dispatch(temp, temp_bytes, keys, no_values, n, segments, offsets, ends, 0, 32,
+                            /*is_overwrite_okay=*/true, stream);
 }
 
-std::size_t count_of(const subset_plan& plan) noexcept {
-  return static_cast<std::size_t>(plan.features) * plan.m;
-}
+std::size_t count_of(const subset_plan& plan) noexcept { return static_cast<std::size_t>(plan.features) * plan.m; }
 
 }  // namespace
 
-std::size_t subset_plan::bytes() const noexcept {
-  return 2 * aligned(key_bytes) + aligned(temp_bytes);
-}
+std::size_t subset_plan::bytes() const noexcept { return 2 * aligned(key_bytes) + aligned(temp_bytes); }
 
 subset_plan plan_subsets(sort_method method, std::int64_t features, std::uint32_t m) {
   subset_plan plan;
@@ -157,20 +149,18 @@ subset_plan plan_subsets(sort_method method, std::int64_t features, std::uint32_
   if (method == sort_method::device_wide) {
     plan.key_bytes = n * sizeof(std::uint64_t);
     cub::DoubleBuffer<std::uint64_t> keys(nullptr, nullptr);
-    CBG_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, plan.temp_bytes, keys, n, 0,
-                                                32 + bits_for(features)));
+    CBG_CUDA_TRY(cub::DeviceRadixSort::SortKeys(nullptr, plan.temp_bytes, keys, n, 0, 32 + bits_for(features)));
   } else {
     plan.key_bytes = n * sizeof(float);
     cub::DoubleBuffer<float> keys(nullptr, nullptr);
-    CBG_CUDA_TRY(segmented_sort(nullptr, plan.temp_bytes, keys, static_cast<int>(n),
-                                static_cast<int>(features), nullptr, nullptr));
+    CBG_CUDA_TRY(segmented_sort(nullptr, plan.temp_bytes, keys, static_cast<int>(n), static_cast<int>(features),
+                                nullptr, nullptr));
   }
   return plan;
 }
 
-void gather_subsets(const subset_plan& plan, void* scratch, const column_view* columns,
-                    const std::uint32_t* subset, const std::int32_t* border_count,
-                    unsigned int* nan_counts, cudaStream_t stream) {
+void gather_subsets(const subset_plan& plan, void* scratch, const column_view* columns, const std::uint32_t* subset,
+                    const std::int32_t* border_count, unsigned int* nan_counts, cudaStream_t stream) {
   if (count_of(plan) == 0) return;
   const auto gx = static_cast<unsigned>((plan.m + gather_rows - 1) / gather_rows);
   const std::int64_t feature_tiles = (plan.features + 31) / 32;
@@ -178,18 +168,15 @@ void gather_subsets(const subset_plan& plan, void* scratch, const column_view* c
   const auto gy = static_cast<unsigned>(feature_tiles);
   if (plan.method == sort_method::device_wide) {
     gather_kernel<device_wide_key><<<dim3(gx, gy), gather_block, 0, stream>>>(
-        columns, plan.features, subset, plan.m, border_count,
-        static_cast<std::uint64_t*>(scratch), nan_counts);
+        columns, plan.features, subset, plan.m, border_count, static_cast<std::uint64_t*>(scratch), nan_counts);
   } else {
     gather_kernel<segmented_key><<<dim3(gx, gy), gather_block, 0, stream>>>(
-        columns, plan.features, subset, plan.m, border_count, static_cast<float*>(scratch),
-        nan_counts);
+        columns, plan.features, subset, plan.m, border_count, static_cast<float*>(scratch), nan_counts);
   }
   CBG_CHECK_CUDA(stream);
 }
 
-const float* sort_subsets(const subset_plan& plan, void* scratch, const int* offsets,
-                          cudaStream_t stream) {
+const float* sort_subsets(const subset_plan& plan, void* scratch, const int* offsets, cudaStream_t stream) {
   const std::size_t n = count_of(plan);
   auto* base = static_cast<unsigned char*>(scratch);
   unsigned char* other = base + aligned(plan.key_bytes);
@@ -199,8 +186,7 @@ const float* sort_subsets(const subset_plan& plan, void* scratch, const int* off
   if (plan.method == sort_method::device_wide) {
     cub::DoubleBuffer<std::uint64_t> keys(reinterpret_cast<std::uint64_t*>(base),
                                           reinterpret_cast<std::uint64_t*>(other));
-    CBG_CUDA_TRY(cub::DeviceRadixSort::SortKeys(temp, temp_bytes, keys, n, 0,
-                                                32 + bits_for(plan.features), stream));
+    CBG_CUDA_TRY(cub::DeviceRadixSort::SortKeys(temp, temp_bytes, keys, n, 0, 32 + bits_for(plan.features), stream));
     // The values go to the front of the buffer that does not hold the result.
     auto* values = reinterpret_cast<float*>(keys.Alternate());
     const auto blocks = static_cast<unsigned>(std::min<std::size_t>((n + unpack_block - 1) / unpack_block, 8192));
@@ -209,8 +195,8 @@ const float* sort_subsets(const subset_plan& plan, void* scratch, const int* off
     return values;
   }
   cub::DoubleBuffer<float> keys(reinterpret_cast<float*>(base), reinterpret_cast<float*>(other));
-  CBG_CUDA_TRY(segmented_sort(temp, temp_bytes, keys, static_cast<int>(n),
-                              static_cast<int>(plan.features), offsets, stream));
+  CBG_CUDA_TRY(
+      segmented_sort(temp, temp_bytes, keys, static_cast<int>(n), static_cast<int>(plan.features), offsets, stream));
   return keys.Current();
 }
 

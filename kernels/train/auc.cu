@@ -75,16 +75,17 @@ void auc_counts(const double* approx, const float* target, std::int64_t n, std::
   auto groups = scratch<std::int64_t>(2, stream, mr);
   auto neg = scratch<std::uint64_t>(un, stream, mr);
   auto term = scratch<std::uint64_t>(un, stream, mr);
-  CBG_CUDA_TRY(cub::DeviceRunLengthEncode::Encode(nullptr, rle_bytes, keys_sorted.data(), unique.data(),
-                                                  counts.data(), groups.data(), items, stream));
+  CBG_CUDA_TRY(cub::DeviceRunLengthEncode::Encode(nullptr, rle_bytes, keys_sorted.data(), unique.data(), counts.data(),
+                                                  groups.data(), items, stream));
   CBG_CUDA_TRY(cub::DeviceReduce::ReduceByKey(nullptr, reduce_bytes, keys_sorted.data(), unique.data(),
-                                              pos_sorted.data(), group_pos.data(), groups.data() + 1, cuda::std::plus<std::uint32_t>{}, n,
-                                              stream));
+                                              pos_sorted.data(), group_pos.data(), groups.data() + 1,
+                                              cuda::std::plus<std::uint32_t>{}, n, stream));
   CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, neg.data(), neg.data(), n, stream));
   std::size_t count_bytes = 0;
   CBG_CUDA_TRY(cub::DeviceReduce::Sum(nullptr, sum_bytes, term.data(), result, n, stream));
   CBG_CUDA_TRY(cub::DeviceReduce::Sum(nullptr, count_bytes, pos.data(), result + 1, n, stream));
-  auto temp = scratch<unsigned char>(std::max({bytes, rle_bytes, reduce_bytes, scan_bytes, sum_bytes, count_bytes}), stream, mr);
+  auto temp = scratch<unsigned char>(std::max({bytes, rle_bytes, reduce_bytes, scan_bytes, sum_bytes, count_bytes}),
+                                     stream, mr);
   CBG_CUDA_TRY(cudaMemsetAsync(counts.data(), 0, un * sizeof(std::uint32_t), stream));
   CBG_CUDA_TRY(cudaMemsetAsync(group_pos.data(), 0, un * sizeof(std::uint32_t), stream));
   CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys.data(), keys_sorted.data(), pos.data(),
@@ -92,8 +93,8 @@ void auc_counts(const double* approx, const float* target, std::int64_t n, std::
   CBG_CUDA_TRY(cub::DeviceRunLengthEncode::Encode(temp.data(), rle_bytes, keys_sorted.data(), unique.data(),
                                                   counts.data(), groups.data(), items, stream));
   CBG_CUDA_TRY(cub::DeviceReduce::ReduceByKey(temp.data(), reduce_bytes, keys_sorted.data(), unique.data(),
-                                              pos_sorted.data(), group_pos.data(), groups.data() + 1, cuda::std::plus<std::uint32_t>{}, n,
-                                              stream));
+                                              pos_sorted.data(), group_pos.data(), groups.data() + 1,
+                                              cuda::std::plus<std::uint32_t>{}, n, stream));
   negatives_kernel<<<grid_of(n), 256, 0, stream>>>(group_pos.data(), counts.data(), n, neg.data());
   CBG_CHECK_CUDA(stream);
   CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), scan_bytes, neg.data(), neg.data(), n, stream));

@@ -53,7 +53,7 @@ struct start_args {
 struct rows_view {
   const double* approx = nullptr;  // [dims][n]
   const float* target = nullptr;
-  const float* weight = nullptr;   // null: 1
+  const float* weight = nullptr;  // null: 1
   std::int64_t n = 0;
 };
 
@@ -64,8 +64,8 @@ struct weak_args {
   float* der = nullptr;     // [dims][n], bootstrapped
   float* weight = nullptr;  // [n], bootstrapped
   unsigned* max_key = nullptr;
-  double* partial = nullptr;  // [tiles][2]
-  double2* saved = nullptr;   // one dimension: (der, hess) of each row at the approx, or null
+  double* partial = nullptr;   // [tiles][2]
+  double2* saved = nullptr;    // one dimension: (der, hess) of each row at the approx, or null
   std::int64_t first_row = 0;  // of this shard (draws are keyed by the global row)
 };
 
@@ -78,10 +78,10 @@ struct point_args {
   int hess_channels = 0;
   bool want_value = false;
   bool want_max = false;
-  const fixed_scale* scales = nullptr;      // [channels], or null: no sums
-  unsigned long long* sums = nullptr;       // [leaves][channels]
+  const fixed_scale* scales = nullptr;  // [channels], or null: no sums
+  unsigned long long* sums = nullptr;   // [leaves][channels]
   unsigned* max_key = nullptr;
-  double* partial = nullptr;                // [tiles]
+  double* partial = nullptr;  // [tiles]
   // Leaf estimation on the device: when set, the pass is the one the search's mode asks for (and
   // none once it is done); point, scales and the wants above are taken from here.
   const leaf_search_status* search = nullptr;
@@ -90,7 +90,7 @@ struct point_args {
   const fixed_scale* candidate_scales = nullptr;  // bounded losses: the static scales; else null
   const fixed_scale* sums_scales = nullptr;       // mode sums: the scales from the maxima
   bool candidate_value = false;                   // backtracking: the candidate's function value
-  const double2* saved = nullptr;  // one dimension, no point: der and hess at the approx (weak pass)
+  const double2* saved = nullptr;                 // one dimension, no point: der and hess at the approx (weak pass)
 };
 
 struct eval_tree {
@@ -182,8 +182,7 @@ void gather_borders(const float* borders, const border_gather& g, float* out, cu
 
 // ---- metrics, AUC and the weighted quantile (metrics.cu, auc.cu, quantile.cu) ---------------------------
 // Tile partials of the metric's terms into partial [tiles][metric_terms].
-void metric_sums(const rows_view& v, const loss_spec& loss, const metric_spec& m, double* partial,
-                 cudaStream_t stream);
+void metric_sums(const rows_view& v, const loss_spec& loss, const metric_spec& m, double* partial, cudaStream_t stream);
 // result [2]: sum over positives of (2 * negatives below + negatives tied), then the positives.
 void auc_counts(const double* approx, const float* target, std::int64_t n, std::uint64_t* result, cudaStream_t stream,
                 const std::shared_ptr<device_memory_resource>& mr);
@@ -191,8 +190,8 @@ void auc_counts(const double* approx, const float* target, std::int64_t n, std::
 void sort_by_target(const float* targets, float* keys_out, const float* w_in, float* w_out, std::int64_t n,
                     cudaStream_t stream, const std::shared_ptr<device_memory_resource>& mr);
 // The inclusive sum of the weights in fixed point at scale s into cum.
-void cumulative_fixed_weights(const float* w, std::int64_t n, const fixed_scale& s, long long* cum,
-                              cudaStream_t stream, const std::shared_ptr<device_memory_resource>& mr);
+void cumulative_fixed_weights(const float* w, std::int64_t n, const fixed_scale& s, long long* cum, cudaStream_t stream,
+                              const std::shared_ptr<device_memory_resource>& mr);
 // first: n - 1 before the call; the first row whose cumulative weight reaches goal.
 void first_reaching(const long long* cum, std::int64_t n, const fixed_scale& s, double goal, unsigned long long* first,
                     cudaStream_t stream);

@@ -31,9 +31,9 @@ static_assert(static_cast<std::int64_t>(mvs_threads) * mvs_items == mvs_block_ro
 
 // One block of 8192 rows: sorted candidates (blocked ranks), exact prefix sums, the threshold, then
 // every row's multiplier in place.
-__global__ void __launch_bounds__(mvs_threads) mvs_kernel(float* der, float* weight, std::int64_t n, int dims,
-                                                          float lambda, double subsample, std::uint64_t key,
-                                                          std::int64_t first_row) {
+__global__ void __launch_bounds__(mvs_threads)
+    mvs_kernel(float* der, float* weight, std::int64_t n, int dims, float lambda, double subsample, std::uint64_t key,
+               std::int64_t first_row) {
   using sort_t = cub::BlockRadixSort<float, mvs_threads, mvs_items>;
   using scan_t = cub::BlockScan<long long, mvs_threads>;
   __shared__ union {

@@ -61,7 +61,8 @@ __global__ void exact_first_kernel(const std::uint32_t* leaf, const long long* c
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const std::uint32_t l = leaf[i];
-    if (from_fixed64(cum[i], s) >= alpha * from_fixed64(total[l], s)) atomicMin(&first[l], static_cast<unsigned long long>(i));
+    if (from_fixed64(cum[i], s) >= alpha * from_fixed64(total[l], s))
+      atomicMin(&first[l], static_cast<unsigned long long>(i));
   }
 }
 
@@ -69,7 +70,8 @@ __global__ void exact_first_kernel(const std::uint32_t* leaf, const long long* c
 __global__ void exact_values_kernel(const ulonglong2* residual_weight, const long long* total,
                                     const unsigned long long* first, const unsigned long long* last, int leaves,
                                     fixed_scale s, double* out) {
-  for (int l = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); l < leaves; l += static_cast<int>(gridDim.x * blockDim.x)) {
+  for (int l = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); l < leaves;
+       l += static_cast<int>(gridDim.x * blockDim.x)) {
     double value = 0.0;
     if (last[l] != ~0ull) value = key_value(residual_weight[first[l] != ~0ull ? first[l] : last[l]].x);
     out[l] = value;
@@ -85,8 +87,8 @@ device_buffer<T> scratch(std::size_t count, cudaStream_t stream, const std::shar
 
 }  // namespace
 
-void exact_leaves(const double* approx, const float* target, const float* w, const std::uint32_t* leaf_in, std::int64_t n,
-                  int leaves, double alpha, const fixed_scale& ws, double* out, cudaStream_t stream,
+void exact_leaves(const double* approx, const float* target, const float* w, const std::uint32_t* leaf_in,
+                  std::int64_t n, int leaves, double alpha, const fixed_scale& ws, double* out, cudaStream_t stream,
                   const std::shared_ptr<device_memory_resource>& mr) {
   const auto un = static_cast<std::size_t>(n);
   auto key = scratch<unsigned long long>(un, stream, mr), key_sorted = scratch<unsigned long long>(un, stream, mr);
@@ -106,8 +108,8 @@ void exact_leaves(const double* approx, const float* target, const float* w, con
                                                value_sorted.data(), n, 0, 64, stream));
   CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort2_bytes, leaf.data(), leaf_sorted.data(), rw.data(),
                                                rw_sorted.data(), n, 0, leaf_bits, stream));
-  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSumByKey(nullptr, scan_bytes, leaf_sorted.data(), fixed.data(), cum.data(),
-                                                  n, cuda::std::equal_to<std::uint32_t>{}, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSumByKey(nullptr, scan_bytes, leaf_sorted.data(), fixed.data(), cum.data(), n,
+                                                  cuda::std::equal_to<std::uint32_t>{}, stream));
   auto temp = scratch<unsigned char>(std::max({sort_bytes, sort2_bytes, scan_bytes}), stream, mr);
   CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), sort_bytes, key.data(), key_sorted.data(), value.data(),
                                                value_sorted.data(), n, 0, 64, stream));
@@ -118,8 +120,8 @@ void exact_leaves(const double* approx, const float* target, const float* w, con
                                                rw_sorted.data(), n, 0, leaf_bits, stream));
   exact_fixed_kernel<<<grid_of(n), 256, 0, stream>>>(rw_sorted.data(), n, ws, fixed.data());
   CBG_CHECK_CUDA(stream);
-  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSumByKey(temp.data(), scan_bytes, leaf_sorted.data(), fixed.data(),
-                                                  cum.data(), n, cuda::std::equal_to<std::uint32_t>{}, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSumByKey(temp.data(), scan_bytes, leaf_sorted.data(), fixed.data(), cum.data(),
+                                                  n, cuda::std::equal_to<std::uint32_t>{}, stream));
   CBG_CUDA_TRY(cudaMemsetAsync(total.data(), 0, ul * sizeof(long long), stream));
   CBG_CUDA_TRY(cudaMemsetAsync(first.data(), 0xff, ul * sizeof(unsigned long long), stream));
   CBG_CUDA_TRY(cudaMemsetAsync(last.data(), 0xff, ul * sizeof(unsigned long long), stream));

@@ -198,7 +198,8 @@ __global__ void __launch_bounds__(histogram_threads) histogram_simple(const hist
       rest /= a.v.bin_stride;
       const int jj = static_cast<int>(rest % fpb);
       const auto ls = static_cast<std::uint32_t>(rest / fpb);
-      atomicAdd(reinterpret_cast<unsigned long long*>(a.v.hist + global_cell(a, a.slot_base + s0 + ls, c, offset_of[jj] + bin)),
+      atomicAdd(reinterpret_cast<unsigned long long*>(a.v.hist +
+                                                      global_cell(a, a.slot_base + s0 + ls, c, offset_of[jj] + bin)),
                 static_cast<unsigned long long>(sum));
     }
   }
@@ -210,12 +211,11 @@ constexpr std::size_t stage_bytes = static_cast<std::size_t>(histogram_threads /
 constexpr int max_groups_per_block = 4;
 
 __device__ __forceinline__ std::size_t fast_counter_words(const histogram_plan& p, int bin_stride) {
-  return (static_cast<std::size_t>(p.slots_per_pass) * p.groups_per_block * 8 * bin_stride + 3) / 4 * 4;  // 16-byte aligned
+  return (static_cast<std::size_t>(p.slots_per_pass) * p.groups_per_block * 8 * bin_stride + 3) / 4 *
+         4;  // 16-byte aligned
 }
 
-__device__ __forceinline__ void prefetch_l2(const void* p) {
-  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
-}
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
 // G: packed word groups (4 features each) a block adds per row it reads, so that the row's der,
 // weight and leaf are read once for 4G features (G = 1: one group per block).
@@ -293,8 +293,8 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
           if (!((x > 0 && now < old[i]) || (x < 0 && now > old[i])) || bins_of[4 * g + jj] == 0) continue;
           const std::uint32_t bin = (word >> (8 * jj)) & 0xffu;
           const long long adjust = x > 0 ? (1ll << 32) : -(1ll << 32);
-          atomicAdd(reinterpret_cast<unsigned long long*>(a.v.hist + global_cell(a, a.slot_base + s0 + ls, i & 1,
-                                                                                  offset_of[4 * g + jj] + bin)),
+          atomicAdd(reinterpret_cast<unsigned long long*>(
+                        a.v.hist + global_cell(a, a.slot_base + s0 + ls, i & 1, offset_of[4 * g + jj] + bin)),
                     static_cast<unsigned long long>(adjust));
         }
       }
@@ -399,11 +399,11 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
         }
         const unsigned ballot = __ballot_sync(0xffffffffu, valid);
         if (valid) {
-          const std::uint32_t first = G == 1 ? word[k][0]
-                                             : static_cast<std::uint32_t>(base + lane + static_cast<std::int64_t>(k) * blockDim.x - r_begin);
-          stage[n + __popc(ballot & below)] =
-              make_uint4(first, static_cast<unsigned>(to_fixed(dv[k], scales[0])),
-                         static_cast<unsigned>(to_fixed(wv[k], scales[1])), ls);
+          const std::uint32_t first =
+              G == 1 ? word[k][0]
+                     : static_cast<std::uint32_t>(base + lane + static_cast<std::int64_t>(k) * blockDim.x - r_begin);
+          stage[n + __popc(ballot & below)] = make_uint4(first, static_cast<unsigned>(to_fixed(dv[k], scales[0])),
+                                                         static_cast<unsigned>(to_fixed(wv[k], scales[1])), ls);
         }
         n += __popc(ballot);
       }
@@ -435,7 +435,8 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
       const int g = static_cast<int>((rest >> 3) % G);
       const auto ls = static_cast<std::uint32_t>((rest >> 3) / G);
       if (bin >= bins_of[4 * g + jj]) continue;
-      atomicAdd(reinterpret_cast<unsigned long long*>(a.v.hist + global_cell(a, a.slot_base + s0 + ls, c, offset_of[4 * g + jj] + bin)),
+      atomicAdd(reinterpret_cast<unsigned long long*>(
+                    a.v.hist + global_cell(a, a.slot_base + s0 + ls, c, offset_of[4 * g + jj] + bin)),
                 static_cast<unsigned long long>(sum));
     }
   }
@@ -444,9 +445,12 @@ __global__ void __launch_bounds__(histogram_threads, 2) histogram_fast(const his
 using hist_kernel = void (*)(hist_args);
 hist_kernel fast_kernel_of(int groups_per_block) {
   switch (groups_per_block) {
-    case 2: return histogram_fast<2>;
-    case 4: return histogram_fast<4>;
-    default: return histogram_fast<1>;
+    case 2:
+      return histogram_fast<2>;
+    case 4:
+      return histogram_fast<4>;
+    default:
+      return histogram_fast<1>;
   }
 }
 
@@ -504,12 +508,13 @@ histogram_plan plan_histogram(const search_view& v, int level, int device, int b
 
   const int sms = sm_count(device);
   int resident = 0;
-  const auto kernel = p.fast ? fast_kernel_of(p.groups_per_block) : v.channels == 2 ? histogram_simple<2> : histogram_simple<0>;
+  const auto kernel = p.fast            ? fast_kernel_of(p.groups_per_block)
+                      : v.channels == 2 ? histogram_simple<2>
+                                        : histogram_simple<0>;
   // The same limit for every plan (the largest any takes), so plans of other workspaces never clash.
   const std::size_t limit = static_cast<std::size_t>(max_shared(device)) - max_channels * sizeof(double) - 1024;
   CBG_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(limit)));
-  CBG_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, histogram_threads,
-                                                             p.shared_bytes));
+  CBG_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, histogram_threads, p.shared_bytes));
   resident = std::max(1, std::min(resident, blocks_per_sm));
   const std::int64_t want = static_cast<std::int64_t>(resident) * sms;
   // Row chunks so that the blocks running together share rows: about one unit per block.

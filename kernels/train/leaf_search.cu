@@ -55,9 +55,9 @@ __device__ inline bool begin_direction_block(const leaf_search_config& c, const 
 }
 
 // After the pass at the approx: point 0, leaf weights, the first direction, gdir, the candidate.
-__global__ void __launch_bounds__(lanes) leaf_start_kernel(leaf_search_config c, leaf_search_view v,
-                                                           unsigned long long* sums, const fixed_scale* scales,
-                                                           double value, unsigned* max_key) {
+__global__ void __launch_bounds__(lanes)
+    leaf_start_kernel(leaf_search_config c, leaf_search_view v, unsigned long long* sums, const fixed_scale* scales,
+                      double value, unsigned* max_key) {
   __shared__ int go;
   const int t = static_cast<int>(threadIdx.x);
   const auto* s = reinterpret_cast<const std::int64_t*>(sums);
@@ -117,9 +117,9 @@ __device__ inline void leaf_decide_block(const leaf_search_config& c, const leaf
   clear_for_next_pass(c, v, next_sums, next_keys);
 }
 
-__global__ void __launch_bounds__(lanes) leaf_decide_kernel(leaf_search_config c, leaf_search_view v,
-                                                            unsigned long long* sums, const double* value,
-                                                            const fixed_scale* bound_scales, unsigned* max_key) {
+__global__ void __launch_bounds__(lanes)
+    leaf_decide_kernel(leaf_search_config c, leaf_search_view v, unsigned long long* sums, const double* value,
+                       const fixed_scale* bound_scales, unsigned* max_key) {
   leaf_decide_block(c, v, sums, value, bound_scales, max_key, sums, max_key);
 }
 
@@ -128,12 +128,10 @@ __global__ void __launch_bounds__(lanes) leaf_decide_kernel(leaf_search_config c
 // all-gather's receive block, the value's ordered sum in the order of reduce_tiles_kernel<1> (the
 // single-GPU bits), then the decision of leaf_decide_kernel; the next pass adds into the send block
 // (next_sums / next_keys), which the decision zeroes. Nothing runs once the search is done.
-__global__ void __launch_bounds__(lanes) pass_fold_decide_kernel(pass_fold f, const unsigned char* recv,
-                                                                 bool want_value, leaf_search_config c,
-                                                                 leaf_search_view v, unsigned long long* sums,
-                                                                 unsigned* keys, double* value,
-                                                                 const fixed_scale* bound_scales,
-                                                                 unsigned long long* next_sums, unsigned* next_keys) {
+__global__ void __launch_bounds__(lanes)
+    pass_fold_decide_kernel(pass_fold f, const unsigned char* recv, bool want_value, leaf_search_config c,
+                            leaf_search_view v, unsigned long long* sums, unsigned* keys, double* value,
+                            const fixed_scale* bound_scales, unsigned long long* next_sums, unsigned* next_keys) {
   __shared__ double shared[lanes];
   __shared__ int mode;
   const int t = static_cast<int>(threadIdx.x);
@@ -147,7 +145,8 @@ __global__ void __launch_bounds__(lanes) pass_fold_decide_kernel(pass_fold f, co
   }
   for (int j = t; j < f.p.channels; j += lanes) {
     unsigned m = 0;
-    for (int r = 0; r < f.ranks; ++r) m = max(m, reinterpret_cast<const unsigned*>(recv + r * f.p.block + f.p.keys_at)[j]);
+    for (int r = 0; r < f.ranks; ++r)
+      m = max(m, reinterpret_cast<const unsigned*>(recv + r * f.p.block + f.p.keys_at)[j]);
     keys[j] = m;
   }
   if (want_value) {
@@ -182,8 +181,8 @@ void fold_and_decide(const pass_fold& f, const unsigned char* recv, bool want_va
                      const leaf_search_view& v, unsigned long long* sums, unsigned* keys, double* value,
                      const fixed_scale* bound_scales, unsigned long long* next_sums, unsigned* next_keys,
                      cudaStream_t stream) {
-  pass_fold_decide_kernel<<<1, lanes, 0, stream>>>(f, recv, want_value, c, v, sums, keys, value, bound_scales, next_sums,
-                                                   next_keys);
+  pass_fold_decide_kernel<<<1, lanes, 0, stream>>>(f, recv, want_value, c, v, sums, keys, value, bound_scales,
+                                                   next_sums, next_keys);
   CBG_CHECK_CUDA(stream);
 }
 

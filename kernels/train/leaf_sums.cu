@@ -156,9 +156,12 @@ __global__ void __launch_bounds__(lanes) point_kernel(point_args a) {
 
 void leaf_pass(const point_args& a, cudaStream_t stream) {
   const int tiles = tiles_of(a.v.n);
-  if (a.loss.dims == 1 && a.loss.kind == loss_kind::logloss) point_kernel<1, logloss_kind><<<tiles, lanes, 0, stream>>>(a);
-  else if (a.loss.dims == 1) point_kernel<1><<<tiles, lanes, 0, stream>>>(a);
-  else point_kernel<0><<<tiles, lanes, 0, stream>>>(a);
+  if (a.loss.dims == 1 && a.loss.kind == loss_kind::logloss)
+    point_kernel<1, logloss_kind><<<tiles, lanes, 0, stream>>>(a);
+  else if (a.loss.dims == 1)
+    point_kernel<1><<<tiles, lanes, 0, stream>>>(a);
+  else
+    point_kernel<0><<<tiles, lanes, 0, stream>>>(a);
   CBG_CHECK_CUDA(stream);
 }
 

@@ -34,7 +34,7 @@ int grid_for(std::int64_t n) {
   return static_cast<int>(std::clamp<std::int64_t>((n + threads - 1) / threads, 1, 8192));
 }
 
-#define CBG_FOR_ROWS(r, n)                                                                        \
+#define CBG_FOR_ROWS(r, n)                                                                         \
   for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < (n); \
        r += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
 
@@ -62,14 +62,15 @@ __global__ void confusion_kernel(metric_rows v, loss_spec l, metric_spec m, int 
 
 // Per row: the score, its index, and its fixed-point weight as a positive or a negative.
 __global__ void rank_rows_kernel(metric_rows v, loss_spec l, metric_spec m, int pair_i, int pair_j,
-                                 const unsigned long long* max_key, double* score, std::uint32_t* index,
-                                 long long* pos, long long* neg) {
+                                 const unsigned long long* max_key, double* score, std::uint32_t* index, long long* pos,
+                                 long long* neg) {
   const fixed_scale s = scale_of(m, max_key, v.n);
   CBG_FOR_ROWS(r, v.n) {
     double a[max_dims];
     gather_approx(v.approx, v.n, l.dims, r, a);
     const int c = target_class(l, v.target[r]);
-    const std::int64_t w = ranked_member(c, pair_i, pair_j) ? to_fixed64(table_weight(m, row_weight(v.weight, r)), s) : 0;
+    const std::int64_t w =
+        ranked_member(c, pair_i, pair_j) ? to_fixed64(table_weight(m, row_weight(v.weight, r)), s) : 0;
     const bool positive = ranked_positive(c, pair_i, pair_j);
     score[r] = ranked_score(a, pair_i, pair_j);
     index[r] = static_cast<std::uint32_t>(r);
@@ -193,7 +194,8 @@ class launcher {
     CBG_CUDA_TRY(cub::DeviceReduce::ReduceByKey(nullptr, reduce_bytes, score_sorted.data(), unique.data(),
                                                 pos_sorted.data(), group_pos.data(), groups.data(),
                                                 cuda::std::plus<long long>{}, items, stream()));
-    CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, group_pos.data(), pos_below.data(), items, stream()));
+    CBG_CUDA_TRY(
+        cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, group_pos.data(), pos_below.data(), items, stream()));
     auto temp = buffer<unsigned char>(std::max({sort_bytes, reduce_bytes, scan_bytes}));
     CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), sort_bytes, score.data(), score_sorted.data(),
                                                  index.data(), index_sorted.data(), items, 0, 64, stream()));
@@ -210,10 +212,10 @@ class launcher {
     d2h(&group_count, groups.data(), 1, "ranked metric groups");
     if (group_count == 0) return ranked_final(m.kind, 0.0, 0, 0);  // no rows
     const int group_items = static_cast<int>(group_count);
-    CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), scan_bytes, group_pos.data(), pos_below.data(),
-                                               group_items, stream()));
-    CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), scan_bytes, group_neg.data(), neg_below.data(),
-                                               group_items, stream()));
+    CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), scan_bytes, group_pos.data(), pos_below.data(), group_items,
+                                               stream()));
+    CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), scan_bytes, group_neg.data(), neg_below.data(), group_items,
+                                               stream()));
     auto term = buffer<double>(static_cast<std::size_t>(group_count));
     auto result = buffer<long long>(3);  // [P, N, the sum's bits]
     rank_terms_kernel<<<grid_for(group_count), threads, 0, stream()>>>(m.kind, group_pos.data(), group_neg.data(),

@@ -20,7 +20,7 @@ namespace cbg::train {
 struct metric_rows {
   const double* approx = nullptr;  // [dims][n]
   const float* target = nullptr;
-  const float* weight = nullptr;   // null: 1
+  const float* weight = nullptr;  // null: 1
   std::int64_t n = 0;
 };
 

@@ -25,10 +25,18 @@ __global__ void __launch_bounds__(lanes) reduce_tiles_kernel(const double* in, s
 void reduce_tiles(int C, const double* in, std::int64_t count, double* out, cudaStream_t stream) {
   const int t = tiles_of(count);
   switch (C) {
-    case 1: reduce_tiles_kernel<1><<<t, lanes, 0, stream>>>(in, count, out); break;
-    case 2: reduce_tiles_kernel<2><<<t, lanes, 0, stream>>>(in, count, out); break;
-    case 3: reduce_tiles_kernel<3><<<t, lanes, 0, stream>>>(in, count, out); break;
-    default: reduce_tiles_kernel<metric_terms><<<t, lanes, 0, stream>>>(in, count, out); break;
+    case 1:
+      reduce_tiles_kernel<1><<<t, lanes, 0, stream>>>(in, count, out);
+      break;
+    case 2:
+      reduce_tiles_kernel<2><<<t, lanes, 0, stream>>>(in, count, out);
+      break;
+    case 3:
+      reduce_tiles_kernel<3><<<t, lanes, 0, stream>>>(in, count, out);
+      break;
+    default:
+      reduce_tiles_kernel<metric_terms><<<t, lanes, 0, stream>>>(in, count, out);
+      break;
   }
   CBG_CHECK_CUDA(stream);
 }

@@ -10,8 +10,8 @@ namespace cbg::train::launch {
 
 namespace {
 
-__global__ void pass_pack_kernel(pass_pack p, const unsigned long long* sums, const unsigned* keys,
-                                 const double* tiles, unsigned char* send) {
+__global__ void pass_pack_kernel(pass_pack p, const unsigned long long* sums, const unsigned* keys, const double* tiles,
+                                 unsigned char* send) {
   const std::int64_t total = static_cast<std::int64_t>(p.slots) + p.channels + p.tiles;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -46,7 +46,8 @@ __global__ void pass_fold_kernel(pass_fold f, const unsigned char* recv, unsigne
     j -= static_cast<std::int64_t>(f.p.slots);
     if (j < f.p.channels) {
       unsigned m = 0;
-      for (int r = 0; r < f.ranks; ++r) m = max(m, reinterpret_cast<const unsigned*>(recv + r * f.p.block + f.p.keys_at)[j]);
+      for (int r = 0; r < f.ranks; ++r)
+        m = max(m, reinterpret_cast<const unsigned*>(recv + r * f.p.block + f.p.keys_at)[j]);
       keys[j] = m;
       continue;
     }

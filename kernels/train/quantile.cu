@@ -48,8 +48,8 @@ void sort_by_target(const float* targets, float* keys_out, const float* w_in, fl
   CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, targets, keys_out, w_in, w_out, n, 0, 32, stream));
 }
 
-void cumulative_fixed_weights(const float* w, std::int64_t n, const fixed_scale& s, long long* cum,
-                              cudaStream_t stream, const std::shared_ptr<device_memory_resource>& mr) {
+void cumulative_fixed_weights(const float* w, std::int64_t n, const fixed_scale& s, long long* cum, cudaStream_t stream,
+                              const std::shared_ptr<device_memory_resource>& mr) {
   fixed_weights_kernel<<<grid_of(n), 256, 0, stream>>>(w, n, s, cum);
   CBG_CHECK_CUDA(stream);
   std::size_t scan_bytes = 0;

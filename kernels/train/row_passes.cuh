@@ -9,7 +9,6 @@
 
 namespace cbg::train::launch {
 
-
 // ---- ordered sums -------------------------------------------------------------------------------
 // Folds the C per-lane sums of a block pairwise (lane i += lane i + s, s = 128 .. 1) and writes
 // lane 0's to out[C]. `shared` holds C * lanes doubles.
@@ -30,7 +29,7 @@ __device__ void fold_block(const double (&acc)[C], double* shared, double* out) 
 }
 
 // Rows of tile blockIdx.x as lane threadIdx.x visits them: r = tile * 4096 + j * 256 + lane.
-#define CBG_FOR_TILE_ROWS(r, n)                                                               \
+#define CBG_FOR_TILE_ROWS(r, n)                                                                 \
   for (std::int64_t j_ = 0, r = static_cast<std::int64_t>(blockIdx.x) * sum_tile + threadIdx.x; \
        j_ < sum_rows_per_lane && r < (n); ++j_, r += lanes)
 

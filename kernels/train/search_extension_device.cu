@@ -29,8 +29,8 @@ __global__ void ext_histogram_kernel(search_view v, ext_columns e, int level, lo
       const float x = c < v.dims ? v.der[static_cast<std::int64_t>(c) * v.rows + r] : v.weight[r];
       const int fx = to_fixed(x, pow2(fixed_exponent(__uint_as_float(v.max_bits[c]))));
       if (fx != 0) {
-        atomicAdd(reinterpret_cast<unsigned long long*>(hist + (static_cast<std::int64_t>(leaf) * v.channels + c) *
-                                                                   e.total_bins + col),
+        atomicAdd(reinterpret_cast<unsigned long long*>(
+                      hist + (static_cast<std::int64_t>(leaf) * v.channels + c) * e.total_bins + col),
                   static_cast<unsigned long long>(static_cast<long long>(fx)));
       }
     }
@@ -127,7 +127,8 @@ __device__ inline void write_record(const search_view& v, const float* borders, 
     const split sp = r.state.splits[i];
     const bool pool_split = i < r.state.count && sp.feature >= 0 && sp.feature < v.features && sp.bin >= 0 &&
                             sp.bin < quantize::border_stride;
-    r.borders[i] = pool_split ? borders[static_cast<std::int64_t>(sp.feature) * quantize::border_stride + sp.bin] : 0.0f;
+    r.borders[i] =
+        pool_split ? borders[static_cast<std::int64_t>(sp.feature) * quantize::border_stride + sp.bin] : 0.0f;
   }
   *out = r;
 }
@@ -142,8 +143,8 @@ constexpr int choose_threads = 256;
 // The best of the pool's features (v.best) and the columns (feature v.features + k), as the host
 // scans them: a total order, so a reduction gives the same answer. No choice when the derivatives
 // hold a NaN or infinity (state.status: the search fails after the tree).
-__global__ void __launch_bounds__(choose_threads) ext_choose_kernel(search_view v, ext_columns e, const double* scores,
-                                                                     const float* borders, ext_record* out) {
+__global__ void __launch_bounds__(choose_threads)
+    ext_choose_kernel(search_view v, ext_columns e, const double* scores, const float* borders, ext_record* out) {
   block_best mine = thread_best_feature<choose_threads>(v, 0, v.features);
   const std::int64_t cells = static_cast<std::int64_t>(e.count) * e.max_borders;
   for (std::int64_t i = threadIdx.x; i < cells; i += choose_threads) {
@@ -158,19 +159,22 @@ __global__ void __launch_bounds__(choose_threads) ext_choose_kernel(search_view 
   }
 }
 
-__global__ void ext_take_kernel(search_state* s, int level, split sp, int stop) { take_split(*s, level, sp, stop != 0); }
+__global__ void ext_take_kernel(search_state* s, int level, split sp, int stop) {
+  take_split(*s, level, sp, stop != 0);
+}
 
 // The next level computes the lighter child of each leaf (as choose_kernel).
-__global__ void ext_compute_bit_kernel(search_view v, ext_columns e, const long long* hist, int level, int k,
-                                       int bin) {
+__global__ void ext_compute_bit_kernel(search_view v, ext_columns e, const long long* hist, int level, int k, int bin) {
   const std::uint32_t p = blockIdx.x * static_cast<std::uint32_t>(blockDim.x) + threadIdx.x;
   if (p >= (1u << level)) return;
   const long long* w = hist + (static_cast<std::int64_t>(p) * v.channels + v.dims) * e.total_bins + e.offset[k];
   long long left = 0;
   long long right = 0;
   for (int b = 0; b < e.nb[k]; ++b) {
-    if (b <= bin) left += w[b];
-    else right += w[b];
+    if (b <= bin)
+      left += w[b];
+    else
+      right += w[b];
   }
   v.compute_bit[p] = right < left ? 1 : 0;
 }
@@ -202,8 +206,8 @@ void ext_histograms(const search_view& v, const ext_columns& e, int level, bool 
   const std::size_t leaves = std::size_t{1} << level;
   const dim3 grid(grid_for(v.rows, 256, std::max(1, 2048 / K)), static_cast<unsigned>(K));
   const int stride = e.max_borders + 1;
-  const std::size_t shared = leaves * static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(stride) *
-                             sizeof(long long);
+  const std::size_t shared =
+      leaves * static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(stride) * sizeof(long long);
   if (!global_only && shared <= 48 * 1024) {
     ext_histogram_shared_kernel<<<grid, 256, shared, stream>>>(v, e, level, stride, hist);
   } else {
@@ -219,8 +223,8 @@ void ext_scores(const search_view& v, const ext_columns& e, const long long* his
   CBG_CHECK_CUDA(stream);
 }
 
-void ext_choose(const search_view& v, const ext_columns& e, const double* scores, const float* borders,
-                ext_record* out, cudaStream_t stream) {
+void ext_choose(const search_view& v, const ext_columns& e, const double* scores, const float* borders, ext_record* out,
+                cudaStream_t stream) {
   ext_choose_kernel<<<1, choose_threads, 0, stream>>>(v, e, scores, borders, out);
   CBG_CHECK_CUDA(stream);
 }
@@ -233,8 +237,8 @@ void ext_take(search_state* s, int level, split sp, bool stop, cudaStream_t stre
 void ext_compute_bits(const search_view& v, const ext_columns& e, const long long* hist, int level, int k, int bin,
                       cudaStream_t stream) {
   const std::size_t leaves = std::size_t{1} << level;
-  ext_compute_bit_kernel<<<grid_for(static_cast<std::int64_t>(leaves), 256, 1 << 16), 256, 0, stream>>>(
-      v, e, hist, level, k, bin);
+  ext_compute_bit_kernel<<<grid_for(static_cast<std::int64_t>(leaves), 256, 1 << 16), 256, 0, stream>>>(v, e, hist,
+                                                                                                        level, k, bin);
   CBG_CHECK_CUDA(stream);
 }
 

@@ -61,8 +61,8 @@ void ext_scores(const search_view& v, const ext_columns& e, const long long* his
                 double lambda, double* scores, cudaStream_t stream);
 // The best of the pool's features (v.best) and the columns (feature v.features + k), written to
 // `out` with the state and the splits' borders.
-void ext_choose(const search_view& v, const ext_columns& e, const double* scores, const float* borders,
-                ext_record* out, cudaStream_t stream);
+void ext_choose(const search_view& v, const ext_columns& e, const double* scores, const float* borders, ext_record* out,
+                cudaStream_t stream);
 // take_split on the device's state.
 void ext_take(search_state* s, int level, split sp, bool stop, cudaStream_t stream);
 // The next level computes the lighter child of each of the level's leaves under column k's split.

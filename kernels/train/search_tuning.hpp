@@ -11,9 +11,9 @@
 namespace cbg::train::detail {
 
 struct search_stats {
-  int launches = 0;  // kernels enqueued by the last search
-  int memsets = 0;   // cudaMemsetAsync calls of the last search
-  std::vector<std::pair<std::string, float>> stages;      // profiling: (stage, ms) in order
+  int launches = 0;                                   // kernels enqueued by the last search
+  int memsets = 0;                                    // cudaMemsetAsync calls of the last search
+  std::vector<std::pair<std::string, float>> stages;  // profiling: (stage, ms) in order
 };
 
 // Records an event after every stage of the following searches (adds host work; benchmarks only).

@@ -33,7 +33,6 @@ int grid_for(std::int64_t n, int threads, int cap) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(cap, (n + threads - 1) / threads)));
 }
 
-
 // send[r][s][c][i] = column column[r] + i of slot first_slot + s, channel c (0 past the slice).
 __global__ void pack_kernel(const long long* __restrict__ hist, long long* __restrict__ send,
                             const std::int64_t* __restrict__ column, int ranks, exchange_shape x) {

@@ -75,8 +75,8 @@ __device__ __forceinline__ long long warp_prefix(long long (&x)[lane_bins], int 
 // the parent and the computed child (written back for the next level unless this is the last), and
 // adds their terms for every border of the lane's bins into the shared part arrays of `pos`.
 template <int lane_bins>
-__device__ void score_parent(const score_args& a, std::int64_t f, int nb, std::uint32_t q, int pos,
-                             double* part_num, double* part_den, int lane) {
+__device__ void score_parent(const score_args& a, std::int64_t f, int nb, std::uint32_t q, int pos, double* part_num,
+                             double* part_den, int lane) {
   const search_view& v = a.v;
   const int level = a.level;
   const int children = level == 0 ? 1 : 2;
@@ -214,7 +214,7 @@ __global__ void __launch_bounds__(score_threads, lane_bins <= 5 ? 2 : 1) score_k
     if (t < s) {
       const int ob = best_bin[t + s];
       if (ob >= 0 && (best_bin[t] < 0 || better_candidate(best_score[t + s], static_cast<std::int32_t>(f), ob,
-                                                           best_score[t], static_cast<std::int32_t>(f), best_bin[t]))) {
+                                                          best_score[t], static_cast<std::int32_t>(f), best_bin[t]))) {
         best_score[t] = best_score[t + s];
         best_bin[t] = ob;
       }

@@ -30,9 +30,9 @@ inline constexpr int max_channels = 257;
 
 // On the device: what the host reads back at the end (one small copy), then per-channel maxima.
 struct search_state {
-  int status = 0;    // 0, or channels - c for the lowest channel c holding a NaN or infinity
-  int stopped = 0;   // no split at the current level: the tree has ended
-  int count = 0;     // splits taken
+  int status = 0;   // 0, or channels - c for the lowest channel c holding a NaN or infinity
+  int stopped = 0;  // no split at the current level: the tree has ended
+  int count = 0;    // splits taken
   int reserved = 0;
   split splits[max_depth];
 };
@@ -53,7 +53,7 @@ struct search_view {
   const float* der = nullptr;  // [dims][rows]
   const float* weight = nullptr;
   int dims = 1;
-  int channels = 2;  // dims + 1: der dimensions, then the weight
+  int channels = 2;                      // dims + 1: der dimensions, then the weight
   const std::int32_t* bins = nullptr;    // per feature: border_count + 1, or 0
   const std::int64_t* offset = nullptr;  // per feature: first histogram column
   std::int64_t total_bins = 0;

@@ -70,9 +70,8 @@ __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
       if (rows[u] < 0) continue;
       acc[0] += sigma[u];
       acc[1] += value[u];
-      for_each_channel<D, CH>(channels, [&](int c) {
-        atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[u][c])));
-      });
+      for_each_channel<D, CH>(channels,
+                              [&](int c) { atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[u][c]))); });
     }
   }
   __syncthreads();
@@ -89,9 +88,12 @@ void target_moments(const rows_view& v, double* partial, unsigned* max_key, cuda
 
 void weak_target(const weak_args& a, cudaStream_t stream) {
   const int tiles = tiles_of(a.v.n);
-  if (a.loss.dims == 1 && a.loss.kind == loss_kind::logloss) weak_kernel<1, logloss_kind><<<tiles, lanes, 0, stream>>>(a);
-  else if (a.loss.dims == 1) weak_kernel<1><<<tiles, lanes, 0, stream>>>(a);
-  else weak_kernel<0><<<tiles, lanes, 0, stream>>>(a);
+  if (a.loss.dims == 1 && a.loss.kind == loss_kind::logloss)
+    weak_kernel<1, logloss_kind><<<tiles, lanes, 0, stream>>>(a);
+  else if (a.loss.dims == 1)
+    weak_kernel<1><<<tiles, lanes, 0, stream>>>(a);
+  else
+    weak_kernel<0><<<tiles, lanes, 0, stream>>>(a);
   CBG_CHECK_CUDA(stream);
 }
 

@@ -63,7 +63,8 @@ model_image make_image(const model::model& m, const void* base) {
       ctr_first(m.ctr_features.size());
   for (std::size_t f = 0; f < m.float_features.size(); ++f) {
     const auto& ff = m.float_features[f];
-    floats.push_back({static_cast<std::uint8_t>(ff.has_nans ? 1 : 0), static_cast<std::uint8_t>(ff.nan_value_treatment)});
+    floats.push_back(
+        {static_cast<std::uint8_t>(ff.has_nans ? 1 : 0), static_cast<std::uint8_t>(ff.nan_value_treatment)});
     float_first[f] = slots;
     if (ff.borders.empty()) continue;
     bin_feature bf;
@@ -92,8 +93,7 @@ model_image make_image(const model::model& m, const void* base) {
     bf.values = checked_u32(one_hot.size(), "one-hot values");
     bf.n_values = static_cast<std::uint32_t>(oh.values.size());
     const std::size_t first = one_hot.size();
-    for (std::size_t k = 0; k < oh.values.size(); ++k)
-      one_hot.push_back({oh.values[k], static_cast<std::int32_t>(k)});
+    for (std::size_t k = 0; k < oh.values.size(); ++k) one_hot.push_back({oh.values[k], static_cast<std::int32_t>(k)});
     std::sort(one_hot.begin() + static_cast<std::ptrdiff_t>(first), one_hot.end(),
               [](const one_hot_entry& a, const one_hot_entry& c) { return a.value < c.value; });
     slots += bf.n_slots;
@@ -124,14 +124,17 @@ model_image make_image(const model::model& m, const void* base) {
     const std::uint32_t t = item % slot_capacity + 1;
     switch (f.kind) {
       case cm::split_kind::float_feature:
-        out.packed_splits.push_back(pack_split(float_first[static_cast<std::size_t>(f.feature)] + item / slot_capacity, 0, t));
+        out.packed_splits.push_back(
+            pack_split(float_first[static_cast<std::size_t>(f.feature)] + item / slot_capacity, 0, t));
         break;
       case cm::split_kind::one_hot:
-        out.packed_splits.push_back(pack_split(one_hot_first[static_cast<std::size_t>(f.feature)] + item / slot_capacity,
-                                               slot_capacity ^ t, slot_capacity));
+        out.packed_splits.push_back(
+            pack_split(one_hot_first[static_cast<std::size_t>(f.feature)] + item / slot_capacity, slot_capacity ^ t,
+                       slot_capacity));
         break;
       case cm::split_kind::ctr:
-        out.packed_splits.push_back(pack_split(ctr_first[static_cast<std::size_t>(f.feature)] + item / slot_capacity, 0, t));
+        out.packed_splits.push_back(
+            pack_split(ctr_first[static_cast<std::size_t>(f.feature)] + item / slot_capacity, 0, t));
         break;
     }
   }
@@ -169,8 +172,8 @@ model_image make_image(const model::model& m, const void* base) {
   for (const auto& cf : m.ctr_features) {
     const auto& p = cf.ctr.base.proj;
     device_ctr d;
-    d.calc = cm::ctr_calc{cf.ctr.base.type, cf.ctr.target_border_idx, cf.ctr.prior_num,
-                          cf.ctr.prior_denom, cf.ctr.shift, cf.ctr.scale};
+    d.calc = cm::ctr_calc{
+        cf.ctr.base.type, cf.ctr.target_border_idx, cf.ctr.prior_num, cf.ctr.prior_denom, cf.ctr.shift, cf.ctr.scale};
     const auto table = tables.find(cf.ctr.base);
     CBG_EXPECTS(table != tables.end(), status::format, "invalid model: a CTR feature has no table");
     d.table = table->second;
@@ -239,8 +242,8 @@ device_model::device_model(const model::model& m, int device, cudaStream_t strea
     model_image image = make_image(m, data_);
     view_ = image.view;
     depths_ = std::move(image.depths);
-    copy_bytes(data_, memory_kind::device, image.bytes.data(), memory_kind::host, image.bytes.size(), stream,
-               counters, rules, CBG_COPY_SITE("model image"));
+    copy_bytes(data_, memory_kind::device, image.bytes.data(), memory_kind::host, image.bytes.size(), stream, counters,
+               rules, CBG_COPY_SITE("model image"));
     CBG_CUDA_TRY(cudaStreamSynchronize(stream));
   } catch (...) {
     CBG_ASSERT_CUDA_SUCCESS(cudaFree(data_));

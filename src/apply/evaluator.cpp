@@ -55,8 +55,9 @@ std::vector<column_view> model_columns(const cm::model& m, const pool& p, bool o
   const inputs_needed n = needed_inputs(m);
   std::vector<column_view> cols(m.float_features.size() + m.cat_features.size());
   const auto column = [&](std::int32_t flat, const char* role) -> const column_view& {
-    CBG_EXPECTS(flat < p.num_features(), status::shape,
-                fmt::format("the model reads {} feature {} but the pool has {} features", role, flat, p.num_features()));
+    CBG_EXPECTS(
+        flat < p.num_features(), status::shape,
+        fmt::format("the model reads {} feature {} but the pool has {} features", role, flat, p.num_features()));
     const column_view& c = p.features()[static_cast<std::size_t>(flat)];
     CBG_EXPECTS(!on_device || c.memory != memory_kind::host, status::device,
                 fmt::format("feature {} is in pageable host memory, which the GPU cannot read; pass device, "
@@ -79,9 +80,9 @@ std::vector<column_view> model_columns(const cm::model& m, const pool& p, bool o
                 fmt::format("feature {} is categorical in the model but not in the pool (list it in the pool's "
                             "categorical features)",
                             flat));
-    CBG_EXPECTS(is_categorical_dtype(col.type), status::dtype,
-                fmt::format("categorical feature {} has dtype {}; integer or bool values are hashed", flat,
-                            name_of(col.type)));
+    CBG_EXPECTS(
+        is_categorical_dtype(col.type), status::dtype,
+        fmt::format("categorical feature {} has dtype {}; integer or bool values are hashed", flat, name_of(col.type)));
     cols[m.float_features.size() + c] = col;
   }
   return cols;
@@ -141,8 +142,12 @@ int sm_count(int device) {
 }
 
 detail::tiling tiling_of(const tiling_policy* p, int device) {
-  detail::tiling t{detail::default_tile_rows, detail::default_tree_chunk, detail::default_smem_budget, false,
-                   detail::min_tiles_per_sm * sm_count(device), detail::global_bins_tree_chunk};
+  detail::tiling t{detail::default_tile_rows,
+                   detail::default_tree_chunk,
+                   detail::default_smem_budget,
+                   false,
+                   detail::min_tiles_per_sm * sm_count(device),
+                   detail::global_bins_tree_chunk};
   if (p != nullptr) {
     if (p->max_tile_rows > 0) t.max_tile_rows = p->max_tile_rows;
     if (p->tree_chunk > 0) t.tree_chunk = t.global_tree_chunk = p->tree_chunk;
@@ -170,7 +175,8 @@ void enqueue(const device_model& dm, const std::vector<column_view>& columns, st
   const std::size_t columns_bytes = columns.size() * sizeof(column_view);
   const std::size_t hashes_at = align256(columns_bytes);
   const std::size_t hashes_bytes =
-      v.n_used_cats == 0 ? 0 : static_cast<std::size_t>(v.n_cat) * static_cast<std::size_t>(padded) * sizeof(std::uint32_t);
+      v.n_used_cats == 0 ? 0
+                         : static_cast<std::size_t>(v.n_cat) * static_cast<std::size_t>(padded) * sizeof(std::uint32_t);
   const std::size_t bins_at = align256(hashes_at + hashes_bytes);
   const std::size_t bins_bytes = static_cast<std::size_t>(std::max(v.n_slots, 1u)) * static_cast<std::size_t>(padded);
   const std::size_t acc_at = align256(bins_at + bins_bytes);
@@ -221,7 +227,8 @@ void predict_on_host(const cm::model& m, const pool& p, const predict_options& o
       for (std::size_t r = 0; r < rows; ++r) floats[r * nf + f] = load_as_float(cols[f], static_cast<std::int64_t>(r));
   for (std::size_t c = 0; c < nc; ++c)
     if (cols[nf + c].data != nullptr)
-      for (std::size_t r = 0; r < rows; ++r) cats[r * nc + c] = load_cat_hash(cols[nf + c], static_cast<std::int64_t>(r));
+      for (std::size_t r = 0; r < rows; ++r)
+        cats[r * nc + c] = load_cat_hash(cols[nf + c], static_cast<std::int64_t>(r));
   const cm::host_rows hr{rows, floats.data(), nf, cats.data(), nc};
   const auto store = [&](std::size_t r, std::size_t j, double value) {
     store_output(out.data, out.type,

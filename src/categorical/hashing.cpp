@@ -18,8 +18,8 @@ void hash_strings_host(const string_column_view& s, std::uint32_t* out, std::str
   }
 }
 
-void map_codes_host(const column_view& codes, const std::uint32_t* dictionary_hashes,
-                    std::int64_t dictionary_size, std::uint32_t* out, std::string_view what) {
+void map_codes_host(const column_view& codes, const std::uint32_t* dictionary_hashes, std::int64_t dictionary_size,
+                    std::uint32_t* out, std::string_view what) {
   for (std::int64_t i = 0; i < codes.size; ++i) {
     const std::int64_t code = code_at(codes, i);
     CBG_EXPECTS(code_in_range(code, dictionary_size), status::bad_data,
@@ -30,8 +30,7 @@ void map_codes_host(const column_view& codes, const std::uint32_t* dictionary_ha
   }
 }
 
-void hash_strings_device(const context& ctx, const string_column_view& s, std::uint32_t* out,
-                         std::string_view what) {
+void hash_strings_device(const context& ctx, const string_column_view& s, std::uint32_t* out, std::string_view what) {
   const std::int64_t bad = detail::hash_strings_device_first_bad(ctx, s, out);
   CBG_EXPECTS(bad < 0, status::bad_data,
               fmt::format("{}: row {} has offsets outside the {} bytes (Arrow offsets must be non-decreasing "

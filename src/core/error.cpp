@@ -31,7 +31,8 @@ void throw_cuda_error(cudaError_t err, const char* what, const char* /*file*/, i
     case cudaErrorUnsupportedPtxVersion:
       (void)cudaGetLastError();
       throw cuda_error(status::no_device, text, static_cast<int>(err));
-    default: break;
+    default:
+      break;
   }
   // Non-sticky errors are cleared by cudaGetLastError; a sticky one stays and poisons the context,
   // so reading it back twice still gives the same error.

@@ -44,7 +44,8 @@ class combination_book {
 
   explicit combination_book(prepared_data& prepared)
       : prepared_(prepared),
-        first_id_(static_cast<std::int32_t>(prepared.float_count + static_cast<std::int64_t>(prepared.derived.size()))) {}
+        first_id_(
+            static_cast<std::int32_t>(prepared.float_count + static_cast<std::int64_t>(prepared.derived.size()))) {}
 
   // The columns (Column{bins pointer, border count}) of the level's candidate projections `wanted`
   // (ascending; make(proj) gives a projection not cached), leaving out those without borders; the

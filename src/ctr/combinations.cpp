@@ -54,8 +54,7 @@ std::vector<std::int32_t> combination_cats(const prepared_data& prepared) {
   return {cats.begin(), cats.end()};
 }
 
-std::vector<model::projection> combination_bases(const std::vector<train::split>& chosen,
-                                                 const prepared_data& prepared,
+std::vector<model::projection> combination_bases(const std::vector<train::split>& chosen, const prepared_data& prepared,
                                                  const std::function<float(std::int32_t, std::int32_t)>& float_border) {
   std::vector<model::projection> bases(1);
   for (const train::split& s : chosen) {
@@ -65,8 +64,10 @@ std::vector<model::projection> combination_bases(const std::vector<train::split>
       continue;
     }
     const derived_feature& d = prepared.derived[static_cast<std::size_t>(k)];
-    if (d.kind == derived_kind::ctr) bases.push_back(d.ctr.base.proj);
-    else bases[0].one_hot_splits.push_back({d.cat_index, d.value});
+    if (d.kind == derived_kind::ctr)
+      bases.push_back(d.ctr.base.proj);
+    else
+      bases[0].one_hot_splits.push_back({d.cat_index, d.value});
   }
   std::sort(bases[0].float_splits.begin(), bases[0].float_splits.end());
   std::sort(bases[0].one_hot_splits.begin(), bases[0].one_hot_splits.end());
@@ -102,9 +103,7 @@ std::uint64_t combination_key(const std::uint32_t* cats, std::size_t n) {
 
 namespace {
 
-bool is_counter(model::ctr_type t) {
-  return t == model::ctr_type::counter || t == model::ctr_type::feature_freq;
-}
+bool is_counter(model::ctr_type t) { return t == model::ctr_type::counter || t == model::ctr_type::feature_freq; }
 
 // One candidate column: a CTR feature of a projection, its borders and every learn row's bin.
 struct host_column {
@@ -141,8 +140,8 @@ class host_primitives {
     binarize_ = targets.binarize;
     multiclass_ = targets.multiclass;
     classes_ = targets.multiclass ? std::max(2, targets.classes) : 2;
-    CBG_EXPECTS(targets.learn != nullptr && static_cast<std::int64_t>(targets.learn->size()) == n_,
-                status::internal, "CTR targets are missing");
+    CBG_EXPECTS(targets.learn != nullptr && static_cast<std::int64_t>(targets.learn->size()) == n_, status::internal,
+                "CTR targets are missing");
     targets_ = *targets.learn;
     specs_ = o.combinations_ctr ? *o.combinations_ctr : default_ctrs(true);
   }
@@ -175,7 +174,6 @@ class host_primitives {
   }
 
  private:
-
   const std::vector<std::uint32_t>& hashes(std::int32_t cat, bool eval) {
     auto& cache = eval ? eval_hashes_ : hashes_;
     auto it = cache.find(cat);
@@ -249,7 +247,8 @@ class host_primitives {
       case model::ctr_type::buckets:
         t.target_classes_count = classes_;
         t.counts.assign(unique * C, 0);
-        for (std::int64_t r = 0; r < n_; ++r) ++t.counts[p.ids[static_cast<std::size_t>(r)] * C + cls_[static_cast<std::size_t>(r)]];
+        for (std::int64_t r = 0; r < n_; ++r)
+          ++t.counts[p.ids[static_cast<std::size_t>(r)] * C + cls_[static_cast<std::size_t>(r)]];
         break;
       case model::ctr_type::binarized_target_mean_value:
       case model::ctr_type::float_target_mean_value: {
@@ -262,8 +261,8 @@ class host_primitives {
           ++t.means[p.ids[i]].count;
         }
         for (std::size_t id = 0; id < unique; ++id) {
-          t.means[id].sum = fl ? from_fixed(sums[id], fixed_scale_)
-                               : mean_sum(static_cast<std::uint32_t>(sums[id]), classes_);
+          t.means[id].sum =
+              fl ? from_fixed(sums[id], fixed_scale_) : mean_sum(static_cast<std::uint32_t>(sums[id]), classes_);
         }
         break;
       }
@@ -300,9 +299,9 @@ class host_primitives {
       const model::ctr_table& table = table_of(p, d.base);
       for (std::int64_t r = 0; r < n_; ++r) {
         const std::uint32_t id = p.ids[static_cast<std::size_t>(r)];
-        v[static_cast<std::size_t>(r)] = counter_value(static_cast<std::uint32_t>(table.counts[id]),
-                                                       static_cast<std::uint32_t>(table.counter_denominator),
-                                                       d.prior_num, d.prior_denom);
+        v[static_cast<std::size_t>(r)] =
+            counter_value(static_cast<std::uint32_t>(table.counts[id]),
+                          static_cast<std::uint32_t>(table.counter_denominator), d.prior_num, d.prior_denom);
       }
       return v;
     }
@@ -347,7 +346,8 @@ class host_primitives {
     const auto count = static_cast<std::size_t>(q.border_count[0]);
     out.borders.assign(q.borders.begin(), q.borders.begin() + static_cast<std::ptrdiff_t>(count));
     out.bins.resize(static_cast<std::size_t>(n_));
-    for (std::int64_t r = 0; r < n_; ++r) out.bins[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(q.bin(r, 0));
+    for (std::int64_t r = 0; r < n_; ++r)
+      out.bins[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(q.bin(r, 0));
   }
 
   // The keys and candidate columns of a projection.
@@ -359,7 +359,8 @@ class host_primitives {
     p->ids.resize(static_cast<std::size_t>(n_));
     const std::vector<std::uint64_t> keys = row_keys(proj, false);
     for (std::int64_t r = 0; r < n_; ++r) {
-      const auto [at, added] = id_of.emplace(keys[static_cast<std::size_t>(r)], static_cast<std::uint32_t>(p->keys.size()));
+      const auto [at, added] =
+          id_of.emplace(keys[static_cast<std::size_t>(r)], static_cast<std::uint32_t>(p->keys.size()));
       if (added) p->keys.push_back(keys[static_cast<std::size_t>(r)]);
       p->ids[static_cast<std::size_t>(r)] = at->second;
     }
@@ -393,12 +394,10 @@ class host_primitives {
 
 }  // namespace
 
-std::unique_ptr<train::search_extension> make_combinations_host(const pool& learn, const pool* eval,
-                                                                const options& o, const ctr_targets& targets,
-                                                                std::uint64_t seed, int max_complexity,
-                                                                prepared_data& prepared) {
-  return std::make_unique<combination_search<host_primitives>>(prepared, max_complexity, learn, eval, o, targets,
-                                                                seed);
+std::unique_ptr<train::search_extension> make_combinations_host(const pool& learn, const pool* eval, const options& o,
+                                                                const ctr_targets& targets, std::uint64_t seed,
+                                                                int max_complexity, prepared_data& prepared) {
+  return std::make_unique<combination_search<host_primitives>>(prepared, max_complexity, learn, eval, o, targets, seed);
 }
 
 }  // namespace cbg::ctr

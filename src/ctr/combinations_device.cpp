@@ -33,9 +33,7 @@ namespace {
 using detail::download;
 using detail::upload;
 
-bool is_counter(model::ctr_type t) {
-  return t == model::ctr_type::counter || t == model::ctr_type::feature_freq;
-}
+bool is_counter(model::ctr_type t) { return t == model::ctr_type::counter || t == model::ctr_type::feature_freq; }
 
 struct device_column {
   model::ctr_description desc;
@@ -70,12 +68,18 @@ class device_primitives {
   device_primitives(prepared_data& prepared, const pool& learn, const pool* eval, const options& o,
                     const train::target_rule& rule, bool binarize, std::uint64_t seed, int max_complexity,
                     const std::vector<std::uint8_t>& nan_modes)
-      : learn_(learn), eval_(eval), ctx_(*learn.ctx()), o_(o), rule_(rule), binarize_(binarize), seed_(seed),
+      : learn_(learn),
+        eval_(eval),
+        ctx_(*learn.ctx()),
+        o_(o),
+        rule_(rule),
+        binarize_(binarize),
+        seed_(seed),
         prepared_(prepared) {
     CBG_EXPECTS(!ctx_.is_cpu(), status::no_device, "make_combinations_device needs a GPU context");
     CBG_EXPECTS(max_complexity <= detail::max_key_parts, status::unsupported,
-                fmt::format("parameter 'max_ctr_complexity': {}: the GPU combines at most {} features",
-                            max_complexity, detail::max_key_parts));
+                fmt::format("parameter 'max_ctr_complexity': {}: the GPU combines at most {} features", max_complexity,
+                            detail::max_key_parts));
     CBG_EXPECTS(prepared.learn != nullptr && (eval == nullptr || prepared.eval != nullptr), status::internal,
                 "feature combinations: the derived pools are missing");
     n_ = learn.num_rows();
@@ -160,8 +164,8 @@ class device_primitives {
   device_buffer<std::uint64_t> row_keys(const model::projection& proj, bool eval) {
     const std::int64_t rows = eval ? ne_ : n_;
     const pool& src = eval ? *prepared_.eval : *prepared_.learn;
-    CBG_EXPECTS(projection_length(proj) <= static_cast<std::size_t>(detail::max_key_parts),
-                status::internal, "feature combinations: a projection is too long for the GPU");
+    CBG_EXPECTS(projection_length(proj) <= static_cast<std::size_t>(detail::max_key_parts), status::internal,
+                "feature combinations: a projection is too long for the GPU");
     detail::key_plan plan;
     for (std::int32_t c : proj.cat_features) plan.cat[plan.cats++] = hashes(c, eval).data();
     for (const model::float_split& s : proj.float_splits) {
@@ -303,7 +307,8 @@ class device_primitives {
     std::vector<float> borders;
     for (std::size_t k0 = 0; k0 < K; k0 += piece) {
       const std::size_t kn = std::min(piece, K - k0);
-      const std::vector<float> part = download(ctx_, q.borders.data() + k0 * stride, kn * stride, "combination borders");
+      const std::vector<float> part =
+          download(ctx_, q.borders.data() + k0 * stride, kn * stride, "combination borders");
       borders.insert(borders.end(), part.begin(), part.end());
     }
     for (std::size_t k = 0; k < K; ++k) {
@@ -372,8 +377,8 @@ class device_primitives {
         }
         auto den = denominators.find(d.base.type);
         if (den == denominators.end()) den = denominators.emplace(d.base.type, denominator(*p, d.base.type)).first;
-        detail::counter_values(ctx_, p->ids.data(), counts_of(*p, d.base.type), static_cast<std::uint32_t>(den->second), n_,
-                               d.prior_num, d.prior_denom, values.data());
+        detail::counter_values(ctx_, p->ids.data(), counts_of(*p, d.base.type), static_cast<std::uint32_t>(den->second),
+                               n_, d.prior_num, d.prior_denom, values.data());
       } else {
         detail::ensure_runs(ctx_, ts_, p->ids.data(), n_, unique, runs);
         if (d.base.type != last_type || d.target_border_idx != last_j) runs.scanned = false;
@@ -414,14 +419,14 @@ class device_primitives {
 
 }  // namespace
 
-std::unique_ptr<train::search_extension> make_combinations_device(const pool& learn, const pool* eval,
-                                                                  const options& o, const train::target_rule& rule,
-                                                                  bool binarize, std::uint64_t seed, int max_complexity,
+std::unique_ptr<train::search_extension> make_combinations_device(const pool& learn, const pool* eval, const options& o,
+                                                                  const train::target_rule& rule, bool binarize,
+                                                                  std::uint64_t seed, int max_complexity,
                                                                   const std::vector<std::uint8_t>& nan_modes,
                                                                   prepared_data& prepared) {
   scoped_device guard(learn.ctx()->device());
   return std::make_unique<combination_search<device_primitives>>(prepared, max_complexity, learn, eval, o, rule,
-                                                                  binarize, seed, max_complexity, nan_modes);
+                                                                 binarize, seed, max_complexity, nan_modes);
 }
 
 std::unique_ptr<train::search_extension> combinations_for_training_device(const pool& learn, const pool* eval,

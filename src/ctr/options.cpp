@@ -67,13 +67,20 @@ quantize::border_type border_type_of(const std::string& s, const std::string& wh
 
 const char* border_type_text(quantize::border_type t) {
   switch (t) {
-    case quantize::border_type::greedy_log_sum: return "GreedyLogSum";
-    case quantize::border_type::greedy_min_entropy: return "GreedyMinEntropy";
-    case quantize::border_type::median: return "Median";
-    case quantize::border_type::uniform: return "Uniform";
-    case quantize::border_type::uniform_and_quantiles: return "UniformAndQuantiles";
-    case quantize::border_type::min_entropy: return "MinEntropy";
-    case quantize::border_type::max_log_sum: return "MaxLogSum";
+    case quantize::border_type::greedy_log_sum:
+      return "GreedyLogSum";
+    case quantize::border_type::greedy_min_entropy:
+      return "GreedyMinEntropy";
+    case quantize::border_type::median:
+      return "Median";
+    case quantize::border_type::uniform:
+      return "Uniform";
+    case quantize::border_type::uniform_and_quantiles:
+      return "UniformAndQuantiles";
+    case quantize::border_type::min_entropy:
+      return "MinEntropy";
+    case quantize::border_type::max_log_sum:
+      return "MaxLogSum";
   }
   return "?";
 }
@@ -144,8 +151,7 @@ ctr_spec parse_ctr_spec(const std::string& text, const std::string& what) {
     if (name == "Prior") {
       const std::vector<std::string> nd = split_on(value, '/');
       double num = 0, denom = 1;
-      if (nd.size() > 2 || !to_double(nd[0], num) || (nd.size() == 2 && !to_double(nd[1], denom)) ||
-          !(denom > 0)) {
+      if (nd.size() > 2 || !to_double(nd[0], num) || (nd.size() == 2 && !to_double(nd[1], denom)) || !(denom > 0)) {
         invalid(what, fmt::format("'{}': prior '{}' is not num or num/denom with denom > 0", text, value));
       }
       s.priors.push_back({static_cast<float>(num), static_cast<float>(denom)});
@@ -203,14 +209,16 @@ void parse_option(options& o, const std::string& key, const std::string& value_j
   } else if (key == "counter_calc_method") {
     if (!v.is_string()) invalid(key, fmt::format("{} is not a string", v.dump()));
     const std::string s = v.get<std::string>();
-    if (s == "SkipTest") o.counter_calc_method = counter_calc::skip_test;
-    else if (s == "Full") o.counter_calc_method = counter_calc::full;
-    else invalid(key, fmt::format("'{}' is not one of SkipTest, Full", s));
+    if (s == "SkipTest")
+      o.counter_calc_method = counter_calc::skip_test;
+    else if (s == "Full")
+      o.counter_calc_method = counter_calc::full;
+    else
+      invalid(key, fmt::format("'{}' is not one of SkipTest, Full", s));
   } else if (key == "ctr_target_border_count") {
     o.ctr_target_border_count = integer_of(key, v, 1, 255);
     if (*o.ctr_target_border_count != 1) {
-      CBG_FAIL(status::not_implemented,
-               "parameter 'ctr_target_border_count': values other than 1 are not implemented");
+      CBG_FAIL(status::not_implemented, "parameter 'ctr_target_border_count': values other than 1 are not implemented");
     }
   } else {
     invalid(key, "not a categorical-feature option");

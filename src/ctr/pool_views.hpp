@@ -45,13 +45,21 @@ class view_set {
     switch (d) {
       case dtype::float16:
       case dtype::float32:
-      case dtype::float64: t.code = kDLFloat; break;
+      case dtype::float64:
+        t.code = kDLFloat;
+        break;
       case dtype::int8:
       case dtype::int16:
       case dtype::int32:
-      case dtype::int64: t.code = kDLInt; break;
-      case dtype::boolean: t.code = dlpack::code_bool; break;
-      default: t.code = kDLUInt; break;
+      case dtype::int64:
+        t.code = kDLInt;
+        break;
+      case dtype::boolean:
+        t.code = dlpack::code_bool;
+        break;
+      default:
+        t.code = kDLUInt;
+        break;
     }
     return t;
   }
@@ -68,10 +76,18 @@ class view_set {
     e.t.strides = e.strides.data();
     e.t.byte_offset = 0;
     switch (memory) {
-      case memory_kind::host: e.t.device = {kDLCPU, 0}; break;
-      case memory_kind::pinned_host: e.t.device = {kDLCUDAHost, 0}; break;
-      case memory_kind::device: e.t.device = {kDLCUDA, device}; break;
-      case memory_kind::managed: e.t.device = {kDLCUDAManaged, device}; break;
+      case memory_kind::host:
+        e.t.device = {kDLCPU, 0};
+        break;
+      case memory_kind::pinned_host:
+        e.t.device = {kDLCUDAHost, 0};
+        break;
+      case memory_kind::device:
+        e.t.device = {kDLCUDA, device};
+        break;
+      case memory_kind::managed:
+        e.t.device = {kDLCUDAManaged, device};
+        break;
     }
     tensor_ref r;
     r.kind = tensor_ref_kind::dltensor;
@@ -144,8 +160,7 @@ inline bool next_ctr_feature(std::int32_t cat, const model::ctr_base& base, int 
 }
 
 // The quantization of derived column `feature`: its CTR's border count and type, no NaNs.
-inline quantize::feature_override derived_override(std::int64_t feature, int border_count,
-                                                   quantize::border_type type) {
+inline quantize::feature_override derived_override(std::int64_t feature, int border_count, quantize::border_type type) {
   quantize::feature_override ov;
   ov.feature = feature;
   ov.border_count = border_count;

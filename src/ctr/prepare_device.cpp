@@ -34,7 +34,7 @@ class device_primitives {
   using perfect = categorical::device_perfect_hash;
   using column = device_buffer<float>;
   struct feature_data {
-    device_buffer<std::uint64_t> hashes;    // the table buckets (every table of the feature has them)
+    device_buffer<std::uint64_t> hashes;  // the table buckets (every table of the feature has them)
     device_buffer<std::uint32_t> indices;
     // The permutation's positions sorted stably by category (runs in permutation order): made when
     // a target CTR needs them.
@@ -98,7 +98,8 @@ class device_primitives {
   }
   void binarized_means(const perfect& ph, std::int64_t n, std::size_t unique, model::ctr_table& t,
                        table_data& dt) const {
-    device_buffer<std::uint32_t> sums(unique, ctx_.stream(), ctx_.resource()), rows(unique, ctx_.stream(), ctx_.resource());
+    device_buffer<std::uint32_t> sums(unique, ctx_.stream(), ctx_.resource()),
+        rows(unique, ctx_.stream(), ctx_.resource());
     detail::class_sums(ctx_, ph.ids.data(), ts_.cls.data(), n, unique, sums.data(), rows.data());
     const std::vector<std::uint32_t> hs = download(ctx_, sums.data(), unique, "CTR table sums");
     const std::vector<std::uint32_t> hr = download(ctx_, rows.data(), unique, "CTR table counts");
@@ -133,8 +134,8 @@ class device_primitives {
     l = column(static_cast<std::size_t>(n), ctx_.stream(), ctx_.resource());
     e = column(static_cast<std::size_t>(ne), ctx_.stream(), ctx_.resource());
     if (type == model::ctr_type::counter || type == model::ctr_type::feature_freq) {
-      detail::counter_values(ctx_, ph.ids.data(), dt.counts.data(), static_cast<std::uint32_t>(table.counter_denominator),
-                             n, pr.num, pr.denom, l.data());
+      detail::counter_values(ctx_, ph.ids.data(), dt.counts.data(),
+                             static_cast<std::uint32_t>(table.counter_denominator), n, pr.num, pr.denom, l.data());
     } else {
       detail::ordered_values(ctx_, ts_, f.runs, n, type, j, pr.num, pr.denom, l.data());
     }

@@ -34,7 +34,8 @@ float target_border_host(const std::shared_ptr<context>& ctx, const std::vector<
                          quantize::border_type type) {
   CBG_EXPECTS(!targets.empty(), status::bad_data, "no targets to binarize");
   pool_parts parts;
-  parts.features.push_back(float_column(targets.data(), static_cast<std::int64_t>(targets.size()), memory_kind::host, -1));
+  parts.features.push_back(
+      float_column(targets.data(), static_cast<std::int64_t>(targets.size()), memory_kind::host, -1));
   const pool p = pool::borrow(ctx, std::move(parts));
   quantize::options o;
   o.border_count = 1;
@@ -71,26 +72,30 @@ class host_primitives {
                column& e) const {
     l.resize(static_cast<std::size_t>(n));
     e.resize(static_cast<std::size_t>(ne));
-    for (std::int64_t r = 0; r < n; ++r) l[static_cast<std::size_t>(r)] = one_hot_value(h[static_cast<std::size_t>(r)], v);
-    for (std::int64_t r = 0; r < ne; ++r) e[static_cast<std::size_t>(r)] = one_hot_value(he[static_cast<std::size_t>(r)], v);
+    for (std::int64_t r = 0; r < n; ++r)
+      l[static_cast<std::size_t>(r)] = one_hot_value(h[static_cast<std::size_t>(r)], v);
+    for (std::int64_t r = 0; r < ne; ++r)
+      e[static_cast<std::size_t>(r)] = one_hot_value(he[static_cast<std::size_t>(r)], v);
   }
 
   // The permutation of the ordered statistics and the target classes (the first time only).
   void ensure_targets(const ctr_spec& s) {
     if (!order_.empty()) return;
     const std::int64_t n = learn_.num_rows();
-    CBG_EXPECTS(targets_.learn != nullptr && static_cast<std::int64_t>(targets_.learn->size()) == n,
-                status::internal, "CTR targets are missing");
+    CBG_EXPECTS(targets_.learn != nullptr && static_cast<std::int64_t>(targets_.learn->size()) == n, status::internal,
+                "CTR targets are missing");
     const std::vector<float>& t = *targets_.learn;
     cls_.resize(static_cast<std::size_t>(n));
     if (targets_.multiclass) {
       classes_ = std::max(2, targets_.classes);
       CBG_EXPECTS(classes_ <= max_target_classes, status::unsupported,
                   fmt::format("target CTRs take at most {} classes ({} here)", max_target_classes, classes_));
-      for (std::int64_t r = 0; r < n; ++r) cls_[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(t[static_cast<std::size_t>(r)]);
+      for (std::int64_t r = 0; r < n; ++r)
+        cls_[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(t[static_cast<std::size_t>(r)]);
     } else {
       const float border = targets_.binarize ? target_border_host(learn_.ctx(), t, s.target_border_type) : 0.5f;
-      for (std::int64_t r = 0; r < n; ++r) cls_[static_cast<std::size_t>(r)] = target_class(t[static_cast<std::size_t>(r)], border);
+      for (std::int64_t r = 0; r < n; ++r)
+        cls_[static_cast<std::size_t>(r)] = target_class(t[static_cast<std::size_t>(r)], border);
     }
     float max_abs = 0.f;
     for (float v : t) max_abs = std::max(max_abs, std::fabs(v));
@@ -144,8 +149,8 @@ class host_primitives {
   // CTR feature (type, j) with prior pr: ordered values on the learn rows (each row sees the terms
   // of its category's rows earlier in the permutation; counters: the full counts), the model's
   // values on the eval rows.
-  void ctr_columns(const perfect& ph, const hashes& he, std::int64_t n, std::int64_t ne, const feature_data&, const table_data&,
-                   const model::ctr_table& table, model::ctr_type type, int j, const prior& pr,
+  void ctr_columns(const perfect& ph, const hashes& he, std::int64_t n, std::int64_t ne, const feature_data&,
+                   const table_data&, const model::ctr_table& table, model::ctr_type type, int j, const prior& pr,
                    const model::ctr_calc& calc, column& l, column& e) const {
     const std::size_t unique = ph.keys.size();
     l.resize(static_cast<std::size_t>(n));
@@ -176,7 +181,8 @@ class host_primitives {
     }
     const model::ctr_table_view tv = table_view_of(table);
     for (std::int64_t r = 0; r < ne; ++r) {
-      e[static_cast<std::size_t>(r)] = model::ctr_value_of(tv, calc, model::projection_add_cat(0, he[static_cast<std::size_t>(r)]));
+      e[static_cast<std::size_t>(r)] =
+          model::ctr_value_of(tv, calc, model::projection_add_cat(0, he[static_cast<std::size_t>(r)]));
     }
   }
 

@@ -54,8 +54,7 @@ std::vector<dlpack_owner> take_ownership(const pool_inputs& in) {
 bool present(const tensor_ref& r) { return r.kind != tensor_ref_kind::none; }
 
 // A [rows] or [rows, k] tensor of role `role`; checks the row count against `rows` (-1: unknown yet).
-tensor_view import_rows_tensor(const tensor_ref& ref, std::string_view role, int device,
-                               std::int64_t& rows) {
+tensor_view import_rows_tensor(const tensor_ref& ref, std::string_view role, int device, std::int64_t& rows) {
   const tensor_view v = import_tensor(ref, import_rules{role, 1, 2, false, device});
   if (rows < 0) {
     rows = v.shape[0];
@@ -68,22 +67,20 @@ tensor_view import_rows_tensor(const tensor_ref& ref, std::string_view role, int
 
 // Refuses NaN/inf values (and negative or only zero ones for weights) in each column of `t`, counting where the
 // data lives: a kernel for device memory, a loop for host memory.
-void check_values(const tensor_view& t, std::string_view role, bool allow_negative,
-                  const context& ctx) {
+void check_values(const tensor_view& t, std::string_view role, bool allow_negative, const context& ctx) {
   const std::int64_t columns = t.rank == 2 ? t.shape[1] : 1;
   for (std::int64_t j = 0; j < columns; ++j) {
     const column_view c = column_of(t, j);
     if (is_integral(c.type) && allow_negative) continue;  // integers are always finite
-    const value_counts n = is_device_side(c.memory) ? count_values_device(c, ctx)
-                                                    : count_values_host(c);
+    const value_counts n = is_device_side(c.memory) ? count_values_device(c, ctx) : count_values_host(c);
     const std::string where = columns > 1 ? fmt::format("{} column {}", role, j) : std::string(role);
     CBG_EXPECTS(n.nan == 0 && n.infinite == 0, status::bad_data,
                 fmt::format("{} has {} NaN and {} infinite values out of {}; {} values must be "
                             "finite",
                             where, n.nan, n.infinite, c.size, role));
-    CBG_EXPECTS(allow_negative || n.negative == 0, status::bad_data,
-                fmt::format("{} has {} negative values out of {}; {} values must be >= 0", where,
-                            n.negative, c.size, role));
+    CBG_EXPECTS(
+        allow_negative || n.negative == 0, status::bad_data,
+        fmt::format("{} has {} negative values out of {}; {} values must be >= 0", where, n.negative, c.size, role));
     // CatBoost refuses such a pool too ("All data in Weights is 0"): nothing would be learned.
     CBG_EXPECTS(allow_negative || c.size == 0 || n.positive > 0, status::bad_data,
                 fmt::format("{} is 0 for all {} objects; CatBoost refuses all-zero {}s: give some objects a "
@@ -154,15 +151,16 @@ pool pool::build(std::shared_ptr<context> ctx, pool_inputs in) {
   for (std::size_t j = 0; j < slots.size(); ++j) {
     CBG_EXPECTS(slots[j].has_value(), status::invalid_argument,
                 fmt::format("pool: feature {} has no data (its column tensor is empty and no string "
-                            "column names it)", j));
+                            "column names it)",
+                            j));
     p.features_.push_back(*slots[j]);
   }
   const auto n_features = static_cast<std::int64_t>(p.features_.size());
   CBG_EXPECTS(n_features > 0, status::shape, "pool: the feature matrix has no columns");
   // Zero strides let a tensor declare more rows than its memory holds; what the library derives from
   // the pool (bins, hashes, gradients: at most 8 bytes per row and feature) must still be sizeable.
-  (void)checked_mul(checked_mul(std::max<std::int64_t>(rows, 0), n_features, "pool: rows x features"),
-                    std::int64_t{8}, "pool: bytes of rows x features");
+  (void)checked_mul(checked_mul(std::max<std::int64_t>(rows, 0), n_features, "pool: rows x features"), std::int64_t{8},
+                    "pool: bytes of rows x features");
 
   if (present(in.label)) p.label_ = import_rows_tensor(in.label, "label", device, rows);
   if (present(in.weight)) {
@@ -183,11 +181,12 @@ pool pool::build(std::shared_ptr<context> ctx, pool_inputs in) {
   }
   for (const std::int64_t idx : string_features) p.categorical_[static_cast<std::size_t>(idx)] = true;
   for (const std::int32_t idx : in.cat_features) {
-    CBG_EXPECTS(p.features_[idx].hashed || is_integral(p.features_[idx].type) || p.features_[idx].type == dtype::boolean,
-                status::dtype,
-                fmt::format("pool: categorical feature {} has dtype {}; categorical values must be "
-                            "integers (hash strings to integers, or pass codes)",
-                            idx, name_of(p.features_[idx].type)));
+    CBG_EXPECTS(
+        p.features_[idx].hashed || is_integral(p.features_[idx].type) || p.features_[idx].type == dtype::boolean,
+        status::dtype,
+        fmt::format("pool: categorical feature {} has dtype {}; categorical values must be "
+                    "integers (hash strings to integers, or pass codes)",
+                    idx, name_of(p.features_[idx].type)));
   }
 
   if (!in.feature_names.empty()) p.set_feature_names(std::move(in.feature_names));
@@ -212,37 +211,36 @@ pool pool::build(std::shared_ptr<context> ctx, pool_inputs in) {
   p.keep_alive_ = std::move(in.keep_alive);
   if (p.ctx_->log_enabled(log::level::debug)) {
     p.ctx_->log(log::level::debug, "cbgpu.pool",
-                fmt::format("pool: {} rows x {} features ({} categorical){}{}{}, data on {}", rows,
-                            n_features, p.num_categorical(), p.label_ ? ", label" : "",
-                            p.weight_ ? ", weight" : "", p.baseline_ ? ", baseline" : "",
+                fmt::format("pool: {} rows x {} features ({} categorical){}{}{}, data on {}", rows, n_features,
+                            p.num_categorical(), p.label_ ? ", label" : "", p.weight_ ? ", weight" : "",
+                            p.baseline_ ? ", baseline" : "",
                             p.device_ >= 0 ? fmt::format("CUDA device {}", p.device_) : "the host"));
   }
   return p;
 }
 
-column_view pool::import_string_column(const string_column_input& sc, std::size_t k, int device,
-                                       std::int64_t& rows) {
+column_view pool::import_string_column(const string_column_input& sc, std::size_t k, int device, std::int64_t& rows) {
   const std::string what = fmt::format("feature {} (string column {})", sc.feature, k);
   const std::string offsets_role = fmt::format("{} offsets", what);
   const std::string bytes_role = fmt::format("{} bytes", what);
   const tensor_view off = import_tensor(sc.offsets, import_rules{offsets_role, 1, 1, false, device});
   const tensor_view bytes = import_tensor(sc.bytes, import_rules{bytes_role, 1, 1, false, device});
   CBG_EXPECTS(off.type == dtype::int32 || off.type == dtype::int64, status::dtype,
-              fmt::format("pool: {} have dtype {}; Arrow offsets are int32 (utf8) or int64 (large_utf8)",
-                          offsets_role, name_of(off.type)));
+              fmt::format("pool: {} have dtype {}; Arrow offsets are int32 (utf8) or int64 (large_utf8)", offsets_role,
+                          name_of(off.type)));
   CBG_EXPECTS(bytes.type == dtype::uint8 || bytes.type == dtype::int8, status::dtype,
-              fmt::format("pool: {} have dtype {}; expected uint8 (UTF-8 bytes)", bytes_role,
-                          name_of(bytes.type)));
+              fmt::format("pool: {} have dtype {}; expected uint8 (UTF-8 bytes)", bytes_role, name_of(bytes.type)));
   CBG_EXPECTS(off.strides[0] == 1 && (bytes.shape[0] <= 1 || bytes.strides[0] == 1), status::shape,
-              fmt::format("pool: {} must be contiguous (offsets stride {}, bytes stride {})", what,
-                          off.strides[0], bytes.strides[0]));
+              fmt::format("pool: {} must be contiguous (offsets stride {}, bytes stride {})", what, off.strides[0],
+                          bytes.strides[0]));
   CBG_EXPECTS(off.shape[0] >= 1, status::shape,
               fmt::format("pool: {} are empty; a column of n strings has n + 1 offsets", offsets_role));
   // The GPU reads device, managed and pinned memory; the host reads host and pinned memory.
   const bool gpu_readable = off.memory != memory_kind::host;
   CBG_EXPECTS(gpu_readable == (bytes.memory != memory_kind::host), status::device,
               fmt::format("pool: {} has offsets and bytes in different memory (one on the host, one on "
-                          "the GPU)", what));
+                          "the GPU)",
+                          what));
   categorical::string_column_view s;
   s.offsets = off.data;
   s.offsets64 = off.type == dtype::int64;
@@ -257,11 +255,11 @@ column_view pool::import_string_column(const string_column_input& sc, std::size_
     const std::string codes_role = fmt::format("{} codes", what);
     const tensor_view cv = import_tensor(sc.codes, import_rules{codes_role, 1, 1, false, device});
     CBG_EXPECTS(is_integral(cv.type), status::dtype,
-                fmt::format("pool: {} have dtype {}; dictionary codes are integers", codes_role,
-                            name_of(cv.type)));
+                fmt::format("pool: {} have dtype {}; dictionary codes are integers", codes_role, name_of(cv.type)));
     CBG_EXPECTS((cv.memory != memory_kind::host) == gpu_readable, status::device,
                 fmt::format("pool: {} has its codes and its dictionary in different memory (one on the "
-                            "host, one on the GPU)", what));
+                            "host, one on the GPU)",
+                            what));
     codes = column_of(cv, 0);
   }
   const std::int64_t n = codes ? codes->size : s.rows;
@@ -358,8 +356,7 @@ const std::string& pool::feature_name(std::int64_t j) const {
 
 void pool::set_feature_names(std::vector<std::string> names) {
   CBG_EXPECTS(static_cast<std::int64_t>(names.size()) == num_features(), status::invalid_argument,
-              fmt::format("pool: {} feature names given for {} features", names.size(),
-                          num_features()));
+              fmt::format("pool: {} feature names given for {} features", names.size(), num_features()));
   names_ = std::move(names);
 }
 

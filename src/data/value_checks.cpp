@@ -9,8 +9,7 @@
 namespace cbg {
 
 value_counts count_values_host(const column_view& column) {
-  CBG_EXPECTS(!is_device_side(column.memory), status::device,
-              "count_values_host reads host or pinned memory only");
+  CBG_EXPECTS(!is_device_side(column.memory), status::device, "count_values_host reads host or pinned memory only");
   value_counts counts;
   for (std::int64_t i = 0; i < column.size; ++i) {
     const unsigned bits = classify_value(column.value(i));

@@ -13,10 +13,12 @@ namespace cbg::dist {
 namespace {
 
 int parse_ordinal(const std::string& part, const std::string& text) {
-  CBG_EXPECTS(!part.empty() && part.size() <= 6 &&
-                  std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }),
-              status::invalid_argument,
-              fmt::format("devices '{}': '{}' is not a device ordinal (expected e.g. \"0\", \"0:1\", \"0-3\")", text, part));
+  CBG_EXPECTS(
+      !part.empty() && part.size() <= 6 &&
+          std::all_of(part.begin(), part.end(),
+                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }),
+      status::invalid_argument,
+      fmt::format("devices '{}': '{}' is not a device ordinal (expected e.g. \"0\", \"0:1\", \"0-3\")", text, part));
   return std::stoi(part);
 }
 

@@ -59,8 +59,9 @@ void predict_to_devices(const std::string& devices, apply::device_model_cache& c
   CBG_EXPECTS(!base->is_cpu(), status::unsupported, "devices: the pool is on a CPU context");
   const std::int64_t rows = p.num_rows();
   const auto shape = apply::output_shape(m, o, rows);
-  CBG_EXPECTS(out.memory == memory_kind::device && out.device_id == base->device(), status::device,
-              fmt::format("devices '{}': the output must be device memory of the pool's device {}", devices, base->device()));
+  CBG_EXPECTS(
+      out.memory == memory_kind::device && out.device_id == base->device(), status::device,
+      fmt::format("devices '{}': the output must be device memory of the pool's device {}", devices, base->device()));
   CBG_EXPECTS(out.as_const().is_row_major_compact(), status::unsupported,
               fmt::format("devices '{}': the output must be row-major and compact", devices));
   CBG_EXPECTS(out.rank >= 1 && out.shape[0] == rows, status::shape,
@@ -107,8 +108,9 @@ void predict_to_devices(const std::string& devices, apply::device_model_cache& c
               static_cast<std::size_t>(count) * row_bytes);
   }
   scoped_device on(base->device());
-  copy_bytes(out.data, memory_kind::device, gathered.data(), memory_kind::device, static_cast<std::size_t>(rows) * row_bytes,
-             base->stream(), base->copies(), base->rules(), CBG_COPY_SITE("sharded prediction"));
+  copy_bytes(out.data, memory_kind::device, gathered.data(), memory_kind::device,
+             static_cast<std::size_t>(rows) * row_bytes, base->stream(), base->copies(), base->rules(),
+             CBG_COPY_SITE("sharded prediction"));
   stream_wait_for(caller, base->stream());
   CBG_CUDA_TRY(cudaStreamSynchronize(caller));
 }

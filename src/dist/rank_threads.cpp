@@ -25,7 +25,8 @@ void solo_reducer::all_gather(const void* send, void* recv, std::size_t bytes, c
   if (bytes > 0 && send != recv) CBG_CUDA_TRY(cudaMemcpyAsync(recv, send, bytes, cudaMemcpyDeviceToDevice, stream));
 }
 
-void solo_reducer::sum_scatter_i64(const long long* send, long long* recv, std::size_t recv_count, cudaStream_t stream) {
+void solo_reducer::sum_scatter_i64(const long long* send, long long* recv, std::size_t recv_count,
+                                   cudaStream_t stream) {
   if (recv_count > 0 && send != recv) {
     CBG_CUDA_TRY(cudaMemcpyAsync(recv, send, recv_count * sizeof(long long), cudaMemcpyDeviceToDevice, stream));
   }

@@ -75,8 +75,8 @@ class dist_profile {
 
 class rank_threads {
  public:
-  // Thread r makes devices[r] current (none for a negative one); a failure cancels every reducer so that waiting ranks return.
-  // spin: how long the caller and the ranks busy-wait before they sleep (0: sleep at once).
+  // Thread r makes devices[r] current (none for a negative one); a failure cancels every reducer so that waiting ranks
+  // return. spin: how long the caller and the ranks busy-wait before they sleep (0: sleep at once).
   rank_threads(std::vector<int> devices, std::vector<reducer*> reducers, dist_profile* profile,
                std::chrono::microseconds spin);
   ~rank_threads();

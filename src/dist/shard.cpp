@@ -89,13 +89,21 @@ DLDataType dl_type_of(dtype t) {
   switch (t) {
     case dtype::float16:
     case dtype::float32:
-    case dtype::float64: d.code = kDLFloat; break;
+    case dtype::float64:
+      d.code = kDLFloat;
+      break;
     case dtype::int8:
     case dtype::int16:
     case dtype::int32:
-    case dtype::int64: d.code = kDLInt; break;
-    case dtype::boolean: d.code = CBG_DLPACK_CODE_BOOL; break;
-    default: d.code = kDLUInt; break;
+    case dtype::int64:
+      d.code = kDLInt;
+      break;
+    case dtype::boolean:
+      d.code = CBG_DLPACK_CODE_BOOL;
+      break;
+    default:
+      d.code = kDLUInt;
+      break;
   }
   return d;
 }
@@ -120,11 +128,11 @@ std::shared_ptr<shard_tensor> copy_rows(const tensor_view& t, std::int64_t first
     device_buffer<unsigned char> block(bytes, src.stream(), peer_memory(src.device()));
     for (std::int64_t j = 0; j < k; ++j) {
       const column_view c = column_of(t, j);
-      gather(static_cast<const unsigned char*>(c.data) + first * c.stride * static_cast<std::int64_t>(elem), c.stride, elem,
-             count, block.data() + static_cast<std::size_t>(j * count) * elem, src.stream());
+      gather(static_cast<const unsigned char*>(c.data) + first * c.stride * static_cast<std::int64_t>(elem), c.stride,
+             elem, count, block.data() + static_cast<std::size_t>(j * count) * elem, src.stream());
     }
-    copy_bytes(out->data.data(), memory_kind::device, block.data(), memory_kind::device, bytes, src.stream(), src.copies(),
-               src.rules(), CBG_COPY_SITE("shard rows"));
+    copy_bytes(out->data.data(), memory_kind::device, block.data(), memory_kind::device, bytes, src.stream(),
+               src.copies(), src.rules(), CBG_COPY_SITE("shard rows"));
     CBG_CUDA_TRY(cudaStreamSynchronize(src.stream()));
   }
   out->shape[0] = count;
@@ -169,7 +177,8 @@ void peer_copy(void* to, const context& dst, const void* from, const context& sr
 
 std::unique_ptr<shard_pool> make_shard_pool(const pool& src, std::int64_t first, std::int64_t count,
                                             const std::shared_ptr<context>& dst, bool features) {
-  CBG_EXPECTS(first >= 0 && count >= 0 && first + count <= src.num_rows(), status::internal, "make_shard_pool: bad row range");
+  CBG_EXPECTS(first >= 0 && count >= 0 && first + count <= src.num_rows(), status::internal,
+              "make_shard_pool: bad row range");
   const context& from = *src.ctx();
   auto s = std::make_unique<shard_pool>();
   pool_inputs in;
@@ -216,7 +225,8 @@ quantize::device_quantized slice_quantized(const quantize::device_quantized& ful
   const std::int64_t groups = (full.features + 3) / 4;
   const auto memory = peer_memory(dst.device());
   q.borders = device_buffer<float>(std::max<std::size_t>(full.borders.size(), 1), dst.stream(), memory);
-  q.border_count = device_buffer<std::int32_t>(std::max<std::size_t>(full.border_count.size(), 1), dst.stream(), memory);
+  q.border_count =
+      device_buffer<std::int32_t>(std::max<std::size_t>(full.border_count.size(), 1), dst.stream(), memory);
   q.mode = device_buffer<std::uint8_t>(std::max<std::size_t>(full.mode.size(), 1), dst.stream(), memory);
   q.index = device_buffer<std::uint32_t>(static_cast<std::size_t>(std::max<std::int64_t>(groups * q.padded_rows, 1)),
                                          dst.stream(), memory);
@@ -233,9 +243,10 @@ quantize::device_quantized slice_quantized(const quantize::device_quantized& ful
     scoped_device on(src.device());
     block = device_buffer<unsigned char>(settings + index_bytes, src.stream(), peer_memory(src.device()));
     std::size_t at = 0;
-    for (const auto& [from, bytes] : {std::pair<const void*, std::size_t>{full.borders.data(), full.borders.size_bytes()},
-                                      {full.border_count.data(), full.border_count.size_bytes()},
-                                      {full.mode.data(), full.mode.size_bytes()}}) {
+    for (const auto& [from, bytes] :
+         {std::pair<const void*, std::size_t>{full.borders.data(), full.borders.size_bytes()},
+          {full.border_count.data(), full.border_count.size_bytes()},
+          {full.mode.data(), full.mode.size_bytes()}}) {
       if (bytes > 0) {
         copy_bytes(block.data() + at, memory_kind::device, from, memory_kind::device, bytes, src.stream(), src.copies(),
                    src.rules(), CBG_COPY_SITE("shard bins"));
@@ -243,10 +254,11 @@ quantize::device_quantized slice_quantized(const quantize::device_quantized& ful
       at += bytes;
     }
     if (index_bytes > 0) {
-      copy_bytes_2d(block.data() + settings, static_cast<std::size_t>(count) * sizeof(std::uint32_t), memory_kind::device,
-                    full.index.data() + first, static_cast<std::size_t>(full.padded_rows) * sizeof(std::uint32_t),
-                    memory_kind::device, static_cast<std::size_t>(count) * sizeof(std::uint32_t),
-                    static_cast<std::size_t>(groups), src.stream(), src.copies(), src.rules(), CBG_COPY_SITE("shard bins"));
+      copy_bytes_2d(block.data() + settings, static_cast<std::size_t>(count) * sizeof(std::uint32_t),
+                    memory_kind::device, full.index.data() + first,
+                    static_cast<std::size_t>(full.padded_rows) * sizeof(std::uint32_t), memory_kind::device,
+                    static_cast<std::size_t>(count) * sizeof(std::uint32_t), static_cast<std::size_t>(groups),
+                    src.stream(), src.copies(), src.rules(), CBG_COPY_SITE("shard bins"));
     }
   }
   // The peer copies, then on dst the index rows into their padded places.
@@ -265,9 +277,10 @@ quantize::device_quantized slice_quantized(const quantize::device_quantized& ful
   }
   if (index_bytes > 0) {
     copy_bytes_2d(q.index.data(), static_cast<std::size_t>(q.padded_rows) * sizeof(std::uint32_t), memory_kind::device,
-                  landing.data() + settings, static_cast<std::size_t>(count) * sizeof(std::uint32_t), memory_kind::device,
-                  static_cast<std::size_t>(count) * sizeof(std::uint32_t), static_cast<std::size_t>(groups), dst.stream(),
-                  dst.copies(), dst.rules(), CBG_COPY_SITE("shard bins"));
+                  landing.data() + settings, static_cast<std::size_t>(count) * sizeof(std::uint32_t),
+                  memory_kind::device, static_cast<std::size_t>(count) * sizeof(std::uint32_t),
+                  static_cast<std::size_t>(groups), dst.stream(), dst.copies(), dst.rules(),
+                  CBG_COPY_SITE("shard bins"));
   }
   CBG_CUDA_TRY(cudaStreamSynchronize(dst.stream()));
   {

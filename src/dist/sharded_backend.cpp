@@ -87,9 +87,10 @@ class sharded_backend final : public train::boosting_backend {
     const std::optional<communicator> comm = communicator_of(*base);
     const std::vector<int> devices = parse_devices(in.devices, visible_device_count());
     if (comm.has_value()) {
-      CBG_EXPECTS(devices.size() <= 1 && (devices.empty() || devices[0] == base->device()), status::invalid_argument,
-                  fmt::format("devices '{}' with a caller's communicator: each process trains on its context's device ({})",
-                              in.devices, base->device()));
+      CBG_EXPECTS(
+          devices.size() <= 1 && (devices.empty() || devices[0] == base->device()), status::invalid_argument,
+          fmt::format("devices '{}' with a caller's communicator: each process trains on its context's device ({})",
+                      in.devices, base->device()));
       setup_communicator(in, *comm);
     } else {
       setup_local(in, devices);
@@ -162,7 +163,8 @@ class sharded_backend final : public train::boosting_backend {
   std::vector<float> split_borders(const std::vector<train::split>& splits) override {
     // search() read them already (the trainer asks for the borders of the tree it just searched).
     if (borders_valid_ && splits == borders_splits_) return borders_;
-    return each<std::vector<float>>("split_borders", [&](train::boosting_backend& b) { return b.split_borders(splits); });
+    return each<std::vector<float>>("split_borders",
+                                    [&](train::boosting_backend& b) { return b.split_borders(splits); });
   }
   train::label_facts labels(bool eval) override {
     return each<train::label_facts>("labels", [&](train::boosting_backend& b) { return b.labels(eval); });
@@ -352,8 +354,8 @@ class sharded_backend final : public train::boosting_backend {
       r->quantized = slice_quantized(full, first, count, base, *r->ctx);
       r->learn = make_shard_pool(learn, first, count, r->ctx, false);
       if (in.eval != nullptr) {
-        r->eval = make_shard_pool(*in.eval, eval_split_.first(k), eval_split_.counts[static_cast<std::size_t>(k)], r->ctx,
-                                  true);
+        r->eval = make_shard_pool(*in.eval, eval_split_.first(k), eval_split_.counts[static_cast<std::size_t>(k)],
+                                  r->ctx, true);
       }
       r->inputs.red = reducers_[static_cast<std::size_t>(k)].get();
       r->inputs.learn = learn_split_;
@@ -371,7 +373,7 @@ class sharded_backend final : public train::boosting_backend {
 
   std::vector<std::unique_ptr<reducer>> reducers_;
   std::vector<reducer::counters> counters_at_start_;  // of kept communicators, for the profile
-  std::shared_ptr<context> kept_on_;                 // where our communicators are kept after training
+  std::shared_ptr<context> kept_on_;                  // where our communicators are kept after training
   std::string kept_key_;
   std::vector<std::unique_ptr<rank_state>> ranks_;
   std::shared_ptr<context> profiled_;      // the caller's context, when it profiles
@@ -386,7 +388,6 @@ class sharded_backend final : public train::boosting_backend {
   std::vector<std::uint8_t> modes_;
   std::shared_ptr<gathered_pool> gathered_;
 };
-
 
 void sharded_backend::setup_communicator(const train::backend_inputs& in, const communicator& c) {
   const pool& learn = *in.learn;
@@ -439,12 +440,13 @@ void sharded_backend::setup_communicator(const train::backend_inputs& in, const 
     d.device.device_type = kDLCUDA;
     d.device.device_id = base->device();
     d.ndim = 1;
-    d.dtype.code = static_cast<std::uint8_t>(col.type == dtype::float16 || col.type == dtype::float32 || col.type == dtype::float64
-                                                 ? kDLFloat
-                                                 : (col.type == dtype::int8 || col.type == dtype::int16 || col.type == dtype::int32 ||
-                                                            col.type == dtype::int64
-                                                        ? kDLInt
-                                                        : (col.type == dtype::boolean ? CBG_DLPACK_CODE_BOOL : kDLUInt)));
+    d.dtype.code =
+        static_cast<std::uint8_t>(col.type == dtype::float16 || col.type == dtype::float32 || col.type == dtype::float64
+                                      ? kDLFloat
+                                      : (col.type == dtype::int8 || col.type == dtype::int16 ||
+                                                 col.type == dtype::int32 || col.type == dtype::int64
+                                             ? kDLInt
+                                             : (col.type == dtype::boolean ? CBG_DLPACK_CODE_BOOL : kDLUInt)));
     d.dtype.bits = static_cast<std::uint8_t>(elem * 8);
     d.dtype.lanes = 1;
     d.shape = &g->shape[j];

@@ -151,7 +151,8 @@ std::vector<double> loss_function_change(const model::model& m, const std::vecto
   }
   std::stable_sort(scores.begin(), scores.end(), std::greater<>());
   std::vector<double> flat(m.flat_feature_count(), 0.0);
-  for (const auto& [s, c] : scores) credit_split_feature(m, classes.representative[static_cast<std::size_t>(c)], s, flat);
+  for (const auto& [s, c] : scores)
+    credit_split_feature(m, classes.representative[static_cast<std::size_t>(c)], s, flat);
   return flat;
 }
 

@@ -101,7 +101,8 @@ combination_classes combination_classes_of(const model::model& m) {
   for (std::size_t i = 1; i < items.size(); ++i) first_bucket[i] = first_bucket[i - 1] + items[i - 1].buckets;
   std::vector<std::size_t> order(items.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return items[a].flat < items[b].flat; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return items[a].flat < items[b].flat; });
 
   combination_classes out;
   const std::size_t binary = items.empty() ? 0 : first_bucket.back() + items.back().buckets;

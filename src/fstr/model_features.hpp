@@ -37,9 +37,9 @@ void credit_split_feature(const model::model& m, const split_feature& f, double 
 std::vector<std::int64_t> interaction_features(const model::model& m, const split_feature& f);
 
 struct combination_classes {
-  std::vector<std::int32_t> class_of_binary;          // per binary feature (the model's tree_splits values)
-  std::vector<std::vector<std::int64_t>> flat;        // per class: the flat features it reads
-  std::vector<split_feature> representative;          // per class: its first split feature
+  std::vector<std::int32_t> class_of_binary;    // per binary feature (the model's tree_splits values)
+  std::vector<std::vector<std::int64_t>> flat;  // per class: the flat features it reads
+  std::vector<split_feature> representative;    // per class: its first split feature
 };
 combination_classes combination_classes_of(const model::model& m);
 

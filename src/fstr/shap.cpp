@@ -109,7 +109,8 @@ struct tree_walk {
     }
   }
 
-  void walk(int depth, std::size_t node, const path& old, double zero_fraction, double one_fraction, int feature) const {
+  void walk(int depth, std::size_t node, const path& old, double zero_fraction, double one_fraction,
+            int feature) const {
     path p = extend(old, zero_fraction, one_fraction, feature);
     const int tree_depth = m.tree_sizes[tree];
     if (depth == tree_depth) {

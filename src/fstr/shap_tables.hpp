@@ -19,8 +19,13 @@ struct shap_tables {
   std::vector<double> tree_means;      // [trees][dims]
   int dims = 1;
   [[nodiscard]] shap_table_view view() const noexcept {
-    return {tree_first_leaf.data(), leaf_entry_begin.data(), features.data(), values.data(),
-            tree_means.data(),      static_cast<std::int64_t>(tree_first_leaf.size()), dims};
+    return {tree_first_leaf.data(),
+            leaf_entry_begin.data(),
+            features.data(),
+            values.data(),
+            tree_means.data(),
+            static_cast<std::int64_t>(tree_first_leaf.size()),
+            dims};
   }
 };
 

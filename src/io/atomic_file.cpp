@@ -28,7 +28,7 @@ std::pair<std::string, std::string> split_path(const std::string& path) {
 
 // A symbolic link is followed, so that the file it points to is replaced, not the link.
 std::string resolve_link(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
   char resolved[PATH_MAX];
   return ::realpath(path.c_str(), resolved) != nullptr ? std::string(resolved) : path;
@@ -45,7 +45,7 @@ void sync_folder(const std::string& folder) noexcept {
 
 atomic_file::atomic_file(std::string path) : path_(resolve_link(path)) {
   if (path.empty()) throw file_error("cannot write a file with an empty name");
-  struct stat st{};
+  struct stat st {};
   if (::stat(path_.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) fail(path, EISDIR);
     if (!S_ISREG(st.st_mode)) {  // a device or a FIFO: written in place

@@ -58,7 +58,7 @@ std::string read_file(const std::string& path, std::uint64_t max_bytes) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
   const descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
   if (file.fd < 0) throw file_error("cannot open '" + path + "': " + std::strerror(errno));
-  struct stat st{};
+  struct stat st {};
   if (::fstat(file.fd, &st) != 0) throw file_error("cannot read '" + path + "': " + std::strerror(errno));
   check_kind_and_size(path, st, max_bytes);
   std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
@@ -77,7 +77,7 @@ std::string read_file(const std::string& path, std::uint64_t max_bytes) {
 }
 
 void require_regular_file(const std::string& path, std::uint64_t max_bytes) {
-  struct stat st{};  // stat, not open: a FIFO is not waited on
+  struct stat st {};  // stat, not open: a FIFO is not waited on
   if (::stat(path.c_str(), &st) != 0) throw file_error("cannot open '" + path + "': " + std::strerror(errno));
   check_kind_and_size(path, st, max_bytes);
 }

@@ -74,8 +74,7 @@ void set_callback(callback fn, void* user_data, level min_level) {
 }
 
 bool enabled(level l) noexcept {
-  return l != level::off &&
-         static_cast<int>(l) >= global().min_level.load(std::memory_order_acquire);
+  return l != level::off && static_cast<int>(l) >= global().min_level.load(std::memory_order_acquire);
 }
 
 void write(level l, std::string_view category, std::string_view message) noexcept {

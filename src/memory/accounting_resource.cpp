@@ -31,8 +31,7 @@ void* accounting_resource::allocate(std::size_t bytes, cudaStream_t stream) {
   }
   std::uint64_t countdown = fail_countdown_.load(std::memory_order_relaxed);
   while (countdown != 0 &&
-         !fail_countdown_.compare_exchange_weak(countdown, countdown - 1, std::memory_order_relaxed)) {
-  }
+         !fail_countdown_.compare_exchange_weak(countdown, countdown - 1, std::memory_order_relaxed)) {}
   if (countdown == 1) refuse("injected allocation failure (cbg_context_fail_allocation)");
   void* p = nullptr;
   try {
@@ -45,8 +44,7 @@ void* accounting_resource::allocate(std::size_t bytes, cudaStream_t stream) {
   allocations_.fetch_add(1, std::memory_order_relaxed);
   const std::size_t now = before + bytes;
   std::size_t peak = peak_.load(std::memory_order_relaxed);
-  while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-  }
+  while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {}
   return p;
 }
 

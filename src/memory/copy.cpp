@@ -35,14 +35,13 @@ bool strict_no_d2h_from_environment() noexcept {
 namespace {
 
 // Counts the copy and applies strict mode; returns the direction.
-copy_direction account(memory_kind dst_kind, memory_kind src_kind, std::size_t bytes,
-                       copy_counters& counters, const copy_rules& rules, const copy_site& site) {
+copy_direction account(memory_kind dst_kind, memory_kind src_kind, std::size_t bytes, copy_counters& counters,
+                       const copy_rules& rules, const copy_site& site) {
   const copy_direction d = direction_of(src_kind, dst_kind);
   if (d == copy_direction::d2h && rules.strict_no_d2h && bytes > strict_d2h_metadata_limit) {
-    throw error(status::strict_d2h,
-                fmt::format("strict mode (CBGPU_STRICT_NO_D2H) refused a {}-byte device-to-host "
-                            "copy (limit {} bytes per call) for {} at {}:{}",
-                            bytes, strict_d2h_metadata_limit, site.what, site.file, site.line));
+    throw error(status::strict_d2h, fmt::format("strict mode (CBGPU_STRICT_NO_D2H) refused a {}-byte device-to-host "
+                                                "copy (limit {} bytes per call) for {} at {}:{}",
+                                                bytes, strict_d2h_metadata_limit, site.what, site.file, site.line));
   }
   counters.add(d, bytes);
   return d;
@@ -50,19 +49,22 @@ copy_direction account(memory_kind dst_kind, memory_kind src_kind, std::size_t b
 
 cudaMemcpyKind cuda_kind(copy_direction d) noexcept {
   switch (d) {
-    case copy_direction::h2h: return cudaMemcpyHostToHost;
-    case copy_direction::h2d: return cudaMemcpyHostToDevice;
-    case copy_direction::d2h: return cudaMemcpyDeviceToHost;
-    case copy_direction::d2d: return cudaMemcpyDeviceToDevice;
+    case copy_direction::h2h:
+      return cudaMemcpyHostToHost;
+    case copy_direction::h2d:
+      return cudaMemcpyHostToDevice;
+    case copy_direction::d2h:
+      return cudaMemcpyDeviceToHost;
+    case copy_direction::d2d:
+      return cudaMemcpyDeviceToDevice;
   }
   return cudaMemcpyDefault;
 }
 
 }  // namespace
 
-void copy_bytes(void* dst, memory_kind dst_kind, const void* src, memory_kind src_kind,
-                std::size_t bytes, cudaStream_t stream, copy_counters& counters,
-                const copy_rules& rules, const copy_site& site) {
+void copy_bytes(void* dst, memory_kind dst_kind, const void* src, memory_kind src_kind, std::size_t bytes,
+                cudaStream_t stream, copy_counters& counters, const copy_rules& rules, const copy_site& site) {
   if (bytes == 0) return;
   const copy_direction d = account(dst_kind, src_kind, bytes, counters, rules, site);
   if (d == copy_direction::h2h) {
@@ -72,10 +74,9 @@ void copy_bytes(void* dst, memory_kind dst_kind, const void* src, memory_kind sr
   CBG_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cuda_kind(d), stream));
 }
 
-void copy_bytes_2d(void* dst, std::size_t dst_pitch, memory_kind dst_kind, const void* src,
-                   std::size_t src_pitch, memory_kind src_kind, std::size_t row_bytes,
-                   std::size_t rows, cudaStream_t stream, copy_counters& counters,
-                   const copy_rules& rules, const copy_site& site) {
+void copy_bytes_2d(void* dst, std::size_t dst_pitch, memory_kind dst_kind, const void* src, std::size_t src_pitch,
+                   memory_kind src_kind, std::size_t row_bytes, std::size_t rows, cudaStream_t stream,
+                   copy_counters& counters, const copy_rules& rules, const copy_site& site) {
   if (row_bytes == 0 || rows == 0) return;
   const copy_direction d = account(dst_kind, src_kind, row_bytes * rows, counters, rules, site);
   if (d == copy_direction::h2h) {
@@ -85,8 +86,7 @@ void copy_bytes_2d(void* dst, std::size_t dst_pitch, memory_kind dst_kind, const
     }
     return;
   }
-  CBG_CUDA_TRY(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows, cuda_kind(d),
-                                 stream));
+  CBG_CUDA_TRY(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows, cuda_kind(d), stream));
 }
 
 }  // namespace cbg

@@ -75,8 +75,8 @@ std::shared_ptr<device_memory_resource> make_async_pool_resource(int device) {
   return std::make_shared<async_pool_resource>(device);
 }
 
-std::shared_ptr<device_memory_resource> make_callback_resource(int device, alloc_hook alloc,
-                                                               free_hook free, void* user_data) {
+std::shared_ptr<device_memory_resource> make_callback_resource(int device, alloc_hook alloc, free_hook free,
+                                                               void* user_data) {
   CBG_EXPECTS(alloc != nullptr && free != nullptr, status::invalid_argument,
               "a custom allocator needs both the alloc and the free hook");
   return std::make_shared<callback_resource>(device, alloc, free, user_data);

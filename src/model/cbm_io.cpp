@@ -25,8 +25,7 @@ namespace fb = cbg::fbs;
 }
 
 std::uint32_t le32(const std::uint8_t* p) {
-  return std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8) | (std::uint32_t{p[2]} << 16) |
-         (std::uint32_t{p[3]} << 24);
+  return std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8) | (std::uint32_t{p[2]} << 16) | (std::uint32_t{p[3]} << 24);
 }
 std::uint64_t le64(const std::uint8_t* p) { return std::uint64_t{le32(p)} | (std::uint64_t{le32(p + 4)} << 32); }
 void put32(std::vector<std::uint8_t>& out, std::uint32_t v) {
@@ -117,7 +116,8 @@ ctr_table read_ctr_table(const std::uint8_t* p, std::size_t n, std::size_t which
   out.target_classes_count = t->TargetClassesCount();
   const auto* raw = t->IndexHashRaw();
   const std::size_t raw_size = raw == nullptr ? 0 : raw->size();
-  if (raw_size % 12 != 0) malformed(fmt::format("CTR table {}: hash index of {} bytes is not 12-byte buckets", which, raw_size));
+  if (raw_size % 12 != 0)
+    malformed(fmt::format("CTR table {}: hash index of {} bytes is not 12-byte buckets", which, raw_size));
   const std::size_t buckets = raw_size / 12;
   out.bucket_hashes.resize(buckets);
   out.bucket_indices.resize(buckets);
@@ -127,8 +127,8 @@ ctr_table read_ctr_table(const std::uint8_t* p, std::size_t n, std::size_t which
   }
   const auto* blob = t->CTRBlob();
   const std::size_t blob_size = blob == nullptr ? 0 : blob->size();
-  const bool mean = out.base.type == ctr_type::binarized_target_mean_value ||
-                    out.base.type == ctr_type::float_target_mean_value;
+  const bool mean =
+      out.base.type == ctr_type::binarized_target_mean_value || out.base.type == ctr_type::float_target_mean_value;
   if (blob_size % (mean ? 8 : 4) != 0) malformed(fmt::format("CTR table {}: blob of {} bytes", which, blob_size));
   if (mean) {
     out.means.resize(blob_size / 8);
@@ -296,8 +296,7 @@ model read_cbm(const void* data, std::size_t size) {
   if (trees->MultiBias() != nullptr && trees->MultiBias()->size() != 0) {
     m.bias = vec(trees->MultiBias());
   } else {
-    if (m.approx_dimension != 1 && trees->Bias() != 0.0)
-      malformed("a scalar Bias with approx dimension > 1");
+    if (m.approx_dimension != 1 && trees->Bias() != 0.0) malformed("a scalar Bias with approx dimension > 1");
     m.bias.assign(static_cast<std::size_t>(std::max(m.approx_dimension, 1)), trees->Bias());
   }
   if (const auto* info = core->InfoMap())
@@ -306,8 +305,8 @@ model read_cbm(const void* data, std::size_t size) {
   if (const auto* parts = core->ModelPartIds()) {
     for (const flatbuffers::String* id : *parts) {
       if (id->string_view() != cbm_ctr_part_id)
-        unsupported(fmt::format("model part '{}' (text or embedding processing); only '{}' is supported",
-                                id->str(), cbm_ctr_part_id));
+        unsupported(fmt::format("model part '{}' (text or embedding processing); only '{}' is supported", id->str(),
+                                cbm_ctr_part_id));
       const std::uint64_t count = in.size_prefix("the CTR table count");
       if (count > in.left() / 4) malformed(fmt::format("{} CTR tables declared in {} bytes", count, in.left()));
       for (std::uint64_t i = 0; i < count; ++i) {
@@ -333,8 +332,8 @@ std::vector<std::uint8_t> write_cbm(const model& m) {
   }
   std::vector<flatbuffers::Offset<fb::TCatFeature>> cats;
   for (const auto& f : m.cat_features)
-    cats.push_back(fb::CreateTCatFeature(b, f.index, f.flat_index, f.name.empty() ? 0 : b.CreateString(f.name),
-                                         f.used_in_model));
+    cats.push_back(
+        fb::CreateTCatFeature(b, f.index, f.flat_index, f.name.empty() ? 0 : b.CreateString(f.name), f.used_in_model));
   std::vector<flatbuffers::Offset<fb::TOneHotFeature>> one_hots;
   for (const auto& f : m.one_hot_features) {
     flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> sv = 0;
@@ -345,8 +344,7 @@ std::vector<std::uint8_t> write_cbm(const model& m) {
   for (const auto& f : m.ctr_features) {
     const auto base = write_base(b, f.ctr.base);
     const auto ctr = fb::CreateTModelCtr(b, base, f.ctr.target_border_idx, canonical(f.ctr.prior_num),
-                                         canonical(f.ctr.prior_denom), canonical(f.ctr.shift),
-                                         canonical(f.ctr.scale));
+                                         canonical(f.ctr.prior_denom), canonical(f.ctr.shift), canonical(f.ctr.scale));
     ctrs.push_back(fb::CreateTCtrFeature(b, ctr, b.CreateVector(f.borders)));
   }
   const auto bins = repacked_bins(m);
@@ -354,9 +352,8 @@ std::vector<std::uint8_t> write_cbm(const model& m) {
       b, m.approx_dimension, b.CreateVector(m.tree_splits), b.CreateVector(m.tree_sizes),
       b.CreateVector(m.tree_start_offsets), b.CreateVector(cats), b.CreateVector(floats), b.CreateVector(one_hots),
       b.CreateVector(ctrs), b.CreateVector(m.leaf_values), b.CreateVector(m.leaf_weights), 0, 0,
-      b.CreateVector(std::vector<flatbuffers::Offset<fb::TTextFeature>>{}), 0, m.scale, 0.0,
-      b.CreateVector(m.bias), b.CreateVectorOfStructs(bins),
-      b.CreateVector(std::vector<flatbuffers::Offset<fb::TEmbeddingFeature>>{}));
+      b.CreateVector(std::vector<flatbuffers::Offset<fb::TTextFeature>>{}), 0, m.scale, 0.0, b.CreateVector(m.bias),
+      b.CreateVectorOfStructs(bins), b.CreateVector(std::vector<flatbuffers::Offset<fb::TEmbeddingFeature>>{}));
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::TKeyValue>>> info = 0;
   if (!m.info.empty()) {
     std::vector<flatbuffers::Offset<fb::TKeyValue>> kvs;
@@ -376,9 +373,8 @@ std::vector<std::uint8_t> write_cbm(const model& m) {
     // Tables sorted by their base, as current CatBoost writes them.
     std::vector<std::size_t> order(m.ctr_tables.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t c) {
-      return m.ctr_tables[a].base < m.ctr_tables[c].base;
-    });
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t c) { return m.ctr_tables[a].base < m.ctr_tables[c].base; });
     put32(out, static_cast<std::uint32_t>(m.ctr_tables.size()));
     for (std::size_t i : order) {
       const auto table = write_ctr_table(m.ctr_tables[i]);

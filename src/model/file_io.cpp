@@ -14,15 +14,18 @@ namespace cbg::model {
 model read_model(const void* data, std::size_t size, file_format format) {
   CBG_EXPECTS(data != nullptr || size == 0, status::null_pointer, "model bytes are NULL");
   switch (format) {
-    case file_format::cbm: return read_cbm(data, size);
-    case file_format::json: return read_json(std::string_view(static_cast<const char*>(data), size));
+    case file_format::cbm:
+      return read_cbm(data, size);
+    case file_format::json:
+      return read_json(std::string_view(static_cast<const char*>(data), size));
   }
   CBG_FAIL(status::invalid_argument, fmt::format("unknown model format {}", static_cast<int>(format)));
 }
 
 std::vector<std::uint8_t> write_model(const model& m, file_format format) {
   switch (format) {
-    case file_format::cbm: return write_cbm(m);
+    case file_format::cbm:
+      return write_cbm(m);
     case file_format::json: {
       const std::string text = write_json(m);
       return {text.begin(), text.end()};

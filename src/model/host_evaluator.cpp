@@ -18,9 +18,7 @@ namespace cbg::model {
 namespace {
 
 bool multi_label_loss(const std::string& loss) { return loss == "MultiLogloss" || loss == "MultiCrossEntropy"; }
-bool sigmoid_per_dim_loss(const std::string& loss) {
-  return loss == "MultiClassOneVsAll" || multi_label_loss(loss);
-}
+bool sigmoid_per_dim_loss(const std::string& loss) { return loss == "MultiClassOneVsAll" || multi_label_loss(loss); }
 
 // Everything per model that rows need: binary features, each CTR feature's table.
 struct plan {
@@ -75,9 +73,9 @@ void check_rows(const model& m, const host_rows& rows) {
   }
   if (!m.cat_features.empty()) {
     CBG_EXPECTS(rows.cat_hashes != nullptr, status::null_pointer, "categorical hashes are NULL");
-    CBG_EXPECTS(rows.cat_row_stride >= m.cat_features.size(), status::invalid_argument,
-                fmt::format("categorical row stride {} < {} categorical features", rows.cat_row_stride,
-                            m.cat_features.size()));
+    CBG_EXPECTS(
+        rows.cat_row_stride >= m.cat_features.size(), status::invalid_argument,
+        fmt::format("categorical row stride {} < {} categorical features", rows.cat_row_stride, m.cat_features.size()));
   }
 }
 
@@ -98,10 +96,12 @@ void binarize_row(const model& m, const plan& p, const host_rows& rows, std::siz
     bool cond = false;
     switch (bf.kind) {
       case split_kind::float_feature:
-        cond = float_split_true(float_input(m, rows, r, m.float_features[fi].index), m.float_features[fi].borders[item]);
+        cond =
+            float_split_true(float_input(m, rows, r, m.float_features[fi].index), m.float_features[fi].borders[item]);
         break;
       case split_kind::one_hot:
-        cond = one_hot_split_true(cat_input(rows, r, m.one_hot_features[fi].cat_index), m.one_hot_features[fi].values[item]);
+        cond = one_hot_split_true(cat_input(rows, r, m.one_hot_features[fi].cat_index),
+                                  m.one_hot_features[fi].values[item]);
         break;
       case split_kind::ctr:
         cond = float_split_true(ctr_values[fi], m.ctr_features[fi].borders[item]);
@@ -154,10 +154,18 @@ postprocess_plan plan_postprocess(const model& m, prediction_type type) {
   const bool one = m.approx_dimension == 1;
   postprocess_plan p;
   switch (type) {
-    case prediction_type::raw_formula_val: p.kind = post_kind::raw; break;
-    case prediction_type::exponent: p.kind = post_kind::exponent; break;
-    case prediction_type::multi_probability: p.kind = post_kind::sigmoid_each; break;
-    case prediction_type::rmse_with_uncertainty: p.kind = post_kind::rmse_with_uncertainty; break;
+    case prediction_type::raw_formula_val:
+      p.kind = post_kind::raw;
+      break;
+    case prediction_type::exponent:
+      p.kind = post_kind::exponent;
+      break;
+    case prediction_type::multi_probability:
+      p.kind = post_kind::sigmoid_each;
+      break;
+    case prediction_type::rmse_with_uncertainty:
+      p.kind = post_kind::rmse_with_uncertainty;
+      break;
     case prediction_type::probability:
       p.kind = one ? post_kind::probability_binary
                    : (sigmoid_per_dim_loss(sem.loss) ? post_kind::sigmoid_each : post_kind::softmax);

@@ -70,8 +70,8 @@ std::int64_t as_integer(const json& v, const std::string& where, std::int64_t lo
   return out;
 }
 std::int32_t as_i32(const json& v, const std::string& where) {
-  return static_cast<std::int32_t>(as_integer(v, where, std::numeric_limits<std::int32_t>::min(),
-                                              std::numeric_limits<std::int32_t>::max()));
+  return static_cast<std::int32_t>(
+      as_integer(v, where, std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
 }
 std::string as_string(const json& v, const std::string& where) {
   if (!v.is_string()) malformed(where + " is not a string");
@@ -101,8 +101,8 @@ projection parse_projection(const json& elements, const std::string& where) {
     if (kind == "cat_feature_value") {
       p.cat_features.push_back(as_i32(member(e, "cat_feature_index", where), where));
     } else if (kind == "float_feature") {
-      p.float_splits.push_back({as_i32(member(e, "float_feature_index", where), where),
-                                as_float(member(e, "border", where), where)});
+      p.float_splits.push_back(
+          {as_i32(member(e, "float_feature_index", where), where), as_float(member(e, "border", where), where)});
     } else if (kind == "cat_feature_exact_value") {
       p.one_hot_splits.push_back(
           {as_i32(member(e, "cat_feature_index", where), where), as_i32(member(e, "value", where), where)});
@@ -121,9 +121,8 @@ json projection_json(const projection& p) {
                    {"combination_element", "float_feature"},
                    {"float_feature_index", s.float_index}});
   for (const auto& s : p.one_hot_splits)
-    out.push_back({{"cat_feature_index", s.cat_index},
-                   {"combination_element", "cat_feature_exact_value"},
-                   {"value", s.value}});
+    out.push_back(
+        {{"cat_feature_index", s.cat_index}, {"combination_element", "cat_feature_exact_value"}, {"value", s.value}});
   return out;
 }
 
@@ -150,7 +149,8 @@ ctr_table parse_ctr_table(const std::string& key, const json& value) {
   t.counter_denominator = as_i32(member(value, "counter_denominator", where), where + ".counter_denominator");
   const auto stride = as_integer(member(value, "hash_stride", where), where + ".hash_stride", 2, 1 << 20);
   const json& map = array_of(member(value, "hash_map", where), where + ".hash_map");
-  if (map.size() % static_cast<std::size_t>(stride) != 0) malformed(where + ": hash_map length is not a multiple of hash_stride");
+  if (map.size() % static_cast<std::size_t>(stride) != 0)
+    malformed(where + ": hash_map length is not a multiple of hash_stride");
   const bool mean = is_mean(t.base.type), counter = is_counter(t.base.type);
   if ((mean && stride != 3) || (counter && stride != 2))
     malformed(fmt::format("{}: hash_stride {} does not fit type {}", where, stride, ctr_type_name(t.base.type)));
@@ -187,8 +187,10 @@ json ctr_table_json(const ctr_table& t) {
     if (is_mean(t.base.type)) {
       // Integral sums as integers: CatBoost's reader takes Sum with GetInteger().
       const float sum = t.means[k].sum;
-      if (sum == std::floor(sum) && std::fabs(sum) < 9.0e15f) map.push_back(static_cast<std::int64_t>(sum));
-      else map.push_back(static_cast<double>(sum));
+      if (sum == std::floor(sum) && std::fabs(sum) < 9.0e15f)
+        map.push_back(static_cast<std::int64_t>(sum));
+      else
+        map.push_back(static_cast<double>(sum));
       map.push_back(t.means[k].count);
     } else if (is_counter(t.base.type)) {
       map.push_back(t.counts[k]);
@@ -222,10 +224,14 @@ model parse_model(const json& root) {
       if (const json* h = optional_member(f, "has_nans")) out.has_nans = as_bool(*h, where + " has_nans");
       if (const json* t = optional_member(f, "nan_value_treatment")) {
         const std::string s = as_string(*t, where);
-        if (s == "AsIs") out.nan_value_treatment = nan_treatment::as_is;
-        else if (s == "AsFalse") out.nan_value_treatment = nan_treatment::as_false;
-        else if (s == "AsTrue") out.nan_value_treatment = nan_treatment::as_true;
-        else malformed(where + ": nan_value_treatment '" + s + "'");
+        if (s == "AsIs")
+          out.nan_value_treatment = nan_treatment::as_is;
+        else if (s == "AsFalse")
+          out.nan_value_treatment = nan_treatment::as_false;
+        else if (s == "AsTrue")
+          out.nan_value_treatment = nan_treatment::as_true;
+        else
+          malformed(where + ": nan_value_treatment '" + s + "'");
       }
       if (const json* n = optional_member(f, "feature_id")) out.name = as_string(*n, where + " feature_id");
       m.float_features.push_back(std::move(out));
@@ -276,7 +282,8 @@ model parse_model(const json& root) {
     const std::string where = fmt::format("oblivious tree {}", m.tree_sizes.size());
     const json& splits = array_of(member(t, "splits", where), where + " splits");
     if (splits.size() > 16) malformed(where + ": depth above 16");
-    for (const auto& s : splits) m.tree_splits.push_back(as_i32(member(s, "split_index", where), where + " split_index"));
+    for (const auto& s : splits)
+      m.tree_splits.push_back(as_i32(member(s, "split_index", where), where + " split_index"));
     const auto depth = static_cast<std::int32_t>(splits.size());
     const json& leaves = array_of(member(t, "leaf_values", where), where + " leaf_values");
     const std::size_t n_leaves = std::size_t{1} << depth;
@@ -484,11 +491,13 @@ std::string write_json(const model& m) {
     }
     const std::size_t n_leaves = std::size_t{1} << m.tree_sizes[t];
     json tree{{"splits", splits}};
-    tree["leaf_values"] = std::vector<double>(m.leaf_values.begin() + static_cast<std::ptrdiff_t>(leaf_offset * dim),
-                                              m.leaf_values.begin() + static_cast<std::ptrdiff_t>((leaf_offset + n_leaves) * dim));
+    tree["leaf_values"] =
+        std::vector<double>(m.leaf_values.begin() + static_cast<std::ptrdiff_t>(leaf_offset * dim),
+                            m.leaf_values.begin() + static_cast<std::ptrdiff_t>((leaf_offset + n_leaves) * dim));
     if (!m.leaf_weights.empty())
-      tree["leaf_weights"] = std::vector<double>(m.leaf_weights.begin() + static_cast<std::ptrdiff_t>(leaf_offset),
-                                                 m.leaf_weights.begin() + static_cast<std::ptrdiff_t>(leaf_offset + n_leaves));
+      tree["leaf_weights"] =
+          std::vector<double>(m.leaf_weights.begin() + static_cast<std::ptrdiff_t>(leaf_offset),
+                              m.leaf_weights.begin() + static_cast<std::ptrdiff_t>(leaf_offset + n_leaves));
     leaf_offset += n_leaves;
     trees.push_back(std::move(tree));
   }

@@ -50,8 +50,7 @@ void check_projection(const model& m, const projection& p, const std::string& wh
   for (const auto& s : p.one_hot_splits)
     if (s.cat_index < 0 || s.cat_index >= n_cat)
       bad(fmt::format("{}: categorical feature {} out of range", where, s.cat_index));
-  if (p.cat_features.empty() && p.float_splits.empty() && p.one_hot_splits.empty())
-    bad(where + ": empty projection");
+  if (p.cat_features.empty() && p.float_splits.empty() && p.one_hot_splits.empty()) bad(where + ": empty projection");
 }
 
 }  // namespace
@@ -73,9 +72,12 @@ bool ctr_type_from_name(const std::string& name, ctr_type& out) noexcept {
 
 const char* nan_treatment_name(nan_treatment t) noexcept {
   switch (t) {
-    case nan_treatment::as_is: return "AsIs";
-    case nan_treatment::as_false: return "AsFalse";
-    case nan_treatment::as_true: return "AsTrue";
+    case nan_treatment::as_is:
+      return "AsIs";
+    case nan_treatment::as_false:
+      return "AsFalse";
+    case nan_treatment::as_true:
+      return "AsTrue";
   }
   return "?";
 }
@@ -180,8 +182,7 @@ void validate(const model& m) {
     } else {
       if (!t.means.empty() || t.target_classes_count < 1 ||
           t.counts.size() % static_cast<std::size_t>(t.target_classes_count) != 0)
-        bad(fmt::format("{}: {} counts do not fit {} target classes", where, t.counts.size(),
-                        t.target_classes_count));
+        bad(fmt::format("{}: {} counts do not fit {} target classes", where, t.counts.size(), t.target_classes_count));
     }
     const std::size_t keys = t.key_count();
     for (std::size_t b = 0; b < n; ++b)
@@ -203,8 +204,7 @@ void validate(const model& m) {
     const auto tbi = f.ctr.target_border_idx;
     if (f.ctr.base.type == ctr_type::buckets && (tbi < 0 || tbi >= table->target_classes_count))
       bad(fmt::format("{}: target border index {} out of range", where, tbi));
-    if (f.ctr.base.type == ctr_type::borders &&
-        (tbi < 0 || tbi >= table->target_classes_count))
+    if (f.ctr.base.type == ctr_type::borders && (tbi < 0 || tbi >= table->target_classes_count))
       bad(fmt::format("{}: target border index {} out of range", where, tbi));
     if (f.ctr.base.type == ctr_type::borders && table->target_classes_count < 2)
       bad(where + ": a Borders table needs at least 2 target classes");
@@ -230,8 +230,8 @@ void validate(const model& m) {
     if (m.tree_splits[i] < 0 || static_cast<std::size_t>(m.tree_splits[i]) >= n_binary)
       bad(fmt::format("tree split {} uses binary feature {} of {}", i, m.tree_splits[i], n_binary));
   if (m.leaf_values.size() != leaves * dim)
-    bad(fmt::format("{} leaf values, expected {} ({} leaves x dimension {})", m.leaf_values.size(),
-                    leaves * dim, leaves, dim));
+    bad(fmt::format("{} leaf values, expected {} ({} leaves x dimension {})", m.leaf_values.size(), leaves * dim,
+                    leaves, dim));
   if (!m.leaf_weights.empty() && m.leaf_weights.size() != leaves)
     bad(fmt::format("{} leaf weights for {} leaves", m.leaf_weights.size(), leaves));
   if (!std::isfinite(m.scale)) bad("scale is not finite");
@@ -248,16 +248,21 @@ model_semantics semantics(const model& m) {
   };
   if (const std::string* loss = m.info_value("loss_function")) {
     const auto j = parse(loss);
-    if (j.is_object() && j.contains("type") && j["type"].is_string()) s.loss = j["type"].get<std::string>();
-    else if (!j.is_discarded() && j.is_string()) s.loss = j.get<std::string>();
-    else s.loss = *loss;
+    if (j.is_object() && j.contains("type") && j["type"].is_string())
+      s.loss = j["type"].get<std::string>();
+    else if (!j.is_discarded() && j.is_string())
+      s.loss = j.get<std::string>();
+    else
+      s.loss = *loss;
   }
   if (s.loss.empty()) {
     const auto params = parse(m.info_value("params"));
     if (params.is_object() && params.contains("loss_function")) {
       const auto& lf = params["loss_function"];
-      if (lf.is_object() && lf.contains("type") && lf["type"].is_string()) s.loss = lf["type"].get<std::string>();
-      else if (lf.is_string()) s.loss = lf.get<std::string>();
+      if (lf.is_object() && lf.contains("type") && lf["type"].is_string())
+        s.loss = lf["type"].get<std::string>();
+      else if (lf.is_string())
+        s.loss = lf.get<std::string>();
     }
   }
   if (const std::string* thr = m.info_value("binclass_probability_threshold")) {
@@ -271,8 +276,10 @@ model_semantics semantics(const model& m) {
     const auto cp = parse(m.info_value(key));
     if (!cp.is_object() || !cp.contains("class_names") || !cp["class_names"].is_array()) continue;
     for (const auto& c : cp["class_names"]) {
-      if (c.is_string()) s.class_names.push_back(c.get<std::string>());
-      else s.class_names.push_back(c.dump());
+      if (c.is_string())
+        s.class_names.push_back(c.get<std::string>());
+      else
+        s.class_names.push_back(c.dump());
     }
     break;
   }

@@ -55,15 +55,13 @@ bool feature_settings::uses_exact() const noexcept {
 
 feature_settings resolve_settings(const pool& p, const options& o) {
   CBG_EXPECTS(valid_type(static_cast<int>(o.type)), status::invalid_argument, "unknown border type");
-  CBG_EXPECTS(o.border_count >= 1 && o.border_count <= max_border_count,
-              status::invalid_argument,
+  CBG_EXPECTS(o.border_count >= 1 && o.border_count <= max_border_count, status::invalid_argument,
               fmt::format("border_count {} is outside 1..{}", o.border_count, max_border_count));
   CBG_EXPECTS(o.mode == nan_mode::forbidden || o.mode == nan_mode::min || o.mode == nan_mode::max,
               status::invalid_argument, "unknown nan_mode");
-  CBG_EXPECTS(o.max_subset_size >= 1, status::invalid_argument,
-              "max_subset_size must be positive");
-  CBG_EXPECTS(o.subset == subset_rule::sampled || o.subset == subset_rule::first_rows,
-              status::invalid_argument, "unknown subset rule");
+  CBG_EXPECTS(o.max_subset_size >= 1, status::invalid_argument, "max_subset_size must be positive");
+  CBG_EXPECTS(o.subset == subset_rule::sampled || o.subset == subset_rule::first_rows, status::invalid_argument,
+              "unknown subset rule");
   const auto n = static_cast<std::size_t>(p.num_features());
   feature_settings s;
   s.border_count.assign(n, o.border_count);
@@ -74,10 +72,9 @@ feature_settings resolve_settings(const pool& p, const options& o) {
                 fmt::format("override for feature {} of {}", f.feature, p.num_features()));
     const auto j = static_cast<std::size_t>(f.feature);
     if (f.border_count != 0) {
-      CBG_EXPECTS(f.border_count >= 1 && f.border_count <= max_border_count,
-                  status::invalid_argument,
-                  fmt::format("feature {}: border_count {} is outside 1..{}", f.feature,
-                              f.border_count, max_border_count));
+      CBG_EXPECTS(
+          f.border_count >= 1 && f.border_count <= max_border_count, status::invalid_argument,
+          fmt::format("feature {}: border_count {} is outside 1..{}", f.feature, f.border_count, max_border_count));
       s.border_count[j] = f.border_count;
     }
     if (f.mode != -1) {
@@ -106,7 +103,8 @@ subset_shape border_subset_shape(std::uint64_t rows, const options& o, const fea
               fmt::format("{} rows: the quantizer indexes rows with 32 bits", rows));
   CBG_EXPECTS(!s.uses_exact() || shape.m <= exact_max_subset, status::unsupported,
               fmt::format("MinEntropy/MaxLogSum borders from {} objects: at most {} are supported "
-                          "(CatBoost sums their counts in float)", shape.m, exact_max_subset));
+                          "(CatBoost sums their counts in float)",
+                          shape.m, exact_max_subset));
   return shape;
 }
 
@@ -116,16 +114,20 @@ namespace {
 class host_search {
  public:
   // The searched borders (before the NaN border) of `n` sorted non-NaN values.
-  int run(border_type type, const float* sorted, std::uint32_t n, int budget,
-          const double* log_gains, const double* entropy_gains, float* out) {
+  int run(border_type type, const float* sorted, std::uint32_t n, int budget, const double* log_gains,
+          const double* entropy_gains, float* out) {
     const double* gains = penalty_of(type) == penalty::entropy ? entropy_gains : log_gains;
     int count = 0;
     switch (type) {
       case border_type::greedy_log_sum:
       case border_type::greedy_min_entropy:
         return greedy_borders(sorted, n, budget, gains, heap_.data(), starts_.data(), out);
-      case border_type::median: count = median_candidates(sorted, n, budget, out); break;
-      case border_type::uniform: count = uniform_candidates(sorted, n, budget, out); break;
+      case border_type::median:
+        count = median_candidates(sorted, n, budget, out);
+        break;
+      case border_type::uniform:
+        count = uniform_candidates(sorted, n, budget, out);
+        break;
       case border_type::uniform_and_quantiles:
         count = uniform_and_quantiles_candidates(sorted, n, budget, out);
         break;
@@ -152,8 +154,7 @@ class host_search {
     double* err = grown(err_, err_size_, 4 * n1);
     std::uint32_t* idx = grown(idx_, idx_size_, 3 * n1);
     std::uint32_t* choice = grown(choice_, choice_size_, std::max<std::size_t>(exact_choice_size(n, k), 1));
-    return exact_scratch{values, idx, err, err + n1, err + 2 * n1, err + 3 * n1,
-                         idx + n1, idx + 2 * n1, choice};
+    return exact_scratch{values, idx, err, err + n1, err + 2 * n1, err + 3 * n1, idx + n1, idx + 2 * n1, choice};
   }
 
   std::vector<greedy_bin> heap_ = std::vector<greedy_bin>(greedy_heap_capacity);
@@ -179,8 +180,7 @@ host_quantized quantize_host(const pool& p, const options& o) {
   q.mode.assign(nf, static_cast<std::uint8_t>(nan_mode::forbidden));
   q.index.assign(static_cast<std::size_t>(groups_of(q.features) * q.padded_rows), 0u);
   for (const column_view& c : p.features()) {
-    CBG_EXPECTS(!is_device_side(c.memory), status::device,
-                "quantize_host reads host or pinned memory only");
+    CBG_EXPECTS(!is_device_side(c.memory), status::device, "quantize_host reads host or pinned memory only");
   }
 
   const subset_shape shape = border_subset_shape(static_cast<std::uint64_t>(q.rows), o, settings);

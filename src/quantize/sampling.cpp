@@ -35,9 +35,7 @@ bool subset_by_shuffle(std::uint64_t n, std::uint64_t k) noexcept {
   return k > 1 && static_cast<double>(k) > static_cast<double>(n) / std::log2(static_cast<double>(k));
 }
 
-std::uint64_t catboost_rng64::uniform(std::uint64_t bound) noexcept {
-  return uniform(bound, rejection_limit(bound));
-}
+std::uint64_t catboost_rng64::uniform(std::uint64_t bound) noexcept { return uniform(bound, rejection_limit(bound)); }
 
 std::uint64_t catboost_rng64::rejection_limit(std::uint64_t bound) noexcept {
   const std::uint64_t rand_max = ~std::uint64_t{0};
@@ -46,8 +44,7 @@ std::uint64_t catboost_rng64::rejection_limit(std::uint64_t bound) noexcept {
 
 std::uint64_t catboost_rng64::uniform(std::uint64_t bound, std::uint64_t limit) noexcept {
   std::uint64_t r;
-  while ((r = next()) >= limit) {
-  }
+  while ((r = next()) >= limit) {}
   return r % bound;
 }
 
@@ -67,8 +64,7 @@ std::vector<std::uint32_t> set_bits(const std::vector<std::uint64_t>& bitmap, st
 
 }  // namespace
 
-std::vector<std::uint32_t> border_subset(std::uint64_t rows, std::uint32_t max_subset,
-                                         std::uint64_t seed) {
+std::vector<std::uint32_t> border_subset(std::uint64_t rows, std::uint32_t max_subset, std::uint64_t seed) {
   CBG_EXPECTS(max_subset > 0, status::invalid_argument, "the border subset size must be positive");
   CBG_EXPECTS(rows <= 0xffffffffULL, status::unsupported,
               fmt::format("{} rows: the quantizer indexes rows with 32 bits", rows));

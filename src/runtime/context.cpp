@@ -23,15 +23,13 @@ int resolve_device(int requested) {
   }
   if (requested == cpu_device) return cpu_device;
   CBG_EXPECTS(requested >= 0, status::invalid_argument,
-              fmt::format("device {} is not a CUDA ordinal, CBG_DEVICE_CPU (-1) or CBG_DEVICE_AUTO (-2)",
-                          requested));
+              fmt::format("device {} is not a CUDA ordinal, CBG_DEVICE_CPU (-1) or CBG_DEVICE_AUTO (-2)", requested));
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   CBG_EXPECTS(requested < count, status::no_device,
               fmt::format("CUDA device {} was requested but {} device(s) are visible{}; use "
                           "CBG_DEVICE_CPU for the host path",
                           requested, count,
-                          visible != nullptr ? fmt::format(" (CUDA_VISIBLE_DEVICES={})", visible)
-                                             : std::string()));
+                          visible != nullptr ? fmt::format(" (CUDA_VISIBLE_DEVICES={})", visible) : std::string()));
   return requested;
 }
 
@@ -60,8 +58,7 @@ std::shared_ptr<context> context::create(const context_options& options) {
     } else {
       upstream = make_async_pool_resource(ctx->device_);
     }
-    ctx->accounting_ = std::make_shared<accounting_resource>(ctx->device_, std::move(upstream),
-                                                             options.memory_limit);
+    ctx->accounting_ = std::make_shared<accounting_resource>(ctx->device_, std::move(upstream), options.memory_limit);
     ctx->resource_ = ctx->accounting_;
   }
   if (ctx->log_enabled(log::level::debug)) {

@@ -34,8 +34,7 @@ void profiler::reset() {
   totals_.clear();
 }
 
-stage_range::stage_range(const context& ctx, const char* name)
-    : ctx_(ctx), name_(name), timed_(ctx.profiling()) {
+stage_range::stage_range(const context& ctx, const char* name) : ctx_(ctx), name_(name), timed_(ctx.profiling()) {
   nvtxRangePushA(name);
   if (timed_) start_ = std::chrono::steady_clock::now();
 }

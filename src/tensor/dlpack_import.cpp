@@ -40,8 +40,7 @@ dlpack_owner::dlpack_owner(const tensor_ref& ref) noexcept {
 }
 
 dlpack_owner::dlpack_owner(dlpack_owner&& other) noexcept
-    : versioned_(std::exchange(other.versioned_, nullptr)),
-      legacy_(std::exchange(other.legacy_, nullptr)) {}
+    : versioned_(std::exchange(other.versioned_, nullptr)), legacy_(std::exchange(other.legacy_, nullptr)) {}
 
 dlpack_owner& dlpack_owner::operator=(dlpack_owner&& other) noexcept {
   if (this != &other) {
@@ -76,10 +75,9 @@ dtype dtype_of(const DLDataType& t, std::string_view role) {
   CBG_EXPECTS(t.lanes == 1, status::dtype,
               fmt::format("{}: vector dtypes (lanes={}) are not supported", role, t.lanes));
   const auto bad = [&]() {
-    return error(status::dtype,
-                 fmt::format("{}: dtype (code={}, bits={}) is not supported; use float16/32/64, "
-                             "int8..64, uint8..64 or bool",
-                             role, static_cast<int>(t.code), static_cast<int>(t.bits)));
+    return error(status::dtype, fmt::format("{}: dtype (code={}, bits={}) is not supported; use float16/32/64, "
+                                            "int8..64, uint8..64 or bool",
+                                            role, static_cast<int>(t.code), static_cast<int>(t.bits)));
   };
   switch (t.code) {
     case kDLFloat:
@@ -127,10 +125,9 @@ memory_kind memory_of(const DLDevice& d, const import_rules& rules) {
       return d.device_type == kDLCUDA ? memory_kind::device : memory_kind::managed;
     }
     default:
-      throw error(status::device,
-                  fmt::format("{}: DLPack device type {} is not supported; use kDLCPU (1), kDLCUDA "
-                              "(2), kDLCUDAHost (3) or kDLCUDAManaged (13)",
-                              rules.role, static_cast<int>(d.device_type)));
+      throw error(status::device, fmt::format("{}: DLPack device type {} is not supported; use kDLCPU (1), kDLCUDA "
+                                              "(2), kDLCUDAHost (3) or kDLCUDAManaged (13)",
+                                              rules.role, static_cast<int>(d.device_type)));
   }
 }
 
@@ -140,8 +137,7 @@ struct raw_tensor {
 };
 
 raw_tensor unwrap(const tensor_ref& ref, std::string_view role) {
-  CBG_EXPECTS(ref.ptr != nullptr, status::null_pointer,
-              fmt::format("{}: the tensor pointer is NULL", role));
+  CBG_EXPECTS(ref.ptr != nullptr, status::null_pointer, fmt::format("{}: the tensor pointer is NULL", role));
   switch (ref.kind) {
     case tensor_ref_kind::dlpack_versioned: {
       const auto* m = static_cast<const DLManagedTensorVersioned*>(ref.ptr);
@@ -159,10 +155,9 @@ raw_tensor unwrap(const tensor_ref& ref, std::string_view role) {
     case tensor_ref_kind::none:
       break;
   }
-  throw error(status::invalid_argument,
-              fmt::format("{}: tensor kind {} is not one of CBG_TENSOR_DLPACK_VERSIONED (1), "
-                          "CBG_TENSOR_DLPACK_LEGACY (2), CBG_TENSOR_DLTENSOR (3)",
-                          role, static_cast<int>(ref.kind)));
+  throw error(status::invalid_argument, fmt::format("{}: tensor kind {} is not one of CBG_TENSOR_DLPACK_VERSIONED (1), "
+                                                    "CBG_TENSOR_DLPACK_LEGACY (2), CBG_TENSOR_DLTENSOR (3)",
+                                                    role, static_cast<int>(ref.kind)));
 }
 
 }  // namespace
@@ -180,8 +175,8 @@ tensor_view import_tensor(const tensor_ref& ref, const import_rules& rules) {
   v.device_id = v.memory == memory_kind::host ? -1 : t.device.device_id;
   v.type = dtype_of(t.dtype, rules.role);
   CBG_EXPECTS(t.ndim >= rules.min_rank && t.ndim <= rules.max_rank, status::shape,
-              fmt::format("{}: rank {} is not allowed here (expected {}..{})", rules.role, t.ndim,
-                          rules.min_rank, rules.max_rank));
+              fmt::format("{}: rank {} is not allowed here (expected {}..{})", rules.role, t.ndim, rules.min_rank,
+                          rules.max_rank));
   CBG_EXPECTS(t.ndim == 0 || t.shape != nullptr, status::shape,
               fmt::format("{}: shape is NULL for a rank-{} tensor", rules.role, t.ndim));
   v.rank = t.ndim;
@@ -203,12 +198,12 @@ tensor_view import_tensor(const tensor_ref& ref, const import_rules& rules) {
       v.strides[i] = t.strides[i];
     }
     numel = checked_mul(numel, t.shape[i], fmt::format("{}: element count", rules.role));
-    if (i > 0) expected_stride = checked_mul(expected_stride, std::max<std::int64_t>(t.shape[i], 1),
-                                             fmt::format("{}: row-major stride", rules.role));
+    if (i > 0)
+      expected_stride = checked_mul(expected_stride, std::max<std::int64_t>(t.shape[i], 1),
+                                    fmt::format("{}: row-major stride", rules.role));
   }
   CBG_EXPECTS(t.data != nullptr || numel == 0, status::null_pointer,
-              fmt::format("{}: the data pointer is NULL for a tensor of {} elements", rules.role,
-                          numel));
+              fmt::format("{}: the data pointer is NULL for a tensor of {} elements", rules.role, numel));
   // The bytes the elements span: (the last element's offset + 1) x the item size, from data +
   // byte_offset; it must fit in the address space.
   std::uint64_t span = 0;

@@ -47,8 +47,8 @@ bool same_dense_layout(const tensor_view& a, const tensor_view& b) {
 
 void copy_tensor(const context& ctx, const mutable_tensor_view& dst, const tensor_view& src) {
   CBG_EXPECTS(dst.type == src.type, status::dtype,
-              fmt::format("tensor copy: source dtype {} differs from destination dtype {}",
-                          name_of(src.type), name_of(dst.type)));
+              fmt::format("tensor copy: source dtype {} differs from destination dtype {}", name_of(src.type),
+                          name_of(dst.type)));
   bool same_shape = dst.rank == src.rank;
   for (int i = 0; same_shape && i < src.rank; ++i) same_shape = dst.shape[i] == src.shape[i];
   CBG_EXPECTS(same_shape, status::shape,
@@ -80,8 +80,7 @@ void copy_tensor(const context& ctx, const mutable_tensor_view& dst, const tenso
   if (same_dense_layout(src, dst.as_const())) {
     // Both sides hold the elements in one dense block in the same order: one copy.
     copy_bytes(d, dst.memory, s, src.memory, static_cast<std::size_t>(checked_mul(n, isz, "tensor copy: bytes")),
-               stream, ctx.copies(),
-               ctx.rules(), site);
+               stream, ctx.copies(), ctx.rules(), site);
   } else {
     // A 2-D copy per outer index: rows along `inner` (a dimension contiguous on both sides, else
     // single elements), repeated along `pitched` (the longest remaining dimension), so the number
@@ -111,8 +110,7 @@ void copy_tensor(const context& ctx, const mutable_tensor_view& dst, const tenso
         dst_offset += index[i] * dst.strides[i];
       }
       copy_bytes_2d(d + dst_offset * isz, pitch_of(dst.strides), dst.memory, s + src_offset * isz,
-                    pitch_of(src.strides), src.memory, row_bytes, rows, stream, ctx.copies(),
-                    ctx.rules(), site);
+                    pitch_of(src.strides), src.memory, row_bytes, rows, stream, ctx.copies(), ctx.rules(), site);
       // Next index over the outer dimensions (all but inner and pitched), last one fastest.
       done = true;
       for (int i = src.rank - 1; i >= 0; --i) {

@@ -26,8 +26,7 @@ label_facts host_label_facts(const pool& p) {
   CBG_EXPECTS(p.label().has_value(), status::bad_data, "the pool has no label");
   require_host(*p.label(), "the label");
   CBG_EXPECTS(pool::dims_of(p.label()) == 1, status::unsupported,
-              fmt::format("labels of {} columns: the trainer takes one label column",
-                          pool::dims_of(p.label())));
+              fmt::format("labels of {} columns: the trainer takes one label column", pool::dims_of(p.label())));
   const column_view c = column_of(*p.label(), 0);
   label_facts f;
   for (std::int64_t r = 0; r < c.size; ++r) {
@@ -50,23 +49,21 @@ std::vector<float> read_weights(const pool& p) {
   return w;
 }
 
-void throw_target_problem(target_problem problem, const target_rule& r, const char* what,
-                          std::int64_t row, double label) {
+void throw_target_problem(target_problem problem, const target_rule& r, const char* what, std::int64_t row,
+                          double label) {
   const char* loss = loss_name(r.loss);
   switch (problem) {
     case target_problem::not_finite:
       CBG_FAIL(status::bad_data, fmt::format("{} label of row {} is not finite", what, row));
     case target_problem::not_binary:
-      CBG_FAIL(status::bad_data,
-               fmt::format("{} label {} of row {}: {} takes labels 0 and 1 (or set target_border)",
-                           what, label, row, loss));
+      CBG_FAIL(status::bad_data, fmt::format("{} label {} of row {}: {} takes labels 0 and 1 (or set target_border)",
+                                             what, label, row, loss));
     case target_problem::not_probability:
       CBG_FAIL(status::bad_data,
                fmt::format("{} label {} of row {}: {} takes labels in [0, 1]", what, label, row, loss));
     case target_problem::not_class:
-      CBG_FAIL(status::bad_data,
-               fmt::format("{} label {} of row {}: {} takes class indices 0..{}", what, label, row,
-                           loss, r.classes - 1));
+      CBG_FAIL(status::bad_data, fmt::format("{} label {} of row {}: {} takes class indices 0..{}", what, label, row,
+                                             loss, r.classes - 1));
     case target_problem::none:
       break;
   }
@@ -108,8 +105,7 @@ std::vector<double> start_approx(const pool& p, const loss_spec& l, const std::v
   return a;
 }
 
-double quantile_of_sorted(const std::vector<float>& target, const std::vector<float>& weight,
-                          double alpha) {
+double quantile_of_sorted(const std::vector<float>& target, const std::vector<float>& weight, double alpha) {
   if (target.empty()) return 0.0;
   const float wmax = *std::max_element(weight.begin(), weight.end());
   const fixed_scale s = fixed_scale_for(wmax, static_cast<std::int64_t>(weight.size()));
@@ -126,8 +122,7 @@ double quantile_of_sorted(const std::vector<float>& target, const std::vector<fl
 
 double auc_from_counts(std::uint64_t twice_wins, std::uint64_t positives, std::uint64_t negatives) {
   if (positives == 0 || negatives == 0) return 0.5;
-  return static_cast<double>(twice_wins) /
-         (2.0 * static_cast<double>(positives) * static_cast<double>(negatives));
+  return static_cast<double>(twice_wins) / (2.0 * static_cast<double>(positives) * static_cast<double>(negatives));
 }
 
 double auc_of_sorted(const std::vector<double>& scores, const std::vector<std::uint8_t>& positive) {
@@ -160,7 +155,7 @@ leaf_result estimate_leaves_by_points(boosting_backend& b, const leaf_request& r
   out.leaf_weight.resize(static_cast<std::size_t>(c.leaves));
   std::vector<fixed_scale> scales(static_cast<std::size_t>(c.channels()));
   leaf_search_status st;
-  const leaf_search_view v{&st, point.data(), direction.data(), candidate.data(), out.leaf_weight.data(),
+  const leaf_search_view v{&st,          point.data(), direction.data(), candidate.data(), out.leaf_weight.data(),
                            scales.data()};
 
   point_request q;
@@ -228,7 +223,8 @@ void mvs_bootstrap_host(std::vector<float>& der, std::vector<float>& weight, int
   for (std::int64_t start = 0; start < n; start += mvs_block_rows) {
     const std::int64_t m = std::min(mvs_block_rows, n - start);
     c.resize(static_cast<std::size_t>(m));
-    for (std::int64_t j = 0; j < m; ++j) c[static_cast<std::size_t>(j)] = mvs_candidate(der.data(), n, dims, start + j, lam);
+    for (std::int64_t j = 0; j < m; ++j)
+      c[static_cast<std::size_t>(j)] = mvs_candidate(der.data(), n, dims, start + j, lam);
     sorted = c;
     std::sort(sorted.begin(), sorted.end());
     const fixed_scale scale = fixed_scale_for(sorted.back(), m);

@@ -19,8 +19,8 @@ std::vector<float> read_weights(const pool& p);
 // Targets of a host pool under the rule; bad_data names the first bad label.
 std::vector<float> read_targets(const pool& p, const target_rule& r, const char* what);
 // Throws bad_data for a label problem found at `row` of `what` with value `label`.
-[[noreturn]] void throw_target_problem(target_problem problem, const target_rule& r, const char* what,
-                                       std::int64_t row, double label);
+[[noreturn]] void throw_target_problem(target_problem problem, const target_rule& r, const char* what, std::int64_t row,
+                                       double label);
 // [dims][rows] start approxes: the pool's baseline (if any) plus bias.
 std::vector<double> start_approx(const pool& p, const loss_spec& l, const std::vector<double>& bias);
 // Throws bad_data unless the baseline has one column per trained dimension.
@@ -28,8 +28,7 @@ void check_baseline(const pool& p, const loss_spec& l);
 
 // The weighted alpha-quantile of targets sorted ascending (weights in the same order): the first
 // target whose cumulative weight (fixed point) reaches alpha times the total.
-double quantile_of_sorted(const std::vector<float>& target, const std::vector<float>& weight,
-                          double alpha);
+double quantile_of_sorted(const std::vector<float>& target, const std::vector<float>& weight, double alpha);
 // MVS (boosting_math.hpp) on the host: scales the search der ([dims][n]) and weights in place.
 void mvs_bootstrap_host(std::vector<float>& der, std::vector<float>& weight, int dims, const bootstrap_spec& b);
 

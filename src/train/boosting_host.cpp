@@ -33,9 +33,7 @@ class host_backend final : public boosting_backend {
   }
 
   [[nodiscard]] std::int64_t rows() const override { return q_.rows; }
-  [[nodiscard]] std::int64_t eval_rows() const override {
-    return eval_ == nullptr ? 0 : eval_->num_rows();
-  }
+  [[nodiscard]] std::int64_t eval_rows() const override { return eval_ == nullptr ? 0 : eval_->num_rows(); }
   [[nodiscard]] int features() const override { return static_cast<int>(q_.features); }
   [[nodiscard]] std::vector<float> split_borders(const std::vector<split>& splits) override {
     const stage_range range(ctx_, "boosting.split_borders");
@@ -45,8 +43,8 @@ class host_backend final : public boosting_backend {
         out.push_back(ext_->border(s.feature, s.bin));
         continue;
       }
-      out.push_back(q_.borders[static_cast<std::size_t>(s.feature) * quantize::border_stride +
-                               static_cast<std::size_t>(s.bin)]);
+      out.push_back(
+          q_.borders[static_cast<std::size_t>(s.feature) * quantize::border_stride + static_cast<std::size_t>(s.bin)]);
     }
     return out;
   }
@@ -111,8 +109,7 @@ class host_backend final : public boosting_backend {
           gather_approx(approx_.data(), n, d, r, a);
           const double w = weight_[i];
           point_derivatives(loss_, a, target_[i], w, der, hess);
-          const weak_row row = weak_row_values(loss_, req, der, hess, w,
-                                               bootstrap_factor(req.bootstrap, r));
+          const weak_row row = weak_row_values(loss_, req, der, hess, w, bootstrap_factor(req.bootstrap, r));
           for (int k = 0; k < d; ++k) der_[static_cast<std::size_t>(k * n + r)] = row.der[k];
           search_weight_[i] = row.weight;
           v[0] = row.sigma;
@@ -170,15 +167,15 @@ class host_backend final : public boosting_backend {
           leaf_channels(loss_, req.hess_channels, der, hess, w, ch);
           for (int c = 0; c < channels; ++c) {
             if (req.want_max) {
-              max_key[static_cast<std::size_t>(c)] = std::max(
-                  max_key[static_cast<std::size_t>(c)], abs_float_key(static_cast<float>(ch[c])));
+              max_key[static_cast<std::size_t>(c)] =
+                  std::max(max_key[static_cast<std::size_t>(c)], abs_float_key(static_cast<float>(ch[c])));
             }
             if (req.scales != nullptr) {
               // Two's complement wrap-around, as the GPU's unsigned atomics.
               auto& s = out.sums[static_cast<std::size_t>(leaf) * channels + c];
-              s = static_cast<std::int64_t>(static_cast<std::uint64_t>(s) +
-                                            static_cast<std::uint64_t>(
-                                                to_fixed64(ch[c], (*req.scales)[static_cast<std::size_t>(c)])));
+              s = static_cast<std::int64_t>(
+                  static_cast<std::uint64_t>(s) +
+                  static_cast<std::uint64_t>(to_fixed64(ch[c], (*req.scales)[static_cast<std::size_t>(c)])));
             }
           }
         },
@@ -265,8 +262,7 @@ class host_backend final : public boosting_backend {
         [&](std::int64_t r, double* v) {
           double a[max_dims];
           gather_approx(approx.data(), n, loss_.dims, r, a);
-          metric_row_terms(m, loss_, a, target[static_cast<std::size_t>(r)],
-                           weight[static_cast<std::size_t>(r)], v);
+          metric_row_terms(m, loss_, a, target[static_cast<std::size_t>(r)], weight[static_cast<std::size_t>(r)], v);
         },
         out);
   }

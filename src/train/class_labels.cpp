@@ -53,8 +53,8 @@ std::int64_t relabel_device(const context& ctx, const column_view& labels, const
   h2d(first_bad.data(), &none, sizeof(none));
   launch::relabel(labels, names.data(), classes.data(), static_cast<int>(count), out, first_bad.data(), s);
   unsigned long long bad = none;
-  copy_bytes(&bad, memory_kind::host, first_bad.data(), memory_kind::device, sizeof(bad), s, ctx.copies(),
-             ctx.rules(), CBG_COPY_SITE("trainer: class_names first unknown row"));
+  copy_bytes(&bad, memory_kind::host, first_bad.data(), memory_kind::device, sizeof(bad), s, ctx.copies(), ctx.rules(),
+             CBG_COPY_SITE("trainer: class_names first unknown row"));
   return bad == none ? -1 : static_cast<std::int64_t>(bad);
 }
 

@@ -24,8 +24,7 @@ struct derived_table {
 namespace {
 
 // The host tensor `t` ([rows] or [rows, k], any strides) as a contiguous row-major device tensor.
-tensor_view stage_tensor(const tensor_view& t, std::vector<device_buffer<unsigned char>>& buffers,
-                         const context& ctx) {
+tensor_view stage_tensor(const tensor_view& t, std::vector<device_buffer<unsigned char>>& buffers, const context& ctx) {
   const std::int64_t rows = t.shape[0];
   const std::int64_t cols = t.rank > 1 ? t.shape[1] : 1;
   const std::size_t es = size_of(t.type);
@@ -105,8 +104,7 @@ std::unique_ptr<derived_table> stage_host_inputs(const pool& src, bool features)
 // Throws bad_data naming the first row whose label is not listed.
 std::unique_ptr<derived_table> relabel(const pool& src, const std::vector<double>& names, const char* what) {
   const context& ctx = *src.ctx();
-  CBG_EXPECTS(pool::dims_of(src.label()) == 1, status::unsupported,
-              "class_names: the trainer takes one label column");
+  CBG_EXPECTS(pool::dims_of(src.label()) == 1, status::unsupported, "class_names: the trainer takes one label column");
   const column_view labels = column_of(*src.label(), 0);
   const class_lookup lookup = make_class_lookup(names);
   auto s = std::make_unique<derived_table>();
@@ -117,8 +115,8 @@ std::unique_ptr<derived_table> relabel(const pool& src, const std::vector<double
   t.strides[0] = 1;
   std::int64_t bad = -1;
   if (is_device_side(labels.memory) && !ctx.is_cpu()) {  // on the device: labels never come to the host
-    device_buffer<unsigned char>& d = s->buffers.emplace_back(static_cast<std::size_t>(labels.size) * sizeof(float),
-                                                              ctx.stream(), ctx.resource());
+    device_buffer<unsigned char>& d =
+        s->buffers.emplace_back(static_cast<std::size_t>(labels.size) * sizeof(float), ctx.stream(), ctx.resource());
     bad = relabel_device(ctx, labels, lookup, reinterpret_cast<float*>(d.data()));
     t.data = d.data();
     t.memory = memory_kind::device;
@@ -134,7 +132,8 @@ std::unique_ptr<derived_table> relabel(const pool& src, const std::vector<double
     // The unknown value itself, for the message (one element from the device when it lives there).
     unsigned char raw[8] = {};
     const std::size_t es = size_of(labels.type);
-    const void* at = static_cast<const unsigned char*>(labels.data) + bad * labels.stride * static_cast<std::int64_t>(es);
+    const void* at =
+        static_cast<const unsigned char*>(labels.data) + bad * labels.stride * static_cast<std::int64_t>(es);
     copy_bytes(raw, memory_kind::host, at, labels.memory, es, ctx.stream(), ctx.copies(), ctx.rules(),
                CBG_COPY_SITE("trainer: class_names unknown label"));
     CBG_FAIL(status::bad_data, fmt::format("{} label {} of row {} is not one of class_names", what,

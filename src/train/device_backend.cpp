@@ -53,8 +53,7 @@ using launch::weak_args;
 // ordered sums (up to metric_terms doubles), channel maxima, then per-leaf fixed-point sums.
 constexpr std::size_t result_sums_at = 0;
 constexpr std::size_t result_max_at = metric_terms * sizeof(double);
-constexpr std::size_t result_leaf_at =
-    (result_max_at + max_channels * sizeof(unsigned) + 63) / 64 * 64;
+constexpr std::size_t result_leaf_at = (result_max_at + max_channels * sizeof(unsigned) + 63) / 64 * 64;
 
 // When the context profiles: the device time of each leaf pass's stages (point kernel; the exchange:
 // collectives, folds and the value's tile sums; the decision), from events recorded between them
@@ -81,7 +80,8 @@ class pass_clock {
   void add(profiler& p, int passes) const {
     if (!on_ || passes <= 0) return;
     static const char* const names[3] = {"boosting.leaf_pass (device): point kernel",
-                                          "boosting.leaf_pass (device): exchange", "boosting.leaf_pass (device): decide"};
+                                         "boosting.leaf_pass (device): exchange",
+                                         "boosting.leaf_pass (device): decide"};
     CBG_CUDA_TRY(cudaEventSynchronize(events_[static_cast<std::size_t>(3 * passes)]));
     for (int k = 0; k < passes; ++k) {
       for (int st = 0; st < 3; ++st) {
@@ -153,8 +153,8 @@ class device_backend final : public boosting_backend {
     for (std::size_t k = 0; k < splits.size(); ++k) {
       // A feature of the search extension (feature combinations): its border comes from it (below).
       const bool pool_feature = splits[k].feature < q_.features;
-      g.index[k] = pool_feature ? static_cast<std::int64_t>(splits[k].feature) * quantize::border_stride + splits[k].bin
-                                : 0;
+      g.index[k] =
+          pool_feature ? static_cast<std::int64_t>(splits[k].feature) * quantize::border_stride + splits[k].bin : 0;
     }
     ensure(gathered_, static_cast<std::size_t>(max_depth));
     launch::gather_borders(q_.borders.data(), g, gathered_.data(), stream());
@@ -168,8 +168,9 @@ class device_backend final : public boosting_backend {
   label_facts labels(bool eval) override {
     const pool& p = eval ? *eval_ : learn_;
     CBG_EXPECTS(p.label().has_value(), status::bad_data, "the pool has no label");
-    CBG_EXPECTS(pool::dims_of(p.label()) == 1, status::unsupported,
-                "labels of " + std::to_string(pool::dims_of(p.label())) + " columns: the trainer takes one label column");
+    CBG_EXPECTS(
+        pool::dims_of(p.label()) == 1, status::unsupported,
+        "labels of " + std::to_string(pool::dims_of(p.label())) + " columns: the trainer takes one label column");
     device_buffer<label_facts_dev> d = buffer<label_facts_dev>(1);
     label_facts_dev init{~0ull, 0ull, 0u, 0u};
     h2d(d.data(), &init, 1, "label facts");
@@ -563,22 +564,20 @@ class device_backend final : public boosting_backend {
   }
   template <class T>
   void d2h(T* dst, const T* src, std::size_t count, const char* what) const {
-    copy_bytes(dst, memory_kind::host, src, memory_kind::device, count * sizeof(T), stream(), ctx_.copies(), ctx_.rules(),
-               CBG_COPY_SITE(what));
+    copy_bytes(dst, memory_kind::host, src, memory_kind::device, count * sizeof(T), stream(), ctx_.copies(),
+               ctx_.rules(), CBG_COPY_SITE(what));
   }
   template <class T>
   void h2d(T* dst, const T* src, std::size_t count, const char* what) const {
-    copy_bytes(dst, memory_kind::device, src, memory_kind::host, count * sizeof(T), stream(), ctx_.copies(), ctx_.rules(),
-               CBG_COPY_SITE(what));
+    copy_bytes(dst, memory_kind::device, src, memory_kind::host, count * sizeof(T), stream(), ctx_.copies(),
+               ctx_.rules(), CBG_COPY_SITE(what));
   }
   template <class T>
   void copy_d2d(T* dst, const T* src, std::int64_t count) const {
-    copy_bytes(dst, memory_kind::device, src, memory_kind::device, static_cast<std::size_t>(count) * sizeof(T), stream(),
-               ctx_.copies(), ctx_.rules(), CBG_COPY_SITE("device copy"));
+    copy_bytes(dst, memory_kind::device, src, memory_kind::device, static_cast<std::size_t>(count) * sizeof(T),
+               stream(), ctx_.copies(), ctx_.rules(), CBG_COPY_SITE("device copy"));
   }
-  void fill_ones(float* p, std::int64_t n) const {
-    launch::fill(p, n, 1.0f, stream());
-  }
+  void fill_ones(float* p, std::int64_t n) const { launch::fill(p, n, 1.0f, stream()); }
 
   // One-dimensional losses whose derivatives cost exponentials: the weak pass keeps each row's der
   // and hess (16 bytes a row) for the leaf sums at the approx, which then need no math.
@@ -621,9 +620,7 @@ class device_backend final : public boosting_backend {
     a.max_key = max_keys();
     return a;
   }
-  void launch_point(const point_args& a) {
-    launch::leaf_pass(a, stream());
-  }
+  void launch_point(const point_args& a) { launch::leaf_pass(a, stream()); }
 
   [[nodiscard]] unsigned* max_keys() { return reinterpret_cast<unsigned*>(result_.data() + result_max_at); }
   [[nodiscard]] unsigned long long* leaf_sums() {
@@ -828,7 +825,8 @@ class device_backend final : public boosting_backend {
   }
 
   [[nodiscard]] rows_view eval_view() const {
-    return {eval_approx_.data(), eval_target_.data(), eval_weight_.empty() ? nullptr : eval_weight_.data(), eval_rows()};
+    return {eval_approx_.data(), eval_target_.data(), eval_weight_.empty() ? nullptr : eval_weight_.data(),
+            eval_rows()};
   }
 
   const context& ctx_;
@@ -850,7 +848,7 @@ class device_backend final : public boosting_backend {
   device_buffer<fixed_scale> scales_;
   device_search_workspace_ptr workspace_;
   pass_clock pass_clock_{ctx_.profiling()};
-  search_extension* ext_ = nullptr;  // feature combinations (issue 5), or none
+  search_extension* ext_ = nullptr;        // feature combinations (issue 5), or none
   std::unique_ptr<dist::rank_link> link_;  // sharded training (issue 9); null on one GPU
   device_buffer<double> all_tiles_;
   device_buffer<unsigned char> pass_send_, pass_recv_;  // merged_pass's blocks

@@ -36,8 +36,7 @@ double rank_rows(const metric_spec& m, const loss_spec& l, const std::vector<dou
     gather_approx(approx.data(), n, l.dims, r, a);
     const auto i = static_cast<std::size_t>(r);
     const int c = target_class(l, target[i]);
-    const std::int64_t w =
-        ranked_member(c, pair_i, pair_j) ? to_fixed64(table_weight(m, weight[i]), scale) : 0;
+    const std::int64_t w = ranked_member(c, pair_i, pair_j) ? to_fixed64(table_weight(m, weight[i]), scale) : 0;
     score[i] = ranked_score(a, pair_i, pair_j);
     (ranked_positive(c, pair_i, pair_j) ? pos[i] : neg[i]) = w;
   }
@@ -62,7 +61,9 @@ double rank_rows(const metric_spec& m, const loss_spec& l, const std::vector<dou
   double sum = 0;
   ordered_sum_host<1>(
       static_cast<std::int64_t>(groups.size()),
-      [&](std::int64_t g, double* v) { v[0] = ranked_term(m.kind, groups[static_cast<std::size_t>(g)], positives, negatives); },
+      [&](std::int64_t g, double* v) {
+        v[0] = ranked_term(m.kind, groups[static_cast<std::size_t>(g)], positives, negatives);
+      },
       &sum);
   return ranked_final(m.kind, sum, positives, negatives);
 }

@@ -72,9 +72,7 @@ std::string supported_metric_names() {
 
 bool default_use_weights(metric_kind k) noexcept { return k != metric_kind::auc; }
 
-bool default_skip_train(metric_kind k) noexcept {
-  return k == metric_kind::auc || k == metric_kind::normalized_gini;
-}
+bool default_skip_train(metric_kind k) noexcept { return k == metric_kind::auc || k == metric_kind::normalized_gini; }
 
 bool apply_metric_parameter(metric_spec& spec, std::optional<bool>& skip_train, const std::string& key,
                             const std::string& value, const std::string& what, const std::string& text) {
@@ -116,9 +114,9 @@ bool apply_metric_parameter(metric_spec& spec, std::optional<bool>& skip_train, 
     } else if (value == "Mu") {
       spec.auc = auc_type::mu;
     } else if (value == "OneVsAll") {
-      CBG_FAIL(status::not_implemented,
-               fmt::format("parameter '{}': '{}': AUC type OneVsAll is not implemented (Classic and Mu are)",
-                           what, text));
+      CBG_FAIL(
+          status::not_implemented,
+          fmt::format("parameter '{}': '{}': AUC type OneVsAll is not implemented (Classic and Mu are)", what, text));
     } else {
       invalid(what, fmt::format("'{}': AUC type is Classic, Mu or OneVsAll", text));
     }

@@ -24,8 +24,7 @@ namespace {
 void add_categorical_features(const ctr::prepared_data& cat, const std::vector<std::vector<std::int32_t>>& used,
                               const std::vector<std::map<std::int32_t, float>>& borders,
                               const std::vector<std::string>& names, std::int32_t& next,
-                              std::map<std::pair<std::int32_t, std::int32_t>, std::int32_t>& binary,
-                              model::model& m) {
+                              std::map<std::pair<std::int32_t, std::int32_t>, std::int32_t>& binary, model::model& m) {
   const auto nfloat = static_cast<std::size_t>(cat.float_count);
   std::vector<bool> cat_used(cat.cat_flat.size(), false);
   // one-hot: (cat index, value) -> derived column
@@ -38,8 +37,10 @@ void add_categorical_features(const ctr::prepared_data& cat, const std::vector<s
     cat_used[static_cast<std::size_t>(d.cat_index)] = true;
     for (std::int32_t c : d.ctr.base.proj.cat_features) cat_used[static_cast<std::size_t>(c)] = true;  // combinations
     for (const auto& s : d.ctr.base.proj.one_hot_splits) cat_used[static_cast<std::size_t>(s.cat_index)] = true;
-    if (d.kind == ctr::derived_kind::one_hot) one_hot[{d.cat_index, d.value}] = f;
-    else ctrs.emplace_back(d.ctr, f);
+    if (d.kind == ctr::derived_kind::one_hot)
+      one_hot[{d.cat_index, d.value}] = f;
+    else
+      ctrs.emplace_back(d.ctr, f);
   }
   for (std::size_t c = 0; c < cat.cat_flat.size(); ++c) {
     model::cat_feature cf;
@@ -139,9 +140,8 @@ model::model build_model(const model_inputs& in) {
     const std::size_t leaves = std::size_t{1} << t.splits.size();
     for (std::size_t leaf = 0; leaf < leaves; ++leaf) {
       for (int k = 0; k < dims; ++k) {
-        m.leaf_values.push_back(k < trained ? t.values[leaf * static_cast<std::size_t>(trained) +
-                                                       static_cast<std::size_t>(k)]
-                                            : 0.0);
+        m.leaf_values.push_back(
+            k < trained ? t.values[leaf * static_cast<std::size_t>(trained) + static_cast<std::size_t>(k)] : 0.0);
       }
       m.leaf_weights.push_back(leaf < t.leaf_weights.size() ? t.leaf_weights[leaf] : 0.0);
     }
@@ -170,8 +170,10 @@ model::model build_model(const model_inputs& in) {
         continue;
       }
       const double d = std::stod(c);
-      if (integer) names.push_back(static_cast<std::int64_t>(d));
-      else names.push_back(d);
+      if (integer)
+        names.push_back(static_cast<std::int64_t>(d));
+      else
+        names.push_back(d);
     }
     const char* label_type = in.class_names_are_text ? "String" : integer ? "Integer" : "Float";
     const nlohmann::json cp{{"class_label_type", label_type},

@@ -71,8 +71,8 @@ param_value read_value(const param_spec& spec, const std::string& key, const jso
     case value_kind::number: {
       const double d = read_number(key, value);
       if (!std::isfinite(d) || d < spec.lo || d > spec.hi || (spec.lo_open && d == spec.lo)) {
-        invalid_param(key, fmt::format("{} is outside {}{}, {}]", value.dump(), spec.lo_open ? "(" : "[", spec.lo,
-                                       spec.hi));
+        invalid_param(key,
+                      fmt::format("{} is outside {}{}, {}]", value.dump(), spec.lo_open ? "(" : "[", spec.lo, spec.hi));
       }
       v.number = d;
       break;
@@ -121,8 +121,10 @@ void finish_params(train_params& p, const json& flat) {
     p.od_type = od_kind::iter;
     p.od_wait = *early_stopping_rounds;
   } else if (!od_type_given) {
-    if (od_pval_given) p.od_type = od_kind::inc_to_dec;
-    else if (od_wait_given) p.od_type = od_kind::iter;
+    if (od_pval_given)
+      p.od_type = od_kind::inc_to_dec;
+    else if (od_wait_given)
+      p.od_type = od_kind::iter;
   }
   if (p.od_type == od_kind::iter && od_pval_given && p.od_pval != 0) {
     invalid_param("od_pval", "is meaningless with od_type Iter");
@@ -134,8 +136,8 @@ void finish_params(train_params& p, const json& flat) {
 
   // Bootstrap options that the chosen type does not take (CatBoost refuses them too).
   if (p.given.contains("bagging_temperature") && p.bootstrap != bootstrap_kind::bayesian) {
-    invalid_param("bagging_temperature", fmt::format("is only for bootstrap_type Bayesian, not {}",
-                                                     bootstrap_name(p.bootstrap)));
+    invalid_param("bagging_temperature",
+                  fmt::format("is only for bootstrap_type Bayesian, not {}", bootstrap_name(p.bootstrap)));
   }
   if (p.subsample && (p.bootstrap == bootstrap_kind::bayesian || p.bootstrap == bootstrap_kind::no)) {
     invalid_param("subsample", fmt::format("is not used by bootstrap_type {}", bootstrap_name(p.bootstrap)));
@@ -161,25 +163,20 @@ void finish_params(train_params& p, const json& flat) {
   if (p.eval_metric) {
     const metric_kind k = p.eval_metric->spec.kind;
     const bool classifier = p.loss.kind == loss_kind::logloss || p.loss.kind == loss_kind::cross_entropy ||
-                            p.loss.kind == loss_kind::multiclass ||
-                            p.loss.kind == loss_kind::multiclass_one_vs_all;
-    const bool class_metric = k == metric_kind::auc || k == metric_kind::accuracy ||
-                              k == metric_kind::precision || k == metric_kind::recall ||
-                              k == metric_kind::f1 || k == metric_kind::logloss ||
+                            p.loss.kind == loss_kind::multiclass || p.loss.kind == loss_kind::multiclass_one_vs_all;
+    const bool class_metric = k == metric_kind::auc || k == metric_kind::accuracy || k == metric_kind::precision ||
+                              k == metric_kind::recall || k == metric_kind::f1 || k == metric_kind::logloss ||
                               k == metric_kind::cross_entropy || k == metric_kind::multiclass ||
                               k == metric_kind::multiclass_one_vs_all || is_classification_metric(k);
     if (classifier != class_metric) {
-      invalid_param("eval_metric", fmt::format("'{}' does not fit loss_function {}", p.eval_metric->name,
-                                               p.loss_name));
+      invalid_param("eval_metric", fmt::format("'{}' does not fit loss_function {}", p.eval_metric->name, p.loss_name));
     }
   }
 }
 
-
-
 // "Name:key=value;key=value" -> name and its parameters.
-std::pair<std::string, std::map<std::string, std::string>> split_description(
-    const std::string& text, const std::string& what) {
+std::pair<std::string, std::map<std::string, std::string>> split_description(const std::string& text,
+                                                                             const std::string& what) {
   const std::size_t colon = text.find(':');
   std::pair<std::string, std::map<std::string, std::string>> out;
   out.first = text.substr(0, colon);
@@ -211,9 +208,12 @@ double description_number(const std::string& what, const std::string& text, cons
 
 std::string od_name(od_kind k) {
   switch (k) {
-    case od_kind::iter: return "Iter";
-    case od_kind::inc_to_dec: return "IncToDec";
-    case od_kind::none: break;
+    case od_kind::iter:
+      return "Iter";
+    case od_kind::inc_to_dec:
+      return "IncToDec";
+    case od_kind::none:
+      break;
   }
   return "None";
 }
@@ -229,27 +229,42 @@ json metric_json(const named_metric& m) {
 
 const char* loss_name(loss_kind k) noexcept {
   switch (k) {
-    case loss_kind::rmse: return "RMSE";
-    case loss_kind::logloss: return "Logloss";
-    case loss_kind::cross_entropy: return "CrossEntropy";
-    case loss_kind::multiclass: return "MultiClass";
-    case loss_kind::multiclass_one_vs_all: return "MultiClassOneVsAll";
-    case loss_kind::mae: return "MAE";
-    case loss_kind::quantile: return "Quantile";
-    case loss_kind::poisson: return "Poisson";
-    case loss_kind::tweedie: return "Tweedie";
-    case loss_kind::rmse_with_uncertainty: return "RMSEWithUncertainty";
+    case loss_kind::rmse:
+      return "RMSE";
+    case loss_kind::logloss:
+      return "Logloss";
+    case loss_kind::cross_entropy:
+      return "CrossEntropy";
+    case loss_kind::multiclass:
+      return "MultiClass";
+    case loss_kind::multiclass_one_vs_all:
+      return "MultiClassOneVsAll";
+    case loss_kind::mae:
+      return "MAE";
+    case loss_kind::quantile:
+      return "Quantile";
+    case loss_kind::poisson:
+      return "Poisson";
+    case loss_kind::tweedie:
+      return "Tweedie";
+    case loss_kind::rmse_with_uncertainty:
+      return "RMSEWithUncertainty";
   }
   return "?";
 }
 
 const char* bootstrap_name(bootstrap_kind k) noexcept {
   switch (k) {
-    case bootstrap_kind::bayesian: return "Bayesian";
-    case bootstrap_kind::bernoulli: return "Bernoulli";
-    case bootstrap_kind::mvs: return "MVS";
-    case bootstrap_kind::no: return "No";
-    case bootstrap_kind::poisson: return "Poisson";
+    case bootstrap_kind::bayesian:
+      return "Bayesian";
+    case bootstrap_kind::bernoulli:
+      return "Bernoulli";
+    case bootstrap_kind::mvs:
+      return "MVS";
+    case bootstrap_kind::no:
+      return "No";
+    case bootstrap_kind::poisson:
+      return "Poisson";
   }
   return "?";
 }
@@ -281,8 +296,7 @@ named_metric parse_metric(const std::string& text, const std::string& what) {
     }
   }
   if (m.spec.kind == metric_kind::tweedie && !has_variance_power) {
-    invalid_param(what, fmt::format("'{}': Tweedie needs variance_power (e.g. Tweedie:variance_power=1.5)",
-                                    text));
+    invalid_param(what, fmt::format("'{}': Tweedie needs variance_power (e.g. Tweedie:variance_power=1.5)", text));
   }
   return m;
 }
@@ -324,8 +338,8 @@ train_params parse_params(const std::string& json_text) {
   return p;
 }
 
-std::optional<double> automatic_learning_rate(loss_kind loss, std::int64_t rows, int iterations,
-                                              bool use_best_model, bool boost_from_average) {
+std::optional<double> automatic_learning_rate(loss_kind loss, std::int64_t rows, int iterations, bool use_best_model,
+                                              bool boost_from_average) {
   struct coefficients {
     double a, b, c;
   };
@@ -367,8 +381,7 @@ resolved_params resolve_params(const train_params& p, const data_facts& f) {
       r.loss.dims = f.classes;
       break;
     case loss_kind::multiclass_one_vs_all:
-      CBG_EXPECTS(f.classes >= 2, status::bad_data,
-                  "MultiClassOneVsAll needs at least 2 classes in the label");
+      CBG_EXPECTS(f.classes >= 2, status::bad_data, "MultiClassOneVsAll needs at least 2 classes in the label");
       r.loss.dims = f.classes;
       break;
     case loss_kind::rmse_with_uncertainty:
@@ -393,11 +406,10 @@ resolved_params resolve_params(const train_params& p, const data_facts& f) {
 
   // boost_from_average (§3.9).
   const loss_kind lk = p.loss.kind;
-  const bool bfa_allowed = lk == loss_kind::rmse || lk == loss_kind::logloss ||
-                           lk == loss_kind::cross_entropy || lk == loss_kind::quantile ||
-                           lk == loss_kind::mae || lk == loss_kind::rmse_with_uncertainty;
-  const bool bfa_default = lk == loss_kind::rmse || lk == loss_kind::quantile ||
-                           lk == loss_kind::mae || lk == loss_kind::rmse_with_uncertainty;
+  const bool bfa_allowed = lk == loss_kind::rmse || lk == loss_kind::logloss || lk == loss_kind::cross_entropy ||
+                           lk == loss_kind::quantile || lk == loss_kind::mae || lk == loss_kind::rmse_with_uncertainty;
+  const bool bfa_default = lk == loss_kind::rmse || lk == loss_kind::quantile || lk == loss_kind::mae ||
+                           lk == loss_kind::rmse_with_uncertainty;
   if (p.boost_from_average.value_or(false) && !bfa_allowed) {
     invalid_param("boost_from_average", fmt::format("is not supported for {}", p.loss_name));
   }
@@ -451,13 +463,12 @@ resolved_params resolve_params(const train_params& p, const data_facts& f) {
 
   r.objective = loss_metric(p);
   r.eval_metric = p.eval_metric.value_or(r.objective);
-  CBG_EXPECTS(r.loss.dims == 1 || !is_binary_only(r.eval_metric.spec.kind), status::not_implemented,
-              fmt::format("parameter 'eval_metric': {} is implemented for binary classification only",
-                          r.eval_metric.name));
+  CBG_EXPECTS(
+      r.loss.dims == 1 || !is_binary_only(r.eval_metric.spec.kind), status::not_implemented,
+      fmt::format("parameter 'eval_metric': {} is implemented for binary classification only", r.eval_metric.name));
   for (const named_metric& m : p.custom_metrics) {
     CBG_EXPECTS(r.loss.dims == 1 || !is_binary_only(m.spec.kind), status::not_implemented,
-                fmt::format("parameter 'custom_metric': {} is implemented for binary classification only",
-                            m.name));
+                fmt::format("parameter 'custom_metric': {} is implemented for binary classification only", m.name));
   }
   return r;
 }
@@ -486,8 +497,10 @@ std::string catboost_params_json(const resolved_params& r, const std::vector<std
     double d = 0;
     const auto [end, ec] = std::from_chars(c.data(), c.data() + c.size(), d);
     if (p.class_name_texts.empty() && ec == std::errc() && end == c.data() + c.size()) {
-      if (d == std::floor(d) && std::fabs(d) < 9e15) names.push_back(static_cast<std::int64_t>(d));
-      else names.push_back(d);
+      if (d == std::floor(d) && std::fabs(d) < 9e15)
+        names.push_back(static_cast<std::int64_t>(d));
+      else
+        names.push_back(d);
     } else {
       names.push_back(c);
     }
@@ -509,8 +522,7 @@ std::string catboost_params_json(const resolved_params& r, const std::vector<std
         {"approx_on_full_history", false},
         {"model_shrink_rate", 0},
         {"model_shrink_mode", "Constant"},
-        {"od_config",
-         {{"type", od_name(p.od_type)}, {"wait_iterations", p.od_wait}, {"stop_pvalue", p.od_pval}}}}},
+        {"od_config", {{"type", od_name(p.od_type)}, {"wait_iterations", p.od_wait}, {"stop_pvalue", p.od_pval}}}}},
       {"tree_learner_options",
        {{"depth", p.depth},
         {"l2_leaf_reg", r.l2_leaf_reg},
@@ -519,7 +531,7 @@ std::string catboost_params_json(const resolved_params& r, const std::vector<std
         {"score_function", score_names[p.newton_score][static_cast<int>(p.score)]},
         {"grow_policy", "SymmetricTree"},
         {"bootstrap", bootstrap},
-        {"leaf_estimation_method", r.method == leaf_method::newton   ? "Newton"
+        {"leaf_estimation_method", r.method == leaf_method::newton  ? "Newton"
                                    : r.method == leaf_method::exact ? "Exact"
                                                                     : "Gradient"},
         {"leaf_estimation_iterations", r.leaf_iterations},

@@ -42,7 +42,8 @@ void prepare_sliced_search(sliced_search& s, const context& ctx, const std::vect
   s.recv = device_buffer<long long>(std::max<std::size_t>(1, block), stream, ctx.resource());
   const std::size_t candidate = candidate_bytes(depth - 1);
   s.candidate_send = device_buffer<unsigned char>(candidate, stream, ctx.resource());
-  s.candidate_recv = device_buffer<unsigned char>(candidate * static_cast<std::size_t>(s.ranks), stream, ctx.resource());
+  s.candidate_recv =
+      device_buffer<unsigned char>(candidate * static_cast<std::size_t>(s.ranks), stream, ctx.resource());
   copy_bytes(s.column.data(), memory_kind::device, s.slices.column.data(), memory_kind::host,
              s.slices.column.size() * sizeof(std::int64_t), stream, ctx.copies(), ctx.rules(),
              CBG_COPY_SITE("feature slices"));

@@ -61,9 +61,7 @@ std::vector<fixed_scale> scales_from(const std::vector<float>& max_abs, std::int
 
 // Static bounds on the leaf channels of the bounded losses (valid at any point).
 std::vector<float> channel_bounds(const loss_spec& l, int hess_channels, double max_weight) {
-  const double der = l.kind == loss_kind::mae || l.kind == loss_kind::quantile
-                         ? std::max(l.alpha, 1.0 - l.alpha)
-                         : 1.0;
+  const double der = l.kind == loss_kind::mae || l.kind == loss_kind::quantile ? std::max(l.alpha, 1.0 - l.alpha) : 1.0;
   std::vector<float> b;
   for (int k = 0; k < l.dims; ++k) b.push_back(static_cast<float>(der * max_weight * 1.0001));
   for (int k = 0; k < hess_channels; ++k) b.push_back(static_cast<float>(0.25 * max_weight * 1.0001));
@@ -136,8 +134,7 @@ double compute_metric(boosting_backend& b, const metric_spec& m, bool eval, int 
 std::string tsv_number(double v) { return fmt::format("{:.10g}", v); }
 
 void write_train_dir(const train_params& p, const std::vector<tracked_metric>& metrics, bool has_eval,
-                     const std::vector<int>& iterations_logged, const std::vector<double>& passed,
-                     int planned) {
+                     const std::vector<int>& iterations_logged, const std::vector<double>& passed, int planned) {
   if (p.train_dir.empty() || !p.allow_writing_files) return;
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -149,8 +146,7 @@ void write_train_dir(const train_params& p, const std::vector<tracked_metric>& m
   meta["learn_metrics"] = nlohmann::json::array();
   meta["test_metrics"] = nlohmann::json::array();
   for (const auto& t : metrics) {
-    const nlohmann::json entry{{"best_value", higher_is_better(t.m.spec.kind) ? "Max" : "Min"},
-                               {"name", t.m.name}};
+    const nlohmann::json entry{{"best_value", higher_is_better(t.m.spec.kind) ? "Max" : "Min"}, {"name", t.m.name}};
     if (t.on_learn) meta["learn_metrics"].push_back(entry);
     if (has_eval) meta["test_metrics"].push_back(entry);
   }
@@ -191,10 +187,10 @@ void write_train_dir(const train_params& p, const std::vector<tracked_metric>& m
     const double remaining = it + 1 < planned ? passed[k] / (it + 1) * (planned - it - 1) : 0.0;
     time_left << it << '\t' << static_cast<std::int64_t>(passed[k] * 1000) << '\t'
               << static_cast<std::int64_t>(remaining * 1000) << '\n';
-    json_text += fmt::format("{{\"learn\":[{}],\"iteration\":{},\"passed_time\":{},\"remaining_time\":{}{}}}{}\n",
-                             lv, it, tsv_number(passed[k]), tsv_number(remaining),
-                             has_eval ? ",\"test\":[" + tv + "]" : std::string(),
-                             k + 1 < iterations_logged.size() ? "," : "");
+    json_text +=
+        fmt::format("{{\"learn\":[{}],\"iteration\":{},\"passed_time\":{},\"remaining_time\":{}{}}}{}\n", lv, it,
+                    tsv_number(passed[k]), tsv_number(remaining), has_eval ? ",\"test\":[" + tv + "]" : std::string(),
+                    k + 1 < iterations_logged.size() ? "," : "");
   }
   json_text += "]}";
   // CatBoost's logs all or none: a failure leaves the previous run's logs (and the folder) as they were.
@@ -253,9 +249,9 @@ model::model train(const pool& learn, const train_params& p, const train_options
   CBG_EXPECTS(learn.label().has_value(), status::bad_data, "the learn pool has no label");
   const pool* eval = options.eval;
   if (eval != nullptr) {
-    CBG_EXPECTS(eval->num_features() == learn.num_features(), status::invalid_argument,
-                fmt::format("the eval pool has {} features, the learn pool {}", eval->num_features(),
-                            learn.num_features()));
+    CBG_EXPECTS(
+        eval->num_features() == learn.num_features(), status::invalid_argument,
+        fmt::format("the eval pool has {} features, the learn pool {}", eval->num_features(), learn.num_features()));
     CBG_EXPECTS(eval->ctx()->device() == ctx.device(), status::invalid_argument,
                 "the eval pool was made with a context of another device");
     CBG_EXPECTS(eval->num_rows() > 0, status::bad_data, "the eval pool has no rows");
@@ -288,12 +284,13 @@ model::model train(const pool& learn, const train_params& p, const train_options
         for (const column_view& c : q->features()) device_data = device_data && c.memory != memory_kind::host;
       }
       const bool sharded = dist::wants_sharding(in);
-      CBG_EXPECTS(device_data && !sharded, status::not_implemented,
-                  fmt::format("parameter 'max_ctr_complexity': {}: feature combinations are implemented {}",
-                              *p.ctr.max_ctr_complexity,
-                              sharded ? "on one GPU only; with several devices use max_ctr_complexity=1"
-                                      : "on a GPU only for categorical columns and labels in device, managed or "
-                                        "pinned memory; use max_ctr_complexity=1 or pass the columns in device memory"));
+      CBG_EXPECTS(
+          device_data && !sharded, status::not_implemented,
+          fmt::format("parameter 'max_ctr_complexity': {}: feature combinations are implemented {}",
+                      *p.ctr.max_ctr_complexity,
+                      sharded ? "on one GPU only; with several devices use max_ctr_complexity=1"
+                              : "on a GPU only for categorical columns and labels in device, managed or "
+                                "pinned memory; use max_ctr_complexity=1 or pass the columns in device memory"));
       combinations = ctr::combinations_for_training_device(data.labelled_learn(), data.labelled_eval(), p, *cat);
     } else if (ctr::max_ctr_complexity_of(p.ctr, p.iterations) > 1 && ctx.log_enabled(log::level::warn)) {
       // Unset on a GPU: 1, whatever memory the data is in, since combinations on the GPU are still
@@ -315,8 +312,7 @@ model::model train(const pool& learn, const train_params& p, const train_options
   facts.rows = b->rows();  // all shards' rows when sharded
   facts.features = learn.num_features();
   facts.has_baseline = learn.baseline().has_value();
-  const bool multiclass = p.loss.kind == loss_kind::multiclass ||
-                          p.loss.kind == loss_kind::multiclass_one_vs_all;
+  const bool multiclass = p.loss.kind == loss_kind::multiclass || p.loss.kind == loss_kind::multiclass_one_vs_all;
   const int given_classes = class_values.empty() ? classes_count : static_cast<int>(class_values.size());
   if (multiclass && given_classes > 0) {
     facts.classes = given_classes;  // prepare_targets refuses labels outside [0, classes), naming the row
@@ -329,8 +325,8 @@ model::model train(const pool& learn, const train_params& p, const train_options
       b->prepare_targets(probe);
     }
     CBG_EXPECTS(lf.all_integer && lf.min >= 0 && lf.max < 1e6, status::bad_data,
-                fmt::format("{} takes class indices 0, 1, ... as labels (found {} .. {}{})", p.loss_name,
-                            lf.min, lf.max, lf.all_integer ? "" : ", not all integers"));
+                fmt::format("{} takes class indices 0, 1, ... as labels (found {} .. {}{})", p.loss_name, lf.min,
+                            lf.max, lf.all_integer ? "" : ", not all integers"));
     facts.classes = static_cast<int>(lf.max) + 1;
   } else if (p.loss.kind == loss_kind::logloss) {
     facts.classes = 2;
@@ -361,20 +357,25 @@ model::model train(const pool& learn, const train_params& p, const train_options
   if (r.boost_from_average && moments[0] > 0) {
     const double mean = moments[1] / moments[0];
     switch (loss.kind) {
-      case loss_kind::rmse: bias[0] = mean; break;
+      case loss_kind::rmse:
+        bias[0] = mean;
+        break;
       case loss_kind::logloss:
       case loss_kind::cross_entropy:
         bias[0] = mean > 0 && mean < 1 ? std::log(mean / (1 - mean)) : 0.0;
         break;
       case loss_kind::mae:
-      case loss_kind::quantile: bias[0] = b->weighted_quantile(loss.alpha); break;
+      case loss_kind::quantile:
+        bias[0] = b->weighted_quantile(loss.alpha);
+        break;
       case loss_kind::rmse_with_uncertainty: {
         bias[0] = mean;
         const double var = moments[2] / moments[0] - mean * mean;
         bias[1] = var > 0 ? 0.5 * std::log(var) : 0.0;
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   b->start(loss, bias);
@@ -382,7 +383,8 @@ model::model train(const pool& learn, const train_params& p, const train_options
   // Metrics: the eval metric first, then the objective, then the custom ones (CatBoost's order).
   std::vector<tracked_metric> metrics;
   const auto add_metric = [&](const named_metric& m) {
-    for (const auto& t : metrics) if (t.m.name == m.name) return;
+    for (const auto& t : metrics)
+      if (t.m.name == m.name) return;
     tracked_metric t;
     t.m = m;
     // A multiclass AUC is of type Mu (CatBoost's multiclass default; the only multiclass type here).
@@ -409,8 +411,9 @@ model::model train(const pool& learn, const train_params& p, const train_options
   std::vector<std::map<std::int32_t, float>> borders(static_cast<std::size_t>(features));
 
   const bool bounded = loss_is_bounded(loss.kind);
-  const std::vector<fixed_scale> bound_scales =
-      bounded && r.leaf_iterations > 1 ? scales_from(channel_bounds(loss, hess_channels, max_weight), n) : std::vector<fixed_scale>{};
+  const std::vector<fixed_scale> bound_scales = bounded && r.leaf_iterations > 1
+                                                    ? scales_from(channel_bounds(loss, hess_channels, max_weight), n)
+                                                    : std::vector<fixed_scale>{};
 
   std::vector<built_tree> trees;
   std::vector<int> logged;
@@ -526,11 +529,10 @@ model::model train(const pool& learn, const train_params& p, const train_options
       passed.push_back(elapsed);
     }
     if (p.verbose && (log_now || stop) && ctx.log_enabled(log::level::info)) {
-      std::string line = fmt::format("{}:\tlearn: {:.7f}", it, metrics[0].on_learn ? metrics[0].learn.back()
-                                                                                    : metrics[1].learn.back());
+      std::string line = fmt::format("{}:\tlearn: {:.7f}", it,
+                                     metrics[0].on_learn ? metrics[0].learn.back() : metrics[1].learn.back());
       if (has_eval) {
-        line += fmt::format("\ttest: {:.7f}\tbest: {:.7f} ({})", metrics[0].eval.back(), best_value,
-                            best_iteration);
+        line += fmt::format("\ttest: {:.7f}\tbest: {:.7f} ({})", metrics[0].eval.back(), best_value, best_iteration);
       }
       line += fmt::format("\ttotal: {}\tremaining: {}", format_duration(elapsed), format_duration(remaining));
       ctx.log(log::level::info, log_category, line);
@@ -553,8 +555,7 @@ model::model train(const pool& learn, const train_params& p, const train_options
     if (stop) {
       if (p.verbose) {
         ctx.log(log::level::info, log_category,
-                fmt::format("Stopped after iteration {} (best {} at iteration {})", it, best_value,
-                            best_iteration));
+                fmt::format("Stopped after iteration {} (best {} at iteration {})", it, best_value, best_iteration));
       }
       break;
     }

@@ -126,9 +126,12 @@ class device_search_workspace {
   void plan(const quantize::device_quantized& q) {
     plans.clear();
     const detail::search_view v = view(q);
-    for (int d = 0; d < depth; ++d) plans.push_back(detail::plan_histogram(v, d, device, blocks_per_sm, fast_histograms,
-                                              groups_per_block > 0 ? groups_per_block : (features + 3) / 4 >= 64 ? 4 : 1,
-                                              prefetch));
+    for (int d = 0; d < depth; ++d)
+      plans.push_back(detail::plan_histogram(v, d, device, blocks_per_sm, fast_histograms,
+                                             groups_per_block > 0       ? groups_per_block
+                                             : (features + 3) / 4 >= 64 ? 4
+                                                                        : 1,
+                                             prefetch));
   }
 };
 
@@ -164,8 +167,9 @@ device_search_workspace_ptr make_device_search_workspace(const context& ctx, con
   const std::size_t slots = std::size_t{1} << (params.depth - 1);
   w->bins = device_buffer<std::int32_t>(std::max<std::size_t>(nf, 1), stream, ctx.resource());
   w->offset = device_buffer<std::int64_t>(std::max<std::size_t>(nf, 1), stream, ctx.resource());
-  w->hist = device_buffer<long long>(std::max<std::size_t>(1, slots * channels * static_cast<std::size_t>(w->layout.total_bins)),
-                                     stream, ctx.resource());
+  w->hist = device_buffer<long long>(
+      std::max<std::size_t>(1, slots * channels * static_cast<std::size_t>(w->layout.total_bins)), stream,
+      ctx.resource());
   w->compute_bit = device_buffer<std::uint8_t>(slots, stream, ctx.resource());
   w->state = device_buffer<unsigned char>(w->state_bytes(), stream, ctx.resource());
   w->best = device_buffer<detail::feature_best>(std::max<std::size_t>(nf, 1), stream, ctx.resource());
@@ -202,7 +206,8 @@ void stage(device_search_workspace& w, cudaStream_t stream, const char* name, in
 // Grows `b` to at least n elements (contents not kept).
 template <class T>
 void ensure(device_buffer<T>& b, std::size_t n, const context& ctx) {
-  if (b.size() < n || b.stream() != ctx.stream()) b = device_buffer<T>(std::max<std::size_t>(n, 1), ctx.stream(), ctx.resource());
+  if (b.size() < n || b.stream() != ctx.stream())
+    b = device_buffer<T>(std::max<std::size_t>(n, 1), ctx.stream(), ctx.resource());
 }
 
 template <class T>
@@ -277,8 +282,8 @@ class device_search final : public detail::search_primitives {
     const std::size_t first_slot = d == 0 ? 0 : std::size_t{1} << (d - 1);
     const std::size_t n_slots = d == 0 ? 1 : std::size_t{1} << (d - 1);
     if (slot_bytes_ > 0) {
-      CBG_CUDA_TRY(cudaMemsetAsync(v.hist + first_slot * slot_bytes_ / sizeof(long long), 0, n_slots * slot_bytes_,
-                                   stream));
+      CBG_CUDA_TRY(
+          cudaMemsetAsync(v.hist + first_slot * slot_bytes_ / sizeof(long long), 0, n_slots * slot_bytes_, stream));
       ++memsets_;
     }
     stage(w, stream, "zero", d);
@@ -330,7 +335,7 @@ class device_search final : public detail::search_primitives {
     w.known = -1;
     const detail::search_state& st = w.tree.state;
     if (st.status != 0 || st.count < level) {  // bad values, or the tree ended before this level
-      w.known = level + 1;  // it stays so
+      w.known = level + 1;                     // it stays so
       return std::nullopt;
     }
     chosen_.assign(st.splits, st.splits + level);
@@ -346,8 +351,7 @@ class device_search final : public detail::search_primitives {
     return read_back(ctx_, at, "split border");  // not one of the splits: asked for once, never in practice
   }
 
-  detail::column_choice score_columns(int level, bool /*last_level*/,
-                                      const std::vector<search_extension::column>& cols,
+  detail::column_choice score_columns(int level, bool /*last_level*/, const std::vector<search_extension::column>& cols,
                                       const std::vector<double>& column_noise) override {
     const cudaStream_t stream = stream_;
     const detail::search_view& v = v_;
@@ -467,7 +471,7 @@ class device_search final : public detail::search_primitives {
   std::size_t slot_bytes_ = 0;
   int launches_ = 0;
   int memsets_ = 0;
-  std::vector<split> chosen_;     // the tree's splits before the extension's level
+  std::vector<split> chosen_;    // the tree's splits before the extension's level
   detail::ext_columns columns_;  // the extension's columns of the level, on the device
 };
 
@@ -482,9 +486,11 @@ tree_structure search_tree_device(const context& ctx, const device_search_input&
   CBG_EXPECTS(q.rows == w.rows && q.features == w.features && q.padded_rows == w.padded_rows, status::invalid_argument,
               "search_tree_device: the workspace was made for another quantized pool");
   CBG_EXPECTS(in.dims == w.dims, status::invalid_argument,
-              "search_tree_device: the workspace was made for " + std::to_string(w.dims) + " dimensions, not " + std::to_string(in.dims));
+              "search_tree_device: the workspace was made for " + std::to_string(w.dims) + " dimensions, not " +
+                  std::to_string(in.dims));
   CBG_EXPECTS(params.depth <= w.depth, status::invalid_argument,
-              "search_tree_device: the workspace holds depth " + std::to_string(w.depth) + ", not " + std::to_string(params.depth));
+              "search_tree_device: the workspace holds depth " + std::to_string(w.depth) + ", not " +
+                  std::to_string(params.depth));
   CBG_EXPECTS(q.rows == 0 || leaf_index != nullptr, status::null_pointer, "search_tree_device: leaf_index is null");
   scoped_device guard(ctx.device());
   device_search primitives(ctx, in, params, w, leaf_index);

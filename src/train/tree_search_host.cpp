@@ -22,27 +22,26 @@ namespace cbg::train {
 
 namespace detail {
 
-void validate_search(const quantize::host_quantized* q_host, const quantize::device_quantized* q_dev,
-                     int dims, const void* der, const void* weight, const std::vector<double>& noise,
+void validate_search(const quantize::host_quantized* q_host, const quantize::device_quantized* q_dev, int dims,
+                     const void* der, const void* weight, const std::vector<double>& noise,
                      const tree_search_params& params) {
-  CBG_EXPECTS(q_host != nullptr || q_dev != nullptr, status::null_pointer,
-              "tree search: no quantized pool");
+  CBG_EXPECTS(q_host != nullptr || q_dev != nullptr, status::null_pointer, "tree search: no quantized pool");
   const std::int64_t rows = q_host != nullptr ? q_host->rows : q_dev->rows;
   const std::int64_t features = q_host != nullptr ? q_host->features : q_dev->features;
   CBG_EXPECTS(params.depth >= 1 && params.depth <= max_depth, status::invalid_argument,
               fmt::format("tree search: depth {} is outside 1..{}", params.depth, max_depth));
   CBG_EXPECTS(std::isfinite(params.l2_leaf_reg) && params.l2_leaf_reg >= 0.0, status::invalid_argument,
               fmt::format("tree search: l2_leaf_reg {} must be finite and >= 0", params.l2_leaf_reg));
-  CBG_EXPECTS(params.score == score_function::cosine || params.score == score_function::l2,
-              status::invalid_argument, "tree search: unknown score function");
+  CBG_EXPECTS(params.score == score_function::cosine || params.score == score_function::l2, status::invalid_argument,
+              "tree search: unknown score function");
   CBG_EXPECTS(dims >= 1 && dims <= max_search_dims, status::invalid_argument,
               fmt::format("tree search: dims {} is outside 1..{}", dims, max_search_dims));
   CBG_EXPECTS(rows == 0 || (der != nullptr && weight != nullptr), status::null_pointer,
               "tree search: der and weight are required");
   CBG_EXPECTS(noise.empty() || noise.size() == static_cast<std::size_t>(params.depth * features),
               status::invalid_argument,
-              fmt::format("tree search: {} noise values given; depth * features = {} expected",
-                          noise.size(), params.depth * features));
+              fmt::format("tree search: {} noise values given; depth * features = {} expected", noise.size(),
+                          params.depth * features));
 }
 
 std::string non_finite_message(int channel, int dims) {
@@ -73,7 +72,13 @@ struct level_histograms {
 class host_search final : public detail::search_primitives {
  public:
   host_search(const host_search_input& in, const tree_search_params& params, std::vector<std::uint32_t>& leaf_index)
-      : in_(in), q_(*in.q), params_(params), leaf_index_(leaf_index), rows_(q_.rows), nf_(q_.features), dims_(in.dims),
+      : in_(in),
+        q_(*in.q),
+        params_(params),
+        leaf_index_(leaf_index),
+        rows_(q_.rows),
+        nf_(q_.features),
+        dims_(in.dims),
         channels_(in.dims + 1) {}
 
   void begin() override {
@@ -132,7 +137,8 @@ class host_search final : public detail::search_primitives {
     });
     const bool noisy = params_.score == score_function::cosine && !in_.noise.empty() && !noise.empty();
     for (std::int64_t k = 0; k < n; ++k) {
-      scan(level, layout, k, static_cast<std::int32_t>(nf_ + k), noisy, noisy ? noise[static_cast<std::size_t>(k)] : 0.0);
+      scan(level, layout, k, static_cast<std::int32_t>(nf_ + k), noisy,
+           noisy ? noise[static_cast<std::size_t>(k)] : 0.0);
     }
     if (!found_ || best_.feature < nf_) return {};
     return {static_cast<int>(best_.feature - nf_), best_.bin};

@@ -15,8 +15,8 @@ static int use_types(void) {
   info.struct_size = sizeof info;
   ref.kind = CBG_TENSOR_NONE;
   ref.ptr = 0;
-  return (int)(ctx_desc.struct_size + pool_desc.struct_size + stats.struct_size + info.struct_size) +
-         ref.kind + CBG_VERSION_NUMBER + CBG_ERR_INTERNAL;
+  return (int)(ctx_desc.struct_size + pool_desc.struct_size + stats.struct_size + info.struct_size) + ref.kind +
+         CBG_VERSION_NUMBER + CBG_ERR_INTERNAL;
 }
 
 int main(void) { return use_types() == 0; }

@@ -16,27 +16,27 @@
 static int passed = 0;
 static int failed = 0;
 
-#define CHECK(cond)                                                             \
-  do {                                                                          \
-    if (cond) {                                                                 \
-      ++passed;                                                                 \
-    } else {                                                                    \
-      ++failed;                                                                 \
-      fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);  \
-    }                                                                           \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (cond) {                                                                \
+      ++passed;                                                                \
+    } else {                                                                   \
+      ++failed;                                                                \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
+    }                                                                          \
   } while (0)
 
 /* The call returns `expected`, and a failure leaves a non-empty message behind. */
-#define CHECK_STATUS(call, expected)                                                          \
-  do {                                                                                        \
-    cbg_status s_ = (call);                                                                   \
-    if (s_ == (expected) && (s_ == CBG_OK || cbg_last_error()[0] != '\0')) {                  \
-      ++passed;                                                                               \
-    } else {                                                                                  \
-      ++failed;                                                                               \
-      fprintf(stderr, "%s:%d: %s returned %d, expected %d; last error: '%s'\n", __FILE__,     \
-              __LINE__, #call, (int)s_, (int)(expected), cbg_last_error());                   \
-    }                                                                                         \
+#define CHECK_STATUS(call, expected)                                                                                \
+  do {                                                                                                              \
+    cbg_status s_ = (call);                                                                                         \
+    if (s_ == (expected) && (s_ == CBG_OK || cbg_last_error()[0] != '\0')) {                                        \
+      ++passed;                                                                                                     \
+    } else {                                                                                                        \
+      ++failed;                                                                                                     \
+      fprintf(stderr, "%s:%d: %s returned %d, expected %d; last error: '%s'\n", __FILE__, __LINE__, #call, (int)s_, \
+              (int)(expected), cbg_last_error());                                                                   \
+    }                                                                                                               \
   } while (0)
 
 /* ---- a managed tensor over caller memory that counts deleter calls ---------------------------- */
@@ -48,15 +48,11 @@ typedef struct {
   int deleted;
 } fake_tensor;
 
-static void count_versioned(struct DLManagedTensorVersioned* self) {
-  ++((fake_tensor*)self->manager_ctx)->deleted;
-}
-static void count_legacy(struct DLManagedTensor* self) {
-  ++((fake_tensor*)self->manager_ctx)->deleted;
-}
+static void count_versioned(struct DLManagedTensorVersioned* self) { ++((fake_tensor*)self->manager_ctx)->deleted; }
+static void count_legacy(struct DLManagedTensor* self) { ++((fake_tensor*)self->manager_ctx)->deleted; }
 
-static void fake_init(fake_tensor* t, void* data, int device_type, uint8_t code, uint8_t bits,
-                      int ndim, int64_t rows, int64_t cols) {
+static void fake_init(fake_tensor* t, void* data, int device_type, uint8_t code, uint8_t bits, int ndim, int64_t rows,
+                      int64_t cols) {
   memset(t, 0, sizeof(*t));
   t->shape[0] = rows;
   t->shape[1] = cols;
@@ -495,7 +491,6 @@ static int test_gpu(void) {
 }
 #endif
 
-
 /* A minimal CatBoost JSON model: float feature "x" (border 0.5, NaN as true), categorical "c"
  * one-hot on "a"; tree 0 splits on both, tree 1 on x; bias 0.25. */
 static const char* k_model_json =
@@ -503,7 +498,8 @@ static const char* k_model_json =
     " \"flat_feature_index\": 0, \"has_nans\": true, \"nan_value_treatment\": \"AsTrue\"}],"
     " \"categorical_features\": [{\"feature_id\": \"c\", \"feature_index\": 0, \"flat_feature_index\": 1,"
     " \"values\": [-805065478]}]},"
-    " \"model_info\": {\"params\": {\"loss_function\": {\"type\": \"Logloss\"}}, \"class_params\": {\"class_names\": [\"no\", \"yes\"]}},"
+    " \"model_info\": {\"params\": {\"loss_function\": {\"type\": \"Logloss\"}}, \"class_params\": {\"class_names\": "
+    "[\"no\", \"yes\"]}},"
     " \"oblivious_trees\": [{\"splits\": [{\"split_index\": 0}, {\"split_index\": 1}], \"leaf_values\": [1, 2, 3, 4]},"
     " {\"splits\": [{\"split_index\": 0}], \"leaf_values\": [10, 20]}],"
     " \"scale_and_bias\": [1, [0.25]]}";
@@ -848,8 +844,7 @@ static void test_train(void) {
   CHECK_STATUS(cbg_train(pool, "{\"no_such_parameter\": 1}", NULL, NULL, &model), CBG_ERR_INVALID_ARGUMENT);
   CHECK(strstr(cbg_last_error(), "no_such_parameter") != NULL);
   CHECK_STATUS(cbg_train(pool, "not json", NULL, NULL, &model), CBG_ERR_INVALID_ARGUMENT);
-  CHECK_STATUS(cbg_train(pool, "{\"boosting_type\": \"Ordered\"}", NULL, NULL, &model),
-               CBG_ERR_NOT_IMPLEMENTED);
+  CHECK_STATUS(cbg_train(pool, "{\"boosting_type\": \"Ordered\"}", NULL, NULL, &model), CBG_ERR_NOT_IMPLEMENTED);
   CHECK_STATUS(cbg_train(pool, "{\"loss_function\": \"Logloss\"}", NULL, NULL, &model), CBG_ERR_BAD_DATA);
   callbacks.struct_size = 3;
   CHECK_STATUS(cbg_train(pool, NULL, NULL, &callbacks, &model), CBG_ERR_INVALID_ARGUMENT);
@@ -859,9 +854,9 @@ static void test_train(void) {
   CHECK_STATUS(cbg_train_callbacks_init(&callbacks), CBG_OK);
   callbacks.on_iteration = stop_after_three;
   callbacks.user_data = &calls;
-  CHECK_STATUS(cbg_train(pool, "{\"iterations\": 50, \"depth\": 3, \"use_best_model\": false}", eval,
-                         &callbacks, &model),
-               CBG_OK);
+  CHECK_STATUS(
+      cbg_train(pool, "{\"iterations\": 50, \"depth\": 3, \"use_best_model\": false}", eval, &callbacks, &model),
+      CBG_OK);
   CHECK(calls == 3);
   info.struct_size = sizeof(info);
   CHECK_STATUS(cbg_model_info(model, &info), CBG_OK);

@@ -16,8 +16,7 @@ inline void exercise_model(const cbg::model::model& m) {
   std::vector<std::uint32_t> cats(m.cat_features.size(), 12345u);
   cm::host_rows rows{1, floats.data(), floats.size(), cats.data(), cats.size()};
   std::vector<double> out(static_cast<std::size_t>(m.approx_dimension));
-  cm::predict_host(m, rows, cm::prediction_type::raw_formula_val, 0, m.tree_count(), out.data(),
-                   out.size());
+  cm::predict_host(m, rows, cm::prediction_type::raw_formula_val, 0, m.tree_count(), out.data(), out.size());
   (void)cm::write_cbm(m);
   (void)cm::write_json(m);
 }

@@ -13,7 +13,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const cm::model m = cm::read_cbm(data, size);
     cbg::fuzz::exercise_model(m);
-  } catch (const cbg::error&) {
-  }
+  } catch (const cbg::error&) {}
   return 0;
 }

@@ -29,7 +29,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)cbgpu_bench::read_dsv(text, "fuzz.tsv", cbgpu_bench::dsv_format{'\t', header}, cd);
     }
   } catch (const cbgpu_bench::usage_error&) {
-  } catch (const cbgpu_bench::not_implemented_error&) {
-  }
+  } catch (const cbgpu_bench::not_implemented_error&) {}
   return 0;
 }

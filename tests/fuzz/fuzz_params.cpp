@@ -12,7 +12,6 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
     (void)cbg::train::parse_params(std::string(reinterpret_cast<const char*>(data), size));
-  } catch (const cbg::error&) {
-  }
+  } catch (const cbg::error&) {}
   return 0;
 }

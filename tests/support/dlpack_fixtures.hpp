@@ -39,9 +39,7 @@ struct fake_tensor {
     versioned.dl_tensor = t;
     legacy.dl_tensor = t;
     legacy.manager_ctx = this;
-    legacy.deleter = [](DLManagedTensor* self) {
-      ++static_cast<fake_tensor*>(self->manager_ctx)->deleter_calls;
-    };
+    legacy.deleter = [](DLManagedTensor* self) { ++static_cast<fake_tensor*>(self->manager_ctx)->deleter_calls; };
   }
   fake_tensor(const fake_tensor&) = delete;
   fake_tensor& operator=(const fake_tensor&) = delete;

@@ -25,19 +25,19 @@ namespace cbg::test {
 struct random_model_spec {
   int n_float = 6;
   int n_cat = 0;
-  int n_one_hot = 0;       // one-hot features (over the first categorical features)
-  int n_ctr = 0;           // CTR features
+  int n_one_hot = 0;  // one-hot features (over the first categorical features)
+  int n_ctr = 0;      // CTR features
   int n_trees = 20;
   int min_depth = 0;
   int max_depth = 6;
   int dim = 1;
-  int max_borders = 40;    // per float feature; one feature gets 200 (two byte slots)
-  int cat_values = 12;     // categorical values are 0 .. cat_values - 1 (inputs also draw unseen ones)
-  bool big_one_hot = false;  // one one-hot feature with 150 values (two byte slots)
+  int max_borders = 40;       // per float feature; one feature gets 200 (two byte slots)
+  int cat_values = 12;        // categorical values are 0 .. cat_values - 1 (inputs also draw unseen ones)
+  bool big_one_hot = false;   // one one-hot feature with 150 values (two byte slots)
   bool edge_features = true;  // float feature 1 gets 200 borders, float feature 2 none
   double scale = 1.0;
   bool bias = false;
-  std::string loss;        // params.loss_function.type; "" leaves the info map empty
+  std::string loss;  // params.loss_function.type; "" leaves the info map empty
   std::uint64_t seed = 1;
 };
 
@@ -161,8 +161,7 @@ inline model::model random_model(const random_model_spec& s) {
     const int depth = n_binary == 0 ? 0 : uniform(s.min_depth, s.max_depth);
     m.tree_sizes.push_back(depth);
     m.tree_start_offsets.push_back(offset);
-    for (int d = 0; d < depth; ++d)
-      m.tree_splits.push_back(uniform(0, static_cast<int>(n_binary) - 1));
+    for (int d = 0; d < depth; ++d) m.tree_splits.push_back(uniform(0, static_cast<int>(n_binary) - 1));
     offset += depth;
     for (std::size_t l = 0; l < (std::size_t{1} << depth) * static_cast<std::size_t>(s.dim); ++l)
       m.leaf_values.push_back(normal(rng) * 0.1);  // full mantissas: the order of the sum shows
@@ -178,9 +177,9 @@ inline model::model random_model(const random_model_spec& s) {
 // 0 .. cat_values + 2 (the last ones unseen by the model).
 struct random_inputs {
   std::int64_t rows = 0;
-  std::vector<float> floats;        // [flat][rows]; NaN in categorical columns
-  std::vector<std::int64_t> cats;   // [flat][rows]; 0 in numeric columns
-  std::vector<bool> is_cat;         // per flat column
+  std::vector<float> floats;       // [flat][rows]; NaN in categorical columns
+  std::vector<std::int64_t> cats;  // [flat][rows]; 0 in numeric columns
+  std::vector<bool> is_cat;        // per flat column
 };
 
 inline random_inputs random_data(const model::model& m, std::int64_t rows, int cat_values, std::uint64_t seed) {
@@ -199,10 +198,14 @@ inline random_inputs random_data(const model::model& m, std::int64_t rows, int c
     for (std::int64_t r = 0; r < rows; ++r) {
       const int p = pct(rng);
       float v = normal(rng);
-      if (p < 8) v = std::numeric_limits<float>::quiet_NaN();
-      else if (p < 9) v = std::numeric_limits<float>::infinity();
-      else if (p < 10) v = -std::numeric_limits<float>::infinity();
-      else if (p < 20 && !f.borders.empty()) v = f.borders[static_cast<std::size_t>(pct(rng)) % f.borders.size()];
+      if (p < 8)
+        v = std::numeric_limits<float>::quiet_NaN();
+      else if (p < 9)
+        v = std::numeric_limits<float>::infinity();
+      else if (p < 10)
+        v = -std::numeric_limits<float>::infinity();
+      else if (p < 20 && !f.borders.empty())
+        v = f.borders[static_cast<std::size_t>(pct(rng)) % f.borders.size()];
       col[r] = v;
     }
   }

@@ -123,27 +123,28 @@ struct ArrowDeviceArray {
 /** Result of every fallible function. Zero is success. */
 typedef int32_t cbg_status;
 
-#define CBG_OK 0                    /**< Success. */
-#define CBG_ERR_INVALID_ARGUMENT 1  /**< A parameter value is out of range or inconsistent. */
-#define CBG_ERR_NULL_POINTER 2      /**< A required pointer argument was NULL. */
-#define CBG_ERR_INVALID_HANDLE 3    /**< A handle is freed, foreign, or of the wrong type. */
-#define CBG_ERR_DTYPE 4             /**< A tensor's element type is not supported for its role. */
-#define CBG_ERR_SHAPE 5             /**< A tensor's rank, shape or strides are unusable. */
-#define CBG_ERR_DEVICE 6            /**< A tensor lives on a device this call cannot use. */
-#define CBG_ERR_DLPACK_VERSION 7    /**< A DLPack tensor has an unsupported major version. */
-#define CBG_ERR_READ_ONLY 8         /**< A read-only tensor was given where output is written. */
-#define CBG_ERR_STRICT_D2H 9        /**< A device-to-host copy was refused by strict mode. */
-#define CBG_ERR_OUT_OF_MEMORY 10    /**< A device or host allocation failed. */
-#define CBG_ERR_CUDA 11             /**< A CUDA call failed; the context is still usable. */
-#define CBG_ERR_CUDA_FATAL 12       /**< A sticky CUDA error: the process must recreate its CUDA
-                                         state (restart) before using the GPU again. */
-#define CBG_ERR_NO_DEVICE 13        /**< No usable CUDA device (or driver) for the request. */
-#define CBG_ERR_UNSUPPORTED 14      /**< A valid request this library does not support. */
-#define CBG_ERR_NOT_IMPLEMENTED 15  /**< A planned feature that this build does not have yet. */
-#define CBG_ERR_IO 16               /**< A file could not be read or written. */
-#define CBG_ERR_FORMAT 17           /**< Input bytes (model file, data file) are malformed. */
-#define CBG_ERR_BAD_DATA 18         /**< Values are invalid for their role (NaN label, ...). */
-#define CBG_ERR_INTERNAL 19         /**< A bug in cbgpu; please report it with the message. */
+#define CBG_OK 0                   /**< Success. */
+#define CBG_ERR_INVALID_ARGUMENT 1 /**< A parameter value is out of range or inconsistent. */
+#define CBG_ERR_NULL_POINTER 2     /**< A required pointer argument was NULL. */
+#define CBG_ERR_INVALID_HANDLE 3   /**< A handle is freed, foreign, or of the wrong type. */
+#define CBG_ERR_DTYPE 4            /**< A tensor's element type is not supported for its role. */
+#define CBG_ERR_SHAPE 5            /**< A tensor's rank, shape or strides are unusable. */
+#define CBG_ERR_DEVICE 6           /**< A tensor lives on a device this call cannot use. */
+#define CBG_ERR_DLPACK_VERSION 7   /**< A DLPack tensor has an unsupported major version. */
+#define CBG_ERR_READ_ONLY 8        /**< A read-only tensor was given where output is written. */
+#define CBG_ERR_STRICT_D2H 9       /**< A device-to-host copy was refused by strict mode. */
+#define CBG_ERR_OUT_OF_MEMORY 10   /**< A device or host allocation failed. */
+#define CBG_ERR_CUDA 11            /**< A CUDA call failed; the context is still usable. */
+#define CBG_ERR_CUDA_FATAL                                                                      \
+  12                               /**< A sticky CUDA error: the process must recreate its CUDA \
+                                        state (restart) before using the GPU again. */
+#define CBG_ERR_NO_DEVICE 13       /**< No usable CUDA device (or driver) for the request. */
+#define CBG_ERR_UNSUPPORTED 14     /**< A valid request this library does not support. */
+#define CBG_ERR_NOT_IMPLEMENTED 15 /**< A planned feature that this build does not have yet. */
+#define CBG_ERR_IO 16              /**< A file could not be read or written. */
+#define CBG_ERR_FORMAT 17          /**< Input bytes (model file, data file) are malformed. */
+#define CBG_ERR_BAD_DATA 18        /**< Values are invalid for their role (NaN label, ...). */
+#define CBG_ERR_INTERNAL 19        /**< A bug in cbgpu; please report it with the message. */
 
 /**
  * @brief Static English name and description of a status code ("CBG_ERR_SHAPE: ...").
@@ -209,8 +210,7 @@ CBG_API cbg_status cbg_device_count(int32_t* count);
  * May be called from any thread that calls into the library, concurrently; it must not call back
  * into cbg_set_log_callback().
  */
-typedef void (*cbg_log_fn)(void* user_data, int32_t level, const char* category,
-                           const char* message);
+typedef void (*cbg_log_fn)(void* user_data, int32_t level, const char* category, const char* message);
 
 /**
  * @brief Installs (or, with fn == NULL, removes) the process-wide log callback.
@@ -241,14 +241,14 @@ typedef void (*cbg_device_free_fn)(void* ptr, size_t bytes, cbg_stream_t stream,
 
 /** Describes a context to create. Initialise with cbg_context_desc_init(). @since 0.1 */
 typedef struct cbg_context_desc_t {
-  size_t struct_size;   /**< sizeof(cbg_context_desc_t). */
-  int32_t device;       /**< CUDA ordinal, CBG_DEVICE_CPU, or CBG_DEVICE_AUTO (default). */
-  int32_t log_level;    /**< Records of this context below this level are dropped (default
-                             CBG_LOG_TRACE: the callback's own min_level decides). */
-  uint64_t seed;        /**< Seed for everything random done with this context (default 0). */
-  cbg_stream_t stream;  /**< Stream to work on, borrowed; NULL (default): the context creates and
-                             owns a non-blocking stream. Ignored for CBG_DEVICE_CPU. */
-  uint32_t flags;       /**< CBG_CONTEXT_* bits (default 0). */
+  size_t struct_size;           /**< sizeof(cbg_context_desc_t). */
+  int32_t device;               /**< CUDA ordinal, CBG_DEVICE_CPU, or CBG_DEVICE_AUTO (default). */
+  int32_t log_level;            /**< Records of this context below this level are dropped (default
+                                     CBG_LOG_TRACE: the callback's own min_level decides). */
+  uint64_t seed;                /**< Seed for everything random done with this context (default 0). */
+  cbg_stream_t stream;          /**< Stream to work on, borrowed; NULL (default): the context creates and
+                                     owns a non-blocking stream. Ignored for CBG_DEVICE_CPU. */
+  uint32_t flags;               /**< CBG_CONTEXT_* bits (default 0). */
   cbg_device_alloc_fn alloc_fn; /**< NULL (default): a stream-ordered pool (cudaMallocAsync). */
   cbg_device_free_fn free_fn;   /**< Must be set exactly when alloc_fn is. */
   void* alloc_user_data;        /**< Passed to alloc_fn/free_fn. */
@@ -267,9 +267,9 @@ typedef struct cbg_context_desc_t {
    * The communicator is borrowed: it must outlive the context and not be used by others during a
    * cbg_train. NCCL is loaded at run time (libnccl.so.2); without it cbg_context_create returns
    * #CBG_ERR_UNSUPPORTED when nccl_comm is set. @since 0.1 */
-  void* nccl_comm;    /**< ncclComm_t, or NULL (default): this process trains alone. */
-  int32_t nccl_rank;  /**< This process's rank in nccl_comm (default 0). */
-  int32_t nccl_size;  /**< The communicator's size (default 0: no communicator). */
+  void* nccl_comm;   /**< ncclComm_t, or NULL (default): this process trains alone. */
+  int32_t nccl_rank; /**< This process's rank in nccl_comm (default 0). */
+  int32_t nccl_size; /**< The communicator's size (default 0: no communicator). */
   /** 1: time the library's stages on this context (read them with cbg_context_stage_times()). Each
    * stage then waits for the context's stream at its end, so profiled work runs slower; 0
    * (default): off. The stages are NVTX ranges either way (Nsight Systems shows them). @since 0.1 */
@@ -414,10 +414,10 @@ CBG_API cbg_status cbg_context_fail_allocation(cbg_context_t* ctx, uint64_t n);
  * Tensors crossing the ABI
  * ---------------------------------------------------------------------------------------------- */
 
-#define CBG_TENSOR_NONE 0              /**< No tensor (optional slot left empty). */
-#define CBG_TENSOR_DLPACK_VERSIONED 1  /**< ptr is a DLManagedTensorVersioned* (DLPack >= 1.0): consumed. */
-#define CBG_TENSOR_DLPACK_LEGACY 2     /**< ptr is a DLManagedTensor* (DLPack < 1.0): consumed. */
-#define CBG_TENSOR_DLTENSOR 3          /**< ptr is a const DLTensor*: borrowed. */
+#define CBG_TENSOR_NONE 0             /**< No tensor (optional slot left empty). */
+#define CBG_TENSOR_DLPACK_VERSIONED 1 /**< ptr is a DLManagedTensorVersioned* (DLPack >= 1.0): consumed. */
+#define CBG_TENSOR_DLPACK_LEGACY 2    /**< ptr is a DLManagedTensor* (DLPack < 1.0): consumed. */
+#define CBG_TENSOR_DLTENSOR 3         /**< ptr is a const DLTensor*: borrowed. */
 
 /**
  * @brief A reference to one tensor and how ownership passes.
@@ -478,8 +478,8 @@ typedef struct cbg_string_column_t {
  * @since 0.1
  */
 typedef struct cbg_pool_desc_t {
-  size_t struct_size;          /**< sizeof(cbg_pool_desc_t). */
-  cbg_tensor_ref_t features;   /**< 2-D [rows, n_features], or NONE when `columns` is used. */
+  size_t struct_size;              /**< sizeof(cbg_pool_desc_t). */
+  cbg_tensor_ref_t features;       /**< 2-D [rows, n_features], or NONE when `columns` is used. */
   const cbg_tensor_ref_t* columns; /**< n_columns 1-D tensors [rows], or NULL. */
   size_t n_columns;
   cbg_tensor_ref_t label;      /**< Optional: [rows] or [rows, label_dims]; finite values. */
@@ -487,10 +487,10 @@ typedef struct cbg_pool_desc_t {
   cbg_tensor_ref_t baseline;   /**< Optional: [rows] or [rows, approx_dims]; finite. */
   const int32_t* cat_features; /**< Indices of categorical features (unique, in range), or NULL. */
   size_t n_cat_features;
-  const char* const* feature_names; /**< NULL, or n_feature_names non-NULL UTF-8 names (copied). */
-  size_t n_feature_names;      /**< Must equal the number of features when names are given. */
-  cbg_stream_t producer_stream; /**< Stream the data was written on, or NULL: the context's stream
-                                     waits for it with an event (no host sync). */
+  const char* const* feature_names;          /**< NULL, or n_feature_names non-NULL UTF-8 names (copied). */
+  size_t n_feature_names;                    /**< Must equal the number of features when names are given. */
+  cbg_stream_t producer_stream;              /**< Stream the data was written on, or NULL: the context's stream
+                                                  waits for it with an event (no host sync). */
   const cbg_string_column_t* string_columns; /**< n_string_columns string features, or NULL. Feature
                                      indices run 0..N-1 with N = max(matrix columns or n_columns,
                                      largest string feature + 1); each index comes from exactly one
@@ -526,8 +526,7 @@ CBG_API cbg_status cbg_pool_desc_init(cbg_pool_desc_t* desc);
  *         #CBG_ERR_OUT_OF_MEMORY.
  * Safe on distinct contexts; blocks until validation is done. @since 0.1
  */
-CBG_API cbg_status cbg_pool_from_dlpack(cbg_context_t* ctx, const cbg_pool_desc_t* desc,
-                                        cbg_pool_t** out);
+CBG_API cbg_status cbg_pool_from_dlpack(cbg_context_t* ctx, const cbg_pool_desc_t* desc, cbg_pool_t** out);
 
 /**
  * @brief Frees a pool and calls the deleters of the tensors it consumed. NULL is a no-op.
@@ -539,14 +538,14 @@ CBG_API cbg_status cbg_pool_free(cbg_pool_t* pool);
 
 /** Facts about a pool. */
 typedef struct cbg_pool_info_t {
-  size_t struct_size;     /**< sizeof(cbg_pool_info_t), set by the caller. */
+  size_t struct_size; /**< sizeof(cbg_pool_info_t), set by the caller. */
   int64_t n_rows;
   int64_t n_features;
   int64_t n_cat_features;
-  int64_t label_dims;     /**< 0 without label. */
-  int64_t baseline_dims;  /**< 0 without baseline. */
+  int64_t label_dims;    /**< 0 without label. */
+  int64_t baseline_dims; /**< 0 without baseline. */
   int32_t has_weight;
-  int32_t device;         /**< CUDA ordinal of device-resident columns, or CBG_DEVICE_CPU. */
+  int32_t device; /**< CUDA ordinal of device-resident columns, or CBG_DEVICE_CPU. */
 } cbg_pool_info_t;
 
 /**
@@ -582,8 +581,7 @@ CBG_API cbg_status cbg_pool_is_categorical(const cbg_pool_t* pool, int64_t index
  *         #CBG_ERR_STRICT_D2H (strict mode and more than 64 KiB to copy), #CBG_ERR_CUDA.
  * Blocks. Thread-safe for distinct pools. @since 0.1
  */
-CBG_API cbg_status cbg_pool_cat_hashes(const cbg_pool_t* pool, int64_t feature, uint32_t* out,
-                                       size_t capacity);
+CBG_API cbg_status cbg_pool_cat_hashes(const cbg_pool_t* pool, int64_t feature, uint32_t* out, size_t capacity);
 
 /**
  * @brief Builds a pool whose features are the columns of an Arrow array (Arrow C device data
@@ -631,9 +629,8 @@ CBG_API cbg_status cbg_pool_cat_hashes(const cbg_pool_t* pool, int64_t feature, 
  * Blocks until string columns are hashed (a few bytes come back per column); safe for distinct
  * contexts, unsafe on one context from several threads. Determinism: gpu_to_gpu. @since 0.1
  */
-CBG_API cbg_status cbg_pool_from_arrow(cbg_context_t* ctx, const cbg_pool_desc_t* desc,
-                                       struct ArrowSchema* schema, struct ArrowDeviceArray* array,
-                                       cbg_pool_t** out);
+CBG_API cbg_status cbg_pool_from_arrow(cbg_context_t* ctx, const cbg_pool_desc_t* desc, struct ArrowSchema* schema,
+                                       struct ArrowDeviceArray* array, cbg_pool_t** out);
 
 /* ------------------------------------------------------------------------------------------------
  * Copies between tensors (the accounted copy path, usable by callers for staging results)
@@ -652,8 +649,7 @@ CBG_API cbg_status cbg_pool_from_arrow(cbg_context_t* ctx, const cbg_pool_desc_t
  *         only), #CBG_ERR_STRICT_D2H, #CBG_ERR_CUDA.
  * Safe on distinct contexts; blocks until the copy is done. @since 0.1
  */
-CBG_API cbg_status cbg_tensor_copy(cbg_context_t* ctx, const cbg_tensor_ref_t* dst,
-                                   const cbg_tensor_ref_t* src);
+CBG_API cbg_status cbg_tensor_copy(cbg_context_t* ctx, const cbg_tensor_ref_t* dst, const cbg_tensor_ref_t* src);
 
 /* ------------------------------------------------------------------------------------------------
  * Quantization: CatBoost-identical float feature borders and the packed bin index
@@ -664,18 +660,19 @@ CBG_API cbg_status cbg_tensor_copy(cbg_context_t* ctx, const cbg_tensor_ref_t* d
 #define CBG_NAN_MODE_MAX 2       /**< NaN is above every value: the last bin. */
 
 /* Border types (CatBoost's feature_border_type), all bit-identical to CatBoost's borders. */
-#define CBG_BORDER_GREEDY_LOG_SUM 0         /**< GreedyLogSum, CatBoost's default. */
-#define CBG_BORDER_GREEDY_MIN_ENTROPY 1     /**< GreedyMinEntropy. */
-#define CBG_BORDER_MEDIAN 2                 /**< Median. */
-#define CBG_BORDER_UNIFORM 3                /**< Uniform. */
-#define CBG_BORDER_UNIFORM_AND_QUANTILES 4  /**< UniformAndQuantiles. */
-#define CBG_BORDER_MIN_ENTROPY 5            /**< MinEntropy (exact dynamic programme). */
-#define CBG_BORDER_MAX_LOG_SUM 6            /**< MaxLogSum (exact dynamic programme). */
+#define CBG_BORDER_GREEDY_LOG_SUM 0        /**< GreedyLogSum, CatBoost's default. */
+#define CBG_BORDER_GREEDY_MIN_ENTROPY 1    /**< GreedyMinEntropy. */
+#define CBG_BORDER_MEDIAN 2                /**< Median. */
+#define CBG_BORDER_UNIFORM 3               /**< Uniform. */
+#define CBG_BORDER_UNIFORM_AND_QUANTILES 4 /**< UniformAndQuantiles. */
+#define CBG_BORDER_MIN_ENTROPY 5           /**< MinEntropy (exact dynamic programme). */
+#define CBG_BORDER_MAX_LOG_SUM 6           /**< MaxLogSum (exact dynamic programme). */
 
 /* Which objects the borders are built from when the pool has more than max_subset_size rows. */
-#define CBG_SUBSET_SAMPLED 0    /**< CatBoost's seeded draw for data it has not shuffled (default). */
-#define CBG_SUBSET_FIRST_ROWS 1 /**< The first max_subset_size rows (CatBoost's rule for a learn
-                                     set it has shuffled: categorical features, Ordered boosting). */
+#define CBG_SUBSET_SAMPLED 0 /**< CatBoost's seeded draw for data it has not shuffled (default). */
+#define CBG_SUBSET_FIRST_ROWS                                        \
+  1 /**< The first max_subset_size rows (CatBoost's rule for a learn \
+         set it has shuffled: categorical features, Ordered boosting). */
 
 /** Opaque handle of a quantized pool: borders per feature and the bin index. */
 typedef struct cbg_quantized_t cbg_quantized_t;
@@ -695,12 +692,12 @@ typedef struct cbg_quantized_t cbg_quantized_t;
  * @since 0.1
  */
 typedef struct cbg_quantize_desc_t {
-  size_t struct_size;        /**< sizeof(cbg_quantize_desc_t). */
-  int32_t border_count;      /**< 1..255; default 128. */
-  int32_t nan_mode;          /**< CBG_NAN_MODE_*; default Min. */
-  int32_t border_type;       /**< CBG_BORDER_*; default GreedyLogSum. */
-  uint32_t max_subset_size;  /**< Objects the borders are built from; default 200000. */
-  size_t n_overrides;        /**< Entries in the three arrays below (0: none). */
+  size_t struct_size;                    /**< sizeof(cbg_quantize_desc_t). */
+  int32_t border_count;                  /**< 1..255; default 128. */
+  int32_t nan_mode;                      /**< CBG_NAN_MODE_*; default Min. */
+  int32_t border_type;                   /**< CBG_BORDER_*; default GreedyLogSum. */
+  uint32_t max_subset_size;              /**< Objects the borders are built from; default 200000. */
+  size_t n_overrides;                    /**< Entries in the three arrays below (0: none). */
   const int64_t* override_features;      /**< Feature indices. */
   const int32_t* override_border_counts; /**< 0 or 1..255. */
   const int32_t* override_nan_modes;     /**< -1 or CBG_NAN_MODE_*. */
@@ -732,8 +729,7 @@ CBG_API cbg_status cbg_quantize_desc_init(cbg_quantize_desc_t* desc);
  *         for MinEntropy/MaxLogSum), #CBG_ERR_CUDA, #CBG_ERR_OUT_OF_MEMORY.
  * Safe on distinct pools; blocks until done. @since 0.1
  */
-CBG_API cbg_status cbg_quantize_pool(cbg_pool_t* pool, const cbg_quantize_desc_t* desc,
-                                     cbg_quantized_t** out);
+CBG_API cbg_status cbg_quantize_pool(cbg_pool_t* pool, const cbg_quantize_desc_t* desc, cbg_quantized_t** out);
 
 /**
  * @brief Frees a quantized pool. NULL is a no-op.
@@ -752,9 +748,8 @@ CBG_API cbg_status cbg_quantized_free(cbg_quantized_t* q);
  *         #CBG_ERR_CUDA. Copies at most 1 KiB from the device (accounted). Thread-safe; blocks.
  * @since 0.1
  */
-CBG_API cbg_status cbg_quantized_borders(const cbg_quantized_t* q, int64_t feature,
-                                         float* borders, int32_t capacity, int32_t* count,
-                                         int32_t* nan_mode);
+CBG_API cbg_status cbg_quantized_borders(const cbg_quantized_t* q, int64_t feature, float* borders, int32_t capacity,
+                                         int32_t* count, int32_t* nan_mode);
 
 /**
  * @brief Copies the bins of feature `feature` for every row, in row order, to host memory.
@@ -765,8 +760,8 @@ CBG_API cbg_status cbg_quantized_borders(const cbg_quantized_t* q, int64_t featu
  * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT,
  *         #CBG_ERR_STRICT_D2H, #CBG_ERR_CUDA. Thread-safe; blocks. @since 0.1
  */
-CBG_API cbg_status cbg_quantized_feature_bins(const cbg_quantized_t* q, int64_t feature,
-                                              uint8_t* bins, size_t capacity);
+CBG_API cbg_status cbg_quantized_feature_bins(const cbg_quantized_t* q, int64_t feature, uint8_t* bins,
+                                              size_t capacity);
 
 /* ------------------------------------------------------------------------------------------------
  * Models: CatBoost oblivious-tree models, read and written as CatBoost's .cbm and JSON files, and
@@ -801,8 +796,7 @@ CBG_API cbg_status cbg_model_load_file(const char* path, int32_t format, cbg_mod
  * @param size  their count.
  * @return as cbg_model_load_file(), without #CBG_ERR_IO. Thread-safe; blocks. @since 0.1
  */
-CBG_API cbg_status cbg_model_load_buffer(const void* data, size_t size, int32_t format,
-                                         cbg_model_t** out);
+CBG_API cbg_status cbg_model_load_buffer(const void* data, size_t size, int32_t format, cbg_model_t** out);
 
 /**
  * @brief Writes the model to a file that CatBoost loads (`CatBoost.load_model(path, format=...)`).
@@ -826,8 +820,7 @@ CBG_API cbg_status cbg_model_save_file(const cbg_model_t* model, const char* pat
  *         #CBG_ERR_UNSUPPORTED, #CBG_ERR_OUT_OF_MEMORY.
  * Not thread-safe for this handle; blocks. @since 0.1
  */
-CBG_API cbg_status cbg_model_save_buffer(cbg_model_t* model, int32_t format, const void** data,
-                                         size_t* size);
+CBG_API cbg_status cbg_model_save_buffer(cbg_model_t* model, int32_t format, const void** data, size_t* size);
 
 /**
  * @brief Frees a model. NULL is a no-op.
@@ -837,15 +830,15 @@ CBG_API cbg_status cbg_model_free(cbg_model_t* model);
 
 /** Facts about a model. */
 typedef struct cbg_model_info_t {
-  size_t struct_size;        /**< sizeof(cbg_model_info_t), set by the caller. */
+  size_t struct_size; /**< sizeof(cbg_model_info_t), set by the caller. */
   int64_t n_trees;
-  int32_t approx_dimension;  /**< Outputs of RawFormulaVal per row (1: regression, binary). */
-  int32_t reserved;          /**< Zero. */
-  int64_t n_flat_features;   /**< Columns of the full input (float and categorical). */
+  int32_t approx_dimension; /**< Outputs of RawFormulaVal per row (1: regression, binary). */
+  int32_t reserved;         /**< Zero. */
+  int64_t n_flat_features;  /**< Columns of the full input (float and categorical). */
   int64_t n_float_features;
   int64_t n_cat_features;
-  int64_t n_class_names;     /**< 0 unless a classifier stored its class names. */
-  double scale;              /**< Raw = scale * sum of leaves + bias. */
+  int64_t n_class_names; /**< 0 unless a classifier stored its class names. */
+  double scale;          /**< Raw = scale * sum of leaves + bias. */
 } cbg_model_info_t;
 
 /**
@@ -860,8 +853,7 @@ CBG_API cbg_status cbg_model_info(const cbg_model_t* model, cbg_model_info_t* in
  * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT
  *         (index out of range). Thread-safe. @since 0.1
  */
-CBG_API cbg_status cbg_model_feature_name(const cbg_model_t* model, int64_t flat_index,
-                                          const char** name);
+CBG_API cbg_status cbg_model_feature_name(const cbg_model_t* model, int64_t flat_index, const char** name);
 
 /**
  * @brief Flat (input column) index of the `cat_index`-th categorical feature; the categorical
@@ -869,12 +861,10 @@ CBG_API cbg_status cbg_model_feature_name(const cbg_model_t* model, int64_t flat
  * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT.
  * Thread-safe. @since 0.1
  */
-CBG_API cbg_status cbg_model_cat_feature_index(const cbg_model_t* model, int64_t cat_index,
-                                               int64_t* flat_index);
+CBG_API cbg_status cbg_model_cat_feature_index(const cbg_model_t* model, int64_t cat_index, int64_t* flat_index);
 
 /** @brief Flat index of the `float_index`-th float feature (as cbg_model_cat_feature_index()). @since 0.1 */
-CBG_API cbg_status cbg_model_float_feature_index(const cbg_model_t* model, int64_t float_index,
-                                                 int64_t* flat_index);
+CBG_API cbg_status cbg_model_float_feature_index(const cbg_model_t* model, int64_t float_index, int64_t* flat_index);
 
 /**
  * @brief Name of class `index` as the model stores it (class_params.class_names; integers in
@@ -901,25 +891,26 @@ CBG_API cbg_status cbg_cat_hash_string(const char* data, size_t size, uint32_t* 
 /** @brief CatBoost's hash of an integer categorical value (its decimal text). Thread-safe. @since 0.1 */
 CBG_API cbg_status cbg_cat_hash_int64(int64_t value, uint32_t* hash);
 
-#define CBG_PREDICTION_RAW_FORMULA_VAL 0      /**< Scale * sum of leaves + bias. */
-#define CBG_PREDICTION_PROBABILITY 1          /**< Sigmoid (dimension 1: 2 columns [1-p, p]) or
-                                                   softmax; per-dimension sigmoid for
-                                                   MultiClassOneVsAll/MultiLogloss/MultiCrossEntropy. */
-#define CBG_PREDICTION_LOG_PROBABILITY 2      /**< The logarithm of PROBABILITY. */
-#define CBG_PREDICTION_CLASS 3                /**< Class index (argmax, or raw > logit of the
-                                                   binclass threshold); per dimension 0/1 for
-                                                   multi-label losses. */
-#define CBG_PREDICTION_EXPONENT 4             /**< exp(raw). */
+#define CBG_PREDICTION_RAW_FORMULA_VAL 0 /**< Scale * sum of leaves + bias. */
+#define CBG_PREDICTION_PROBABILITY                                                         \
+  1                                      /**< Sigmoid (dimension 1: 2 columns [1-p, p]) or \
+                                              softmax; per-dimension sigmoid for           \
+                                              MultiClassOneVsAll/MultiLogloss/MultiCrossEntropy. */
+#define CBG_PREDICTION_LOG_PROBABILITY 2 /**< The logarithm of PROBABILITY. */
+#define CBG_PREDICTION_CLASS                                                                   \
+  3                                            /**< Class index (argmax, or raw > logit of the \
+                                                    binclass threshold); per dimension 0/1 for \
+                                                    multi-label losses. */
+#define CBG_PREDICTION_EXPONENT 4              /**< exp(raw). */
 #define CBG_PREDICTION_RMSE_WITH_UNCERTAINTY 5 /**< [raw0, exp(2 * raw1)]; dimension 2 only. */
-#define CBG_PREDICTION_MULTI_PROBABILITY 6    /**< Per-dimension sigmoid. */
+#define CBG_PREDICTION_MULTI_PROBABILITY 6     /**< Per-dimension sigmoid. */
 
 /**
  * @brief Columns per row that cbg_model_predict_host() writes for `prediction_type`.
  * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_INVALID_HANDLE, #CBG_ERR_INVALID_ARGUMENT
  *         (unknown type), #CBG_ERR_UNSUPPORTED (type does not fit the model). Thread-safe. @since 0.1
  */
-CBG_API cbg_status cbg_model_prediction_columns(const cbg_model_t* model, int32_t prediction_type,
-                                                int64_t* columns);
+CBG_API cbg_status cbg_model_prediction_columns(const cbg_model_t* model, int32_t prediction_type, int64_t* columns);
 
 /**
  * @brief Host rows to evaluate. Initialise with cbg_model_predict_host_desc_init().
@@ -930,16 +921,16 @@ CBG_API cbg_status cbg_model_prediction_columns(const cbg_model_t* model, int32_
  * @since 0.1
  */
 typedef struct cbg_model_predict_host_desc_t {
-  size_t struct_size;             /**< sizeof(cbg_model_predict_host_desc_t). */
+  size_t struct_size; /**< sizeof(cbg_model_predict_host_desc_t). */
   int64_t n_rows;
-  const float* float_features;    /**< [n_rows, float_row_stride] row-major, or NULL without float features. */
-  int64_t float_row_stride;       /**< Elements between rows; >= n_float_features. */
-  const uint32_t* cat_hashes;     /**< [n_rows, cat_row_stride] row-major, or NULL without categorical features. */
-  int64_t cat_row_stride;         /**< Elements between rows; >= n_cat_features. */
-  int32_t prediction_type;        /**< CBG_PREDICTION_* (default RAW_FORMULA_VAL). */
-  int32_t reserved;               /**< Zero. */
-  int64_t tree_begin;             /**< First tree (default 0). The bias is added only from tree 0. */
-  int64_t tree_end;               /**< One past the last tree; 0 (default): all trees. */
+  const float* float_features; /**< [n_rows, float_row_stride] row-major, or NULL without float features. */
+  int64_t float_row_stride;    /**< Elements between rows; >= n_float_features. */
+  const uint32_t* cat_hashes;  /**< [n_rows, cat_row_stride] row-major, or NULL without categorical features. */
+  int64_t cat_row_stride;      /**< Elements between rows; >= n_cat_features. */
+  int32_t prediction_type;     /**< CBG_PREDICTION_* (default RAW_FORMULA_VAL). */
+  int32_t reserved;            /**< Zero. */
+  int64_t tree_begin;          /**< First tree (default 0). The bias is added only from tree 0. */
+  int64_t tree_end;            /**< One past the last tree; 0 (default): all trees. */
 } cbg_model_predict_host_desc_t;
 
 /** @brief Fills `desc` with struct_size and the defaults. Thread-safe. @since 0.1 */
@@ -955,38 +946,40 @@ CBG_API cbg_status cbg_model_predict_host_desc_init(cbg_model_predict_host_desc_
  *         #CBG_ERR_UNSUPPORTED (type does not fit the model).
  * Thread-safe (the model is only read); blocks; touches no GPU. @since 0.1
  */
-CBG_API cbg_status cbg_model_predict_host(const cbg_model_t* model,
-                                          const cbg_model_predict_host_desc_t* desc, double* out,
-                                          size_t out_size);
+CBG_API cbg_status cbg_model_predict_host(const cbg_model_t* model, const cbg_model_predict_host_desc_t* desc,
+                                          double* out, size_t out_size);
 
 /**
  * @brief Leaf index of each row in each tree of [tree_begin, tree_end): out[row * n_trees + t].
  *        `desc->prediction_type` is ignored.
  * @return as cbg_model_predict_host(). Thread-safe; blocks. @since 0.1
  */
-CBG_API cbg_status cbg_model_leaf_indexes_host(const cbg_model_t* model,
-                                               const cbg_model_predict_host_desc_t* desc,
+CBG_API cbg_status cbg_model_leaf_indexes_host(const cbg_model_t* model, const cbg_model_predict_host_desc_t* desc,
                                                uint32_t* out, size_t out_size);
 
 /* ------------------------------------------------------------------------------------------------
  * Feature importance, as CatBoost's `get_feature_importance` and `catboost fstr` compute it
  * ---------------------------------------------------------------------------------------------- */
 
-#define CBG_FSTR_PREDICTION_VALUES_CHANGE 0 /**< Per feature, how much the predictions change when
-                                                 it does (percent of the total); from the leaf
-                                                 weights stored in the model, or counted on `pool`. */
-#define CBG_FSTR_LOSS_FUNCTION_CHANGE 1     /**< Per feature, how much the model's objective metric
-                                                 on `pool` worsens without it (needs a pool with
-                                                 labels, and a model that stores its params). */
-#define CBG_FSTR_SHAP_VALUES 2              /**< SHAP values of every row of `pool`: [rows,
-                                                 features + 1], or [rows, dimensions, features + 1]
-                                                 for a model of several dimensions (multiclass; for
-                                                 RMSEWithUncertainty [rows, 1, features + 1]: the
-                                                 mean only); the last column is the expected value;
-                                                 features: the pool's. */
-#define CBG_FSTR_INTERACTION 3              /**< Interacting feature pairs: [pairs, 3] rows of
-                                                 (first feature, second feature, score), by
-                                                 descending score. */
+#define CBG_FSTR_PREDICTION_VALUES_CHANGE                  \
+  0 /**< Per feature, how much the predictions change when \
+         it does (percent of the total); from the leaf     \
+         weights stored in the model, or counted on `pool`. */
+#define CBG_FSTR_LOSS_FUNCTION_CHANGE                       \
+  1 /**< Per feature, how much the model's objective metric \
+         on `pool` worsens without it (needs a pool with    \
+         labels, and a model that stores its params). */
+#define CBG_FSTR_SHAP_VALUES                                \
+  2 /**< SHAP values of every row of `pool`: [rows,         \
+         features + 1], or [rows, dimensions, features + 1] \
+         for a model of several dimensions (multiclass; for \
+         RMSEWithUncertainty [rows, 1, features + 1]: the   \
+         mean only); the last column is the expected value; \
+         features: the pool's. */
+#define CBG_FSTR_INTERACTION                           \
+  3 /**< Interacting feature pairs: [pairs, 3] rows of \
+         (first feature, second feature, score), by    \
+         descending score. */
 
 /**
  * @brief Feature importances of a model, CatBoost's values (within rounding): per original (flat)
@@ -1042,18 +1035,18 @@ CBG_API cbg_status cbg_model_feature_importance(const cbg_model_t* model, int32_
  * built against an older header reads only the fields it knows (they never move). @since 0.1
  */
 typedef struct cbg_train_progress_t {
-  size_t struct_size;        /**< sizeof(cbg_train_progress_t) as the library knows it. */
-  int64_t iteration;         /**< 0-based index of the iteration (tree) just finished. */
-  int64_t iterations;        /**< Planned iterations (the `iterations` parameter). */
-  const char* metric;        /**< The eval metric's name, CatBoost's text (e.g. "Logloss"). */
-  int32_t has_learn_metric;  /**< 1 when learn_metric was computed this iteration. */
-  int32_t has_eval_metric;   /**< 1 when an eval pool is given (eval_metric is then set). */
-  double learn_metric;       /**< The eval metric on the learn pool. */
-  double eval_metric;        /**< The eval metric on the eval pool. */
-  double best_eval_metric;   /**< Best eval metric so far (0 without an eval pool). */
-  int64_t best_iteration;    /**< Its iteration (-1 without an eval pool). */
-  double elapsed_seconds;    /**< Wall time since cbg_train() started. */
-  double remaining_seconds;  /**< Estimate for the remaining planned iterations. */
+  size_t struct_size;       /**< sizeof(cbg_train_progress_t) as the library knows it. */
+  int64_t iteration;        /**< 0-based index of the iteration (tree) just finished. */
+  int64_t iterations;       /**< Planned iterations (the `iterations` parameter). */
+  const char* metric;       /**< The eval metric's name, CatBoost's text (e.g. "Logloss"). */
+  int32_t has_learn_metric; /**< 1 when learn_metric was computed this iteration. */
+  int32_t has_eval_metric;  /**< 1 when an eval pool is given (eval_metric is then set). */
+  double learn_metric;      /**< The eval metric on the learn pool. */
+  double eval_metric;       /**< The eval metric on the eval pool. */
+  double best_eval_metric;  /**< Best eval metric so far (0 without an eval pool). */
+  int64_t best_iteration;   /**< Its iteration (-1 without an eval pool). */
+  double elapsed_seconds;   /**< Wall time since cbg_train() started. */
+  double remaining_seconds; /**< Estimate for the remaining planned iterations. */
 } cbg_train_progress_t;
 
 /**
@@ -1188,11 +1181,11 @@ CBG_API cbg_status cbg_train(cbg_pool_t* pool, const char* params_json, cbg_pool
  * @since 0.1
  */
 typedef struct cbg_predict_desc_t {
-  size_t struct_size;       /**< sizeof(cbg_predict_desc_t). */
-  int32_t prediction_type;  /**< CBG_PREDICTION_* (default RAW_FORMULA_VAL); ignored for leaf indexes. */
-  int32_t output;           /**< CBG_PREDICT_VALUES (default) or CBG_PREDICT_LEAF_INDEXES. */
-  int64_t tree_begin;       /**< First tree (default 0). The bias is added only from tree 0. */
-  int64_t tree_end;         /**< One past the last tree; 0 (default): all trees. */
+  size_t struct_size;      /**< sizeof(cbg_predict_desc_t). */
+  int32_t prediction_type; /**< CBG_PREDICTION_* (default RAW_FORMULA_VAL); ignored for leaf indexes. */
+  int32_t output;          /**< CBG_PREDICT_VALUES (default) or CBG_PREDICT_LEAF_INDEXES. */
+  int64_t tree_begin;      /**< First tree (default 0). The bias is added only from tree 0. */
+  int64_t tree_end;        /**< One past the last tree; 0 (default): all trees. */
   /** GPUs to spread the rows over, CatBoost's syntax ("0", "0:1", "0-3", "-1" for all); NULL or ""
    *  (default): the pool's device only. cbg_predict_to_device splits the rows into one contiguous
    *  block per device, copies each block's columns device to device, evaluates there and copies the
@@ -1215,8 +1208,8 @@ CBG_API cbg_status cbg_predict_desc_init(cbg_predict_desc_t* desc);
  *         struct_size, type, output kind, tree range, negative n_rows), #CBG_ERR_UNSUPPORTED (type
  *         does not fit the model). Thread-safe; touches no GPU. @since 0.1
  */
-CBG_API cbg_status cbg_predict_output_shape(const cbg_model_t* model, const cbg_predict_desc_t* desc,
-                                            int64_t n_rows, int64_t* shape);
+CBG_API cbg_status cbg_predict_output_shape(const cbg_model_t* model, const cbg_predict_desc_t* desc, int64_t n_rows,
+                                            int64_t* shape);
 
 /**
  * @brief Evaluates the model on the rows of a pool on the GPU, into a caller-allocated device tensor.
@@ -1259,9 +1252,8 @@ CBG_API cbg_status cbg_predict_to_device(const cbg_model_t* model, const cbg_poo
  * @return as cbg_predict_to_device(), plus #CBG_ERR_STRICT_D2H; #CBG_ERR_DEVICE for a device output.
  * Thread-safe; blocks until `out` is written. @since 0.1
  */
-CBG_API cbg_status cbg_predict_to_host(const cbg_model_t* model, const cbg_pool_t* pool,
-                                       const cbg_predict_desc_t* desc, const cbg_tensor_ref_t* out,
-                                       cbg_stream_t stream);
+CBG_API cbg_status cbg_predict_to_host(const cbg_model_t* model, const cbg_pool_t* pool, const cbg_predict_desc_t* desc,
+                                       const cbg_tensor_ref_t* out, cbg_stream_t stream);
 
 /* ------------------------------------------------------------------------------------------------
  * The function table, for dlopen users
@@ -1281,8 +1273,8 @@ CBG_API cbg_status cbg_predict_to_host(const cbg_model_t* model, const cbg_pool_
  * @since 0.1
  */
 typedef struct cbg_api_v1_t {
-  size_t struct_size;    /**< sizeof the library's table (>= what this header declares if as new). */
-  uint32_t api_version;  /**< CBG_API_VERSION_1. */
+  size_t struct_size;       /**< sizeof the library's table (>= what this header declares if as new). */
+  uint32_t api_version;     /**< CBG_API_VERSION_1. */
   uint32_t library_version; /**< cbg_version_number() of the library that filled the table. */
   const char* (*status_string)(cbg_status);
   const char* (*last_error)(void);
@@ -1341,10 +1333,10 @@ typedef struct cbg_api_v1_t {
   cbg_status (*context_reset_memory_peak)(cbg_context_t*);
   cbg_status (*context_fail_allocation)(cbg_context_t*, uint64_t);
   cbg_status (*pool_cat_hashes)(const cbg_pool_t*, int64_t, uint32_t*, size_t);
-  cbg_status (*pool_from_arrow)(cbg_context_t*, const cbg_pool_desc_t*, struct ArrowSchema*,
-                                struct ArrowDeviceArray*, cbg_pool_t**);
-  cbg_status (*model_feature_importance)(const cbg_model_t*, int32_t, const cbg_pool_t*, double*, size_t,
-                                         int64_t*, int32_t*);
+  cbg_status (*pool_from_arrow)(cbg_context_t*, const cbg_pool_desc_t*, struct ArrowSchema*, struct ArrowDeviceArray*,
+                                cbg_pool_t**);
+  cbg_status (*model_feature_importance)(const cbg_model_t*, int32_t, const cbg_pool_t*, double*, size_t, int64_t*,
+                                         int32_t*);
   cbg_status (*context_stage_times)(cbg_context_t*, const char**);
   cbg_status (*context_stage_times_reset)(cbg_context_t*);
 } cbg_api_v1_t;

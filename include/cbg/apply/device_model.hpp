@@ -44,10 +44,10 @@ struct bin_feature {
   std::uint8_t has_nans = 0;
   std::uint8_t treatment = 0;  // ENanValueTreatment
   std::uint8_t reserved = 0;
-  std::int32_t input = 0;      // float feature index, categorical feature index, or CTR feature index
+  std::int32_t input = 0;  // float feature index, categorical feature index, or CTR feature index
   std::uint32_t first_slot = 0;
   std::uint32_t n_slots = 0;
-  std::uint32_t values = 0;    // first border (float, CTR) or first one_hot_entry (one-hot)
+  std::uint32_t values = 0;  // first border (float, CTR) or first one_hot_entry (one-hot)
   std::uint32_t n_values = 0;
 };
 
@@ -104,9 +104,9 @@ static_assert(std::is_trivially_copyable_v<device_model_view>);
 struct model_image {
   std::vector<unsigned char> bytes;  // what is copied to the device, pointers already final
   device_model_view view;
-  std::vector<std::uint8_t> depths;         // per tree (host copy, for tiling decisions)
-  std::vector<std::uint32_t> packed_splits; // per binary feature (tests)
-  std::vector<bin_feature> features;        // what the binarize stage walks (tests)
+  std::vector<std::uint8_t> depths;          // per tree (host copy, for tiling decisions)
+  std::vector<std::uint32_t> packed_splits;  // per binary feature (tests)
+  std::vector<bin_feature> features;         // what the binarize stage walks (tests)
 };
 // Builds the image of `m` for an allocation that will start at device address `base` (nullptr:
 // offsets only, for sizing). Throws unsupported when the model needs more than max_slots slots.

@@ -37,11 +37,11 @@ struct predict_options {
 // How the tree kernel tiles rows and trees (kernels/apply/tuning_apply.hpp holds the defaults and
 // the bench run that chose them; cbgpu-apply-bench tries others).
 struct tiling_policy {
-  int max_tile_rows = 0;         // rows per block (a multiple of 4); 0: the default
-  int tree_chunk = 0;            // trees per pass over the tile; 0: the default
-  int smem_budget = 0;           // bytes of shared memory per block; 0: the default
+  int max_tile_rows = 0;           // rows per block (a multiple of 4); 0: the default
+  int tree_chunk = 0;              // trees per pass over the tile; 0: the default
+  int smem_budget = 0;             // bytes of shared memory per block; 0: the default
   bool force_global_bins = false;  // read the binarized rows from global memory, not a staged tile
-  int min_tiles = 0;             // blocks a small batch is spread over; 0: two per SM, < 0: no spreading
+  int min_tiles = 0;               // blocks a small batch is spread over; 0: two per SM, < 0: no spreading
 };
 
 // The resolved tree range [begin, end) of `o` for `m`; throws invalid_argument when out of range.

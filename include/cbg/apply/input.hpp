@@ -20,18 +20,30 @@ CBG_HOST_DEVICE inline float load_as_float(const column_view& c, std::int64_t i)
   const unsigned char* p =
       static_cast<const unsigned char*>(c.data) + i * c.stride * static_cast<std::int64_t>(size_of(c.type));
   switch (c.type) {
-    case dtype::float16: return half_bits_to_float(*reinterpret_cast<const std::uint16_t*>(p));
-    case dtype::float32: return *reinterpret_cast<const float*>(p);
-    case dtype::float64: return static_cast<float>(*reinterpret_cast<const double*>(p));
-    case dtype::int8: return static_cast<float>(*reinterpret_cast<const std::int8_t*>(p));
-    case dtype::int16: return static_cast<float>(*reinterpret_cast<const std::int16_t*>(p));
-    case dtype::int32: return static_cast<float>(*reinterpret_cast<const std::int32_t*>(p));
-    case dtype::int64: return static_cast<float>(*reinterpret_cast<const std::int64_t*>(p));
-    case dtype::uint8: return static_cast<float>(*p);
-    case dtype::uint16: return static_cast<float>(*reinterpret_cast<const std::uint16_t*>(p));
-    case dtype::uint32: return static_cast<float>(*reinterpret_cast<const std::uint32_t*>(p));
-    case dtype::uint64: return static_cast<float>(*reinterpret_cast<const std::uint64_t*>(p));
-    case dtype::boolean: return *p != 0 ? 1.0f : 0.0f;
+    case dtype::float16:
+      return half_bits_to_float(*reinterpret_cast<const std::uint16_t*>(p));
+    case dtype::float32:
+      return *reinterpret_cast<const float*>(p);
+    case dtype::float64:
+      return static_cast<float>(*reinterpret_cast<const double*>(p));
+    case dtype::int8:
+      return static_cast<float>(*reinterpret_cast<const std::int8_t*>(p));
+    case dtype::int16:
+      return static_cast<float>(*reinterpret_cast<const std::int16_t*>(p));
+    case dtype::int32:
+      return static_cast<float>(*reinterpret_cast<const std::int32_t*>(p));
+    case dtype::int64:
+      return static_cast<float>(*reinterpret_cast<const std::int64_t*>(p));
+    case dtype::uint8:
+      return static_cast<float>(*p);
+    case dtype::uint16:
+      return static_cast<float>(*reinterpret_cast<const std::uint16_t*>(p));
+    case dtype::uint32:
+      return static_cast<float>(*reinterpret_cast<const std::uint32_t*>(p));
+    case dtype::uint64:
+      return static_cast<float>(*reinterpret_cast<const std::uint64_t*>(p));
+    case dtype::boolean:
+      return *p != 0 ? 1.0f : 0.0f;
   }
   return 0.0f;
 }
@@ -56,12 +68,24 @@ CBG_HOST_DEVICE inline std::uint32_t load_cat_hash(const column_view& c, std::in
 // Writes `v` as element `offset` (in elements) of an output of dtype `t` (is_output_dtype).
 CBG_HOST_DEVICE inline void store_output(void* base, dtype t, std::int64_t offset, double v) noexcept {
   switch (t) {
-    case dtype::float32: static_cast<float*>(base)[offset] = static_cast<float>(v); break;
-    case dtype::int32: static_cast<std::int32_t*>(base)[offset] = static_cast<std::int32_t>(v); break;
-    case dtype::uint32: static_cast<std::uint32_t*>(base)[offset] = static_cast<std::uint32_t>(v); break;
-    case dtype::int64: static_cast<std::int64_t*>(base)[offset] = static_cast<std::int64_t>(v); break;
-    case dtype::uint64: static_cast<std::uint64_t*>(base)[offset] = static_cast<std::uint64_t>(v); break;
-    default: static_cast<double*>(base)[offset] = v; break;
+    case dtype::float32:
+      static_cast<float*>(base)[offset] = static_cast<float>(v);
+      break;
+    case dtype::int32:
+      static_cast<std::int32_t*>(base)[offset] = static_cast<std::int32_t>(v);
+      break;
+    case dtype::uint32:
+      static_cast<std::uint32_t*>(base)[offset] = static_cast<std::uint32_t>(v);
+      break;
+    case dtype::int64:
+      static_cast<std::int64_t*>(base)[offset] = static_cast<std::int64_t>(v);
+      break;
+    case dtype::uint64:
+      static_cast<std::uint64_t*>(base)[offset] = static_cast<std::uint64_t>(v);
+      break;
+    default:
+      static_cast<double*>(base)[offset] = v;
+      break;
   }
 }
 

@@ -44,9 +44,7 @@ struct decoded_split {
 CBG_HOST_DEVICE inline decoded_split decode_split(std::uint32_t packed) {
   return {packed & 0xffffu, ((packed >> 16) & 0xffu) * 0x01010101u, (packed >> 24) * 0x01010101u};
 }
-CBG_HOST_DEVICE constexpr decoded_split never_true_split() {
-  return {0, 0, never_true_threshold * 0x01010101u};
-}
+CBG_HOST_DEVICE constexpr decoded_split never_true_split() { return {0, 0, never_true_threshold * 0x01010101u}; }
 
 // The split's condition for the four rows whose slot bytes are the bytes of `word`: 1 in each
 // byte whose row satisfies (byte ^ x) >= t. Every byte is <= 127 and x, t <= 127 (t <= 128), so

@@ -15,20 +15,30 @@ namespace cbg::categorical {
 // Hash of value `i` of an integer, bool or pre-hashed column. Float columns never reach here (the
 // pool refuses them as categorical); they hash as 0.
 CBG_HOST_DEVICE inline std::uint32_t cat_hash_at(const column_view& c, std::int64_t i) noexcept {
-  const unsigned char* p = static_cast<const unsigned char*>(c.data) +
-                           i * c.stride * static_cast<std::int64_t>(size_of(c.type));
+  const unsigned char* p =
+      static_cast<const unsigned char*>(c.data) + i * c.stride * static_cast<std::int64_t>(size_of(c.type));
   if (c.hashed) return *reinterpret_cast<const std::uint32_t*>(p);
   switch (c.type) {
-    case dtype::int8: return model::cat_hash_int(*reinterpret_cast<const std::int8_t*>(p));
-    case dtype::int16: return model::cat_hash_int(*reinterpret_cast<const std::int16_t*>(p));
-    case dtype::int32: return model::cat_hash_int(*reinterpret_cast<const std::int32_t*>(p));
-    case dtype::int64: return model::cat_hash_int(*reinterpret_cast<const std::int64_t*>(p));
-    case dtype::uint8: return model::cat_hash_uint(*p);
-    case dtype::uint16: return model::cat_hash_uint(*reinterpret_cast<const std::uint16_t*>(p));
-    case dtype::uint32: return model::cat_hash_uint(*reinterpret_cast<const std::uint32_t*>(p));
-    case dtype::uint64: return model::cat_hash_uint(*reinterpret_cast<const std::uint64_t*>(p));
-    case dtype::boolean: return model::cat_hash_uint(*p != 0 ? 1u : 0u);
-    default: return 0;
+    case dtype::int8:
+      return model::cat_hash_int(*reinterpret_cast<const std::int8_t*>(p));
+    case dtype::int16:
+      return model::cat_hash_int(*reinterpret_cast<const std::int16_t*>(p));
+    case dtype::int32:
+      return model::cat_hash_int(*reinterpret_cast<const std::int32_t*>(p));
+    case dtype::int64:
+      return model::cat_hash_int(*reinterpret_cast<const std::int64_t*>(p));
+    case dtype::uint8:
+      return model::cat_hash_uint(*p);
+    case dtype::uint16:
+      return model::cat_hash_uint(*reinterpret_cast<const std::uint16_t*>(p));
+    case dtype::uint32:
+      return model::cat_hash_uint(*reinterpret_cast<const std::uint32_t*>(p));
+    case dtype::uint64:
+      return model::cat_hash_uint(*reinterpret_cast<const std::uint64_t*>(p));
+    case dtype::boolean:
+      return model::cat_hash_uint(*p != 0 ? 1u : 0u);
+    default:
+      return 0;
   }
 }
 
@@ -67,18 +77,27 @@ CBG_HOST_DEVICE inline std::uint32_t string_hash_at(const string_column_view& s,
 // Code `i` of a dictionary-encoded column (integer dtypes; the dictionary holds the strings), as
 // int64. Unsigned codes above INT64_MAX read as negative and are refused like nulls.
 CBG_HOST_DEVICE inline std::int64_t code_at(const column_view& c, std::int64_t i) noexcept {
-  const unsigned char* p = static_cast<const unsigned char*>(c.data) +
-                           i * c.stride * static_cast<std::int64_t>(size_of(c.type));
+  const unsigned char* p =
+      static_cast<const unsigned char*>(c.data) + i * c.stride * static_cast<std::int64_t>(size_of(c.type));
   switch (c.type) {
-    case dtype::int8: return *reinterpret_cast<const std::int8_t*>(p);
-    case dtype::int16: return *reinterpret_cast<const std::int16_t*>(p);
-    case dtype::int32: return *reinterpret_cast<const std::int32_t*>(p);
-    case dtype::int64: return *reinterpret_cast<const std::int64_t*>(p);
-    case dtype::uint8: return *p;
-    case dtype::uint16: return *reinterpret_cast<const std::uint16_t*>(p);
-    case dtype::uint32: return *reinterpret_cast<const std::uint32_t*>(p);
-    case dtype::uint64: return static_cast<std::int64_t>(*reinterpret_cast<const std::uint64_t*>(p));
-    default: return -1;
+    case dtype::int8:
+      return *reinterpret_cast<const std::int8_t*>(p);
+    case dtype::int16:
+      return *reinterpret_cast<const std::int16_t*>(p);
+    case dtype::int32:
+      return *reinterpret_cast<const std::int32_t*>(p);
+    case dtype::int64:
+      return *reinterpret_cast<const std::int64_t*>(p);
+    case dtype::uint8:
+      return *p;
+    case dtype::uint16:
+      return *reinterpret_cast<const std::uint16_t*>(p);
+    case dtype::uint32:
+      return *reinterpret_cast<const std::uint32_t*>(p);
+    case dtype::uint64:
+      return static_cast<std::int64_t>(*reinterpret_cast<const std::uint64_t*>(p));
+    default:
+      return -1;
   }
 }
 
@@ -88,8 +107,7 @@ CBG_HOST_DEVICE inline bool code_in_range(std::int64_t code, std::int64_t dictio
 }
 
 // Arrow validity bitmaps (LSB first): whether value i (counted from bit `bit_offset`) is valid.
-CBG_HOST_DEVICE inline bool arrow_valid(const unsigned char* bitmap, std::int64_t bit_offset,
-                                        std::int64_t i) noexcept {
+CBG_HOST_DEVICE inline bool arrow_valid(const unsigned char* bitmap, std::int64_t bit_offset, std::int64_t i) noexcept {
   const std::int64_t b = bit_offset + i;
   return bitmap == nullptr || ((bitmap[b >> 3] >> (b & 7)) & 1) != 0;
 }

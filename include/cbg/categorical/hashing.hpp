@@ -30,11 +30,10 @@ void hash_strings_device(const context& ctx, const string_column_view& s, std::u
 // Dictionary columns: out[i] = dictionary_hashes[codes[i]] for codes.size rows; codes of any
 // integer dtype. Throws bad_data naming the first row whose code is negative (a null) or not below
 // dictionary_size. Host: all in host memory. Device: all device-readable; blocks on 8 bytes.
-void map_codes_host(const column_view& codes, const std::uint32_t* dictionary_hashes,
-                    std::int64_t dictionary_size, std::uint32_t* out, std::string_view what = "dictionary column");
+void map_codes_host(const column_view& codes, const std::uint32_t* dictionary_hashes, std::int64_t dictionary_size,
+                    std::uint32_t* out, std::string_view what = "dictionary column");
 void map_codes_device(const context& ctx, const column_view& codes, const std::uint32_t* dictionary_hashes,
-                      std::int64_t dictionary_size, std::uint32_t* out,
-                      std::string_view what = "dictionary column");
+                      std::int64_t dictionary_size, std::uint32_t* out, std::string_view what = "dictionary column");
 
 // Integer/bool (or already hashed) categorical columns into out[c.size] (host / device memory).
 // The device form only enqueues.

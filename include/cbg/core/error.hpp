@@ -36,8 +36,7 @@ class out_of_memory : public error {
 // A CUDA call failed; `cuda_code` is the cudaError_t value.
 class cuda_error : public error {
  public:
-  cuda_error(status code, const std::string& message, int cuda_code)
-      : error(code, message), cuda_code_(cuda_code) {}
+  cuda_error(status code, const std::string& message, int cuda_code) : error(code, message), cuda_code_(cuda_code) {}
   [[nodiscard]] int cuda_code() const noexcept { return cuda_code_; }
 
  private:
@@ -52,11 +51,11 @@ namespace detail {
 
 // Fails with `code` and `message` (a std::string expression) unless `cond` holds.
 // `cond` must have no side effects.
-#define CBG_EXPECTS(cond, code, message)                                          \
-  do {                                                                            \
-    if (!(cond)) [[unlikely]] {                                                   \
-      ::cbg::detail::throw_error((code), (message), __FILE__, __LINE__);          \
-    }                                                                             \
+#define CBG_EXPECTS(cond, code, message)                                 \
+  do {                                                                   \
+    if (!(cond)) [[unlikely]] {                                          \
+      ::cbg::detail::throw_error((code), (message), __FILE__, __LINE__); \
+    }                                                                    \
   } while (0)
 
 #define CBG_FAIL(code, message) ::cbg::detail::throw_error((code), (message), __FILE__, __LINE__)

@@ -65,8 +65,7 @@ std::vector<std::int32_t> combination_cats(const prepared_data& prepared);
 // committed combinations): first the one of its float and one-hot splits (each sorted ascending;
 // may be empty), then the projection of each CTR split, in tree order. `float_border(feature, bin)`:
 // a float split's border.
-std::vector<model::projection> combination_bases(const std::vector<train::split>& chosen,
-                                                 const prepared_data& prepared,
+std::vector<model::projection> combination_bases(const std::vector<train::split>& chosen, const prepared_data& prepared,
                                                  const std::function<float(std::int32_t, std::int32_t)>& float_border);
 
 // The candidate CTR features of one projection in the order the searches score them: per spec of
@@ -83,13 +82,12 @@ std::vector<combination_feature> projection_features(const model::projection& pr
 // bits of its float and one-hot splits follow through model::projection_add_bit.
 std::uint64_t combination_key(const std::uint32_t* cats, std::size_t n);
 
-// The extension for the host tree search (set_nan_modes before the first candidates). `prepared` (from prepare_categorical_host on the same
-// pools) must outlive it; committed combinations are appended to it. `targets` as for
-// prepare_categorical_host (copied); `seed` must be the one the simple CTRs used.
-std::unique_ptr<train::search_extension> make_combinations_host(const pool& learn, const pool* eval,
-                                                                const options& o, const ctr_targets& targets,
-                                                                std::uint64_t seed, int max_complexity,
-                                                                prepared_data& prepared);
+// The extension for the host tree search (set_nan_modes before the first candidates). `prepared` (from
+// prepare_categorical_host on the same pools) must outlive it; committed combinations are appended to it. `targets` as
+// for prepare_categorical_host (copied); `seed` must be the one the simple CTRs used.
+std::unique_ptr<train::search_extension> make_combinations_host(const pool& learn, const pool* eval, const options& o,
+                                                                const ctr_targets& targets, std::uint64_t seed,
+                                                                int max_complexity, prepared_data& prepared);
 
 // The trainer's entry: the extension for training with parameters `p` (targets read from the
 // learn labels as prepare_for_training reads them), or null when max_ctr_complexity is 1 or no

@@ -30,13 +30,13 @@ namespace cbg::ctr {
 
 // The extension for the GPU tree search (search_extension.hpp: bins and eval values in device
 // memory; the host's control flow over GPU primitives) over pools the context's device reads (as
-// prepare_categorical_device), with `prepared` from prepare_categorical_device on the same pools (it must outlive it; committed
-// combinations are appended to it). `rule`, `binarize` and `seed` as given to
-// prepare_categorical_device; `nan_modes`: the quantized nan_mode of each float feature (or empty,
-// then set_nan_modes before the first candidates); `max_complexity` at most 16.
-std::unique_ptr<train::search_extension> make_combinations_device(const pool& learn, const pool* eval,
-                                                                  const options& o, const train::target_rule& rule,
-                                                                  bool binarize, std::uint64_t seed, int max_complexity,
+// prepare_categorical_device), with `prepared` from prepare_categorical_device on the same pools (it must outlive it;
+// committed combinations are appended to it). `rule`, `binarize` and `seed` as given to prepare_categorical_device;
+// `nan_modes`: the quantized nan_mode of each float feature (or empty, then set_nan_modes before the first candidates);
+// `max_complexity` at most 16.
+std::unique_ptr<train::search_extension> make_combinations_device(const pool& learn, const pool* eval, const options& o,
+                                                                  const train::target_rule& rule, bool binarize,
+                                                                  std::uint64_t seed, int max_complexity,
                                                                   const std::vector<std::uint8_t>& nan_modes,
                                                                   prepared_data& prepared);
 

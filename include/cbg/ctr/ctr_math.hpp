@@ -58,8 +58,8 @@ CBG_HOST_DEVICE inline float mean_sum(std::uint32_t class_sum, int classes) {
 // category before this row.
 CBG_HOST_DEVICE inline float ordered_target_value(model::ctr_type t, int classes, std::uint32_t terms,
                                                   std::uint32_t total, float prior_num, float prior_denom) {
-  const float a = t == model::ctr_type::binarized_target_mean_value ? mean_sum(terms, classes)
-                                                                    : static_cast<float>(terms);
+  const float a =
+      t == model::ctr_type::binarized_target_mean_value ? mean_sum(terms, classes) : static_cast<float>(terms);
   return model::ctr_value(a, static_cast<float>(total), prior_num, prior_denom, 0.f, 1.f);
 }
 
@@ -88,8 +88,7 @@ CBG_HOST_DEVICE inline float ordered_float_mean_value(std::int64_t prefix, std::
 // category count; FeatureFreq: the number of rows counted).
 CBG_HOST_DEVICE inline float counter_value(std::uint32_t count, std::uint32_t denominator, float prior_num,
                                            float prior_denom) {
-  return model::ctr_value(static_cast<float>(count), static_cast<float>(denominator), prior_num, prior_denom,
-                          0.f, 1.f);
+  return model::ctr_value(static_cast<float>(count), static_cast<float>(denominator), prior_num, prior_denom, 0.f, 1.f);
 }
 
 // The one-hot column of value `v`: 1 when the row's hash equals it.

@@ -38,13 +38,13 @@ struct derived_feature {
 
 // What the learner trains on and what the model builder needs.
 struct prepared_data {
-  std::int64_t float_count = 0;                // the derived pools' first columns: float features
-  std::vector<std::int32_t> float_flat;        // flat index of each of them
-  std::vector<std::int32_t> cat_flat;          // flat index of each categorical feature
-  std::vector<derived_feature> derived;        // the columns after them
-  std::vector<model::ctr_table> tables;        // one per CTR base, full learn statistics
+  std::int64_t float_count = 0;                       // the derived pools' first columns: float features
+  std::vector<std::int32_t> float_flat;               // flat index of each of them
+  std::vector<std::int32_t> cat_flat;                 // flat index of each categorical feature
+  std::vector<derived_feature> derived;               // the columns after them
+  std::vector<model::ctr_table> tables;               // one per CTR base, full learn statistics
   std::vector<quantize::feature_override> overrides;  // quantization of the derived columns
-  std::unique_ptr<pool> learn, eval;           // the derived pools (float + derived columns)
+  std::unique_ptr<pool> learn, eval;                  // the derived pools (float + derived columns)
   // Storage the derived pools view (host reference: host vectors; GPU: device buffers).
   std::vector<std::vector<float>> learn_columns, eval_columns;
   std::vector<device_buffer<float>> learn_device_columns, eval_device_columns;

@@ -40,10 +40,10 @@ enum class counter_calc : std::uint8_t { skip_test, full };
 
 struct options {
   int one_hot_max_size = 2;
-  std::optional<std::vector<ctr_spec>> simple_ctr;        // nullopt: the GPU defaults
-  std::optional<std::vector<ctr_spec>> combinations_ctr;  // nullopt: the GPU defaults
+  std::optional<std::vector<ctr_spec>> simple_ctr;                // nullopt: the GPU defaults
+  std::optional<std::vector<ctr_spec>> combinations_ctr;          // nullopt: the GPU defaults
   std::map<std::int32_t, std::vector<ctr_spec>> per_feature_ctr;  // by flat feature index
-  std::optional<int> max_ctr_complexity;                  // nullopt: 4, or 1 below 200 iterations
+  std::optional<int> max_ctr_complexity;                          // nullopt: 4, or 1 below 200 iterations
   counter_calc counter_calc_method = counter_calc::skip_test;
   std::optional<int> ctr_target_border_count;
 };

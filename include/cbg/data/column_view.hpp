@@ -37,8 +37,7 @@ static_assert(std::is_trivially_copyable_v<column_view>);
   c.size = t.rank == 0 ? 1 : t.shape[0];
   c.stride = t.rank == 0 ? 1 : t.strides[0];
   const std::int64_t column_step = t.rank >= 2 ? t.strides[1] : 0;
-  c.data = static_cast<const unsigned char*>(t.data) +
-           j * column_step * static_cast<std::int64_t>(size_of(t.type));
+  c.data = static_cast<const unsigned char*>(t.data) + j * column_step * static_cast<std::int64_t>(size_of(t.type));
   return c;
 }
 

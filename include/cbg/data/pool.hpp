@@ -26,7 +26,7 @@ struct string_column_input {
   std::int64_t feature = -1;  // pool feature index it becomes
   tensor_ref offsets;
   tensor_ref bytes;
-  tensor_ref codes;           // none: offsets/bytes hold one string per row
+  tensor_ref codes;  // none: offsets/bytes hold one string per row
 };
 
 // The inputs of pool::build. Consumed tensors in here are owned by build() from the call on.
@@ -34,8 +34,8 @@ struct string_column_input {
 // each index comes from exactly one of the matrix, a non-empty entry of `columns`, or a string
 // column (string columns are categorical).
 struct pool_inputs {
-  tensor_ref features;                  // 2-D [rows, features], or none
-  std::vector<tensor_ref> columns;      // or one 1-D tensor per feature (none: a string column's slot)
+  tensor_ref features;              // 2-D [rows, features], or none
+  std::vector<tensor_ref> columns;  // or one 1-D tensor per feature (none: a string column's slot)
   std::vector<string_column_input> string_columns;
   tensor_ref label;
   tensor_ref weight;
@@ -54,8 +54,8 @@ struct pool_inputs {
 // memory alive for its lifetime.
 struct pool_parts {
   std::vector<column_view> features;
-  std::vector<bool> categorical;     // empty: none, else one per feature
-  std::vector<std::string> names;    // empty, or one per feature
+  std::vector<bool> categorical;   // empty: none, else one per feature
+  std::vector<std::string> names;  // empty, or one per feature
   std::optional<tensor_view> label, weight, baseline;
 };
 
@@ -74,9 +74,7 @@ class pool {
   ~pool();
 
   [[nodiscard]] std::int64_t num_rows() const noexcept { return rows_; }
-  [[nodiscard]] std::int64_t num_features() const noexcept {
-    return static_cast<std::int64_t>(features_.size());
-  }
+  [[nodiscard]] std::int64_t num_features() const noexcept { return static_cast<std::int64_t>(features_.size()); }
   [[nodiscard]] const std::vector<column_view>& features() const noexcept { return features_; }
   [[nodiscard]] bool is_categorical(std::int64_t j) const { return categorical_.at(j); }
   [[nodiscard]] std::int64_t num_categorical() const noexcept;
@@ -95,8 +93,7 @@ class pool {
  private:
   pool() = default;
   // Imports and hashes string column k; checks its row count against `rows` (-1: unknown yet).
-  column_view import_string_column(const string_column_input& sc, std::size_t k, int device,
-                                   std::int64_t& rows);
+  column_view import_string_column(const string_column_input& sc, std::size_t k, int device, std::int64_t& rows);
 
   std::shared_ptr<context> ctx_;
   std::shared_ptr<void> keep_alive_;

@@ -50,7 +50,7 @@ std::vector<double> pool_leaf_weights(const model::model& m, const pool_leaves& 
 std::vector<double> prediction_values_change(const model::model& m, const std::vector<double>& leaf_weights);
 
 struct feature_pair_score {
-  std::int64_t first = 0;   // flat feature index, first < second
+  std::int64_t first = 0;  // flat feature index, first < second
   std::int64_t second = 0;
   double score = 0;
 };

@@ -10,8 +10,7 @@ namespace cbg::log {
 
 enum class level : std::int32_t { trace = 0, debug = 1, info = 2, warn = 3, error = 4, critical = 5, off = 6 };
 
-using callback = void (*)(void* user_data, std::int32_t level, const char* category,
-                          const char* message);
+using callback = void (*)(void* user_data, std::int32_t level, const char* category, const char* message);
 
 // Installs the process-wide callback (nullptr silences the library). Thread-safe.
 void set_callback(callback fn, void* user_data, level min_level);

@@ -14,9 +14,9 @@
 namespace cbg {
 
 struct memory_stats {
-  std::size_t in_use = 0;       // bytes allocated and not yet freed
-  std::size_t peak = 0;         // the most in_use has been since creation or the last reset_peak()
-  std::size_t limit = 0;        // the budget; 0 = none
+  std::size_t in_use = 0;         // bytes allocated and not yet freed
+  std::size_t peak = 0;           // the most in_use has been since creation or the last reset_peak()
+  std::size_t limit = 0;          // the budget; 0 = none
   std::uint64_t allocations = 0;  // successful allocations since creation
   std::uint64_t failures = 0;     // allocations refused (budget, injected or real out of memory)
 };

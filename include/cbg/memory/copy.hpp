@@ -33,12 +33,8 @@ enum class copy_direction : std::uint8_t { h2h = 0, h2d = 1, d2h = 2, d2d = 3 };
 struct copy_totals {
   std::array<std::uint64_t, 4> bytes{};
   std::array<std::uint64_t, 4> calls{};
-  [[nodiscard]] std::uint64_t bytes_in(copy_direction d) const noexcept {
-    return bytes[static_cast<int>(d)];
-  }
-  [[nodiscard]] std::uint64_t calls_in(copy_direction d) const noexcept {
-    return calls[static_cast<int>(d)];
-  }
+  [[nodiscard]] std::uint64_t bytes_in(copy_direction d) const noexcept { return bytes[static_cast<int>(d)]; }
+  [[nodiscard]] std::uint64_t calls_in(copy_direction d) const noexcept { return calls[static_cast<int>(d)]; }
 };
 
 // Thread-safe counters (one set per context).
@@ -75,15 +71,13 @@ struct copy_site {
 // Host-to-host copies run synchronously on the calling thread; others are enqueued on `stream`
 // (cudaMemcpyAsync), so a device-to-pageable-host copy returns only once done, as CUDA specifies.
 // Throws cbg::error(strict_d2h) naming `site`, or cbg::cuda_error.
-void copy_bytes(void* dst, memory_kind dst_kind, const void* src, memory_kind src_kind,
-                std::size_t bytes, cudaStream_t stream, copy_counters& counters,
-                const copy_rules& rules, const copy_site& site);
+void copy_bytes(void* dst, memory_kind dst_kind, const void* src, memory_kind src_kind, std::size_t bytes,
+                cudaStream_t stream, copy_counters& counters, const copy_rules& rules, const copy_site& site);
 
 // The 2-D form (cudaMemcpy2DAsync): `rows` rows of `row_bytes` each, at the given pitches in bytes.
-void copy_bytes_2d(void* dst, std::size_t dst_pitch, memory_kind dst_kind, const void* src,
-                   std::size_t src_pitch, memory_kind src_kind, std::size_t row_bytes,
-                   std::size_t rows, cudaStream_t stream, copy_counters& counters,
-                   const copy_rules& rules, const copy_site& site);
+void copy_bytes_2d(void* dst, std::size_t dst_pitch, memory_kind dst_kind, const void* src, std::size_t src_pitch,
+                   memory_kind src_kind, std::size_t row_bytes, std::size_t rows, cudaStream_t stream,
+                   copy_counters& counters, const copy_rules& rules, const copy_site& site);
 
 // Whether strict mode is asked for by the environment (CBGPU_STRICT_NO_D2H=1); read at context
 // creation, so changing the variable later affects new contexts only.

@@ -20,8 +20,7 @@ class device_buffer {
  public:
   device_buffer() = default;
   // Allocates `count` elements on `stream` from `resource`; contents are uninitialised.
-  device_buffer(std::size_t count, cudaStream_t stream,
-                std::shared_ptr<device_memory_resource> resource)
+  device_buffer(std::size_t count, cudaStream_t stream, std::shared_ptr<device_memory_resource> resource)
       : size_(count), stream_(stream), resource_(std::move(resource)) {
     if (size_ > 0) data_ = static_cast<T*>(resource_->allocate(size_ * sizeof(T), stream_));
   }

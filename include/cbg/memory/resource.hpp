@@ -25,7 +25,7 @@ std::shared_ptr<device_memory_resource> make_async_pool_resource(int device);
 // Caller-provided hooks (the C ABI's cbg_device_alloc_fn / cbg_device_free_fn).
 using alloc_hook = void* (*)(std::size_t bytes, cudaStream_t stream, void* user_data);
 using free_hook = void (*)(void* ptr, std::size_t bytes, cudaStream_t stream, void* user_data);
-std::shared_ptr<device_memory_resource> make_callback_resource(int device, alloc_hook alloc,
-                                                               free_hook free, void* user_data);
+std::shared_ptr<device_memory_resource> make_callback_resource(int device, alloc_hook alloc, free_hook free,
+                                                               void* user_data);
 
 }  // namespace cbg

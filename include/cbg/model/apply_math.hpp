@@ -97,8 +97,8 @@ CBG_HOST_DEVICE inline std::uint32_t leaf_bit(bool cond, int depth_index) {
 template <class FloatSplit, class OneHotSplit, class CatAt, class FloatAt>
 CBG_HOST_DEVICE std::uint64_t projection_key(const std::int32_t* cats, std::size_t n_cats,
                                              const FloatSplit* float_splits, std::size_t n_float,
-                                             const OneHotSplit* one_hot_splits, std::size_t n_one_hot,
-                                             const CatAt& cat, const FloatAt& value) {
+                                             const OneHotSplit* one_hot_splits, std::size_t n_one_hot, const CatAt& cat,
+                                             const FloatAt& value) {
   std::uint64_t h = 0;
   for (std::size_t i = 0; i < n_cats; ++i) h = projection_add_cat(h, cat(cats[i]));
   for (std::size_t i = 0; i < n_float; ++i)
@@ -127,8 +127,7 @@ CBG_HOST_DEVICE inline std::uint32_t ctr_lookup(const std::uint64_t* hashes, con
 }
 
 // TModelCtr::Calc: ((a + prior_num) / (b + prior_denom) + shift) * scale, all in float32.
-CBG_HOST_DEVICE inline float ctr_value(float a, float b, float prior_num, float prior_denom, float shift,
-                                       float scale) {
+CBG_HOST_DEVICE inline float ctr_value(float a, float b, float prior_num, float prior_denom, float shift, float scale) {
   const float num = a + prior_num;
   const float den = b + prior_denom;
   const float ratio = num / den;
@@ -222,17 +221,17 @@ CBG_HOST_DEVICE inline double log_sigmoid(double x) { return -std::log(1.0 + std
 // What a prediction type does to a row of raw values, once the model's loss is known
 // (eval_result/eval_helpers.cpp PrepareEval; plan_postprocess() in host_evaluator.hpp picks it).
 enum class post_kind : std::uint8_t {
-  raw,                  // the raw values
-  exponent,             // exp per dimension
-  sigmoid_each,         // sigmoid per dimension (MultiProbability; Probability of one-vs-all losses)
-  log_sigmoid_each,     // log-sigmoid per dimension
-  probability_binary,   // [1 - p, p], p = sigmoid(raw0)
+  raw,                     // the raw values
+  exponent,                // exp per dimension
+  sigmoid_each,            // sigmoid per dimension (MultiProbability; Probability of one-vs-all losses)
+  log_sigmoid_each,        // log-sigmoid per dimension
+  probability_binary,      // [1 - p, p], p = sigmoid(raw0)
   log_probability_binary,  // [log(1 - p), log p]
-  softmax,              // per row, max subtracted
+  softmax,                 // per row, max subtracted
   log_softmax,
-  class_binary,         // raw0 > logit threshold
-  class_each,           // per dimension raw > 0 (multi-label losses)
-  class_argmax,         // the first maximum's index
+  class_binary,           // raw0 > logit threshold
+  class_each,             // per dimension raw > 0 (multi-label losses)
+  class_argmax,           // the first maximum's index
   rmse_with_uncertainty,  // [raw0, exp(2 raw1)]
 };
 

@@ -28,13 +28,10 @@ CBG_HOST_DEVICE inline std::uint64_t load64(const unsigned char* p) {
   return v;
 }
 CBG_HOST_DEVICE inline std::uint64_t load32(const unsigned char* p) {
-  return std::uint64_t{p[0]} | (std::uint64_t{p[1]} << 8) | (std::uint64_t{p[2]} << 16) |
-         (std::uint64_t{p[3]} << 24);
+  return std::uint64_t{p[0]} | (std::uint64_t{p[1]} << 8) | (std::uint64_t{p[2]} << 16) | (std::uint64_t{p[3]} << 24);
 }
 // Right rotation; shift 0 leaves the value.
-CBG_HOST_DEVICE inline std::uint64_t rotr(std::uint64_t v, int s) {
-  return s == 0 ? v : ((v >> s) | (v << (64 - s)));
-}
+CBG_HOST_DEVICE inline std::uint64_t rotr(std::uint64_t v, int s) { return s == 0 ? v : ((v >> s) | (v << (64 - s))); }
 CBG_HOST_DEVICE inline std::uint64_t shift_mix(std::uint64_t v) { return v ^ (v >> 47); }
 CBG_HOST_DEVICE inline std::uint64_t hash16(std::uint64_t u, std::uint64_t v) {
   std::uint64_t a = (u ^ v) * kmul;
@@ -47,8 +44,8 @@ CBG_HOST_DEVICE inline std::uint64_t hash16(std::uint64_t u, std::uint64_t v) {
 struct pair64 {
   std::uint64_t first, second;
 };
-CBG_HOST_DEVICE inline pair64 weak32(std::uint64_t w, std::uint64_t x, std::uint64_t y,
-                                     std::uint64_t z, std::uint64_t a, std::uint64_t b) {
+CBG_HOST_DEVICE inline pair64 weak32(std::uint64_t w, std::uint64_t x, std::uint64_t y, std::uint64_t z,
+                                     std::uint64_t a, std::uint64_t b) {
   a += w;
   b = rotr(b + a + z, 21);
   const std::uint64_t c = a;

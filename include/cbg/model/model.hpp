@@ -164,7 +164,7 @@ void validate(const model& m);
 
 // Post-processing facts derived from the info map.
 struct model_semantics {
-  std::string loss;                    // params.loss_function.type, or "" when unknown
+  std::string loss;  // params.loss_function.type, or "" when unknown
   double binclass_probability_threshold = 0.5;
   std::vector<std::string> class_names;  // class_params.class_names as text, or empty
 };

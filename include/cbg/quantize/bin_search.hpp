@@ -18,8 +18,8 @@
 
 namespace cbg::quantize {
 
-inline constexpr int tree_levels = 8;                   // 2^8 - 1 = 255 = max_border_count nodes
-inline constexpr int tree_slots = 1 << tree_levels;     // slot 0 is unused
+inline constexpr int tree_levels = 8;                // 2^8 - 1 = 255 = max_border_count nodes
+inline constexpr int tree_slots = 1 << tree_levels;  // slot 0 is unused
 
 // Position in the sorted borders of tree node i (1 <= i < tree_slots).
 CBG_HOST_DEVICE constexpr int tree_node_position(int i) noexcept {
@@ -46,8 +46,7 @@ CBG_HOST_DEVICE inline std::uint32_t tree_count_below(const float* tree, float v
 }
 
 // bin_of over the tree of the same borders.
-CBG_HOST_DEVICE inline std::uint32_t bin_of_tree(float v, const float* tree, int count,
-                                                 nan_mode mode) noexcept {
+CBG_HOST_DEVICE inline std::uint32_t bin_of_tree(float v, const float* tree, int count, nan_mode mode) noexcept {
   if (is_nan(v)) return mode == nan_mode::max ? static_cast<std::uint32_t>(count) : 0u;
   return tree_count_below(tree, v);
 }

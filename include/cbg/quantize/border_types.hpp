@@ -38,10 +38,22 @@ CBG_HOST_DEVICE inline float sub_rn(float a, float b) noexcept { return __fsub_r
 CBG_HOST_DEVICE inline float mul_rn(float a, float b) noexcept { return __fmul_rn(a, b); }
 CBG_HOST_DEVICE inline float div_rn(float a, float b) noexcept { return __fdiv_rn(a, b); }
 #else
-CBG_HOST_DEVICE inline float add_rn(float a, float b) noexcept { volatile float r = a + b; return r; }
-CBG_HOST_DEVICE inline float sub_rn(float a, float b) noexcept { volatile float r = a - b; return r; }
-CBG_HOST_DEVICE inline float mul_rn(float a, float b) noexcept { volatile float r = a * b; return r; }
-CBG_HOST_DEVICE inline float div_rn(float a, float b) noexcept { volatile float r = a / b; return r; }
+CBG_HOST_DEVICE inline float add_rn(float a, float b) noexcept {
+  volatile float r = a + b;
+  return r;
+}
+CBG_HOST_DEVICE inline float sub_rn(float a, float b) noexcept {
+  volatile float r = a - b;
+  return r;
+}
+CBG_HOST_DEVICE inline float mul_rn(float a, float b) noexcept {
+  volatile float r = a * b;
+  return r;
+}
+CBG_HOST_DEVICE inline float div_rn(float a, float b) noexcept {
+  volatile float r = a / b;
+  return r;
+}
 #endif
 
 // Makes `n` candidate borders CatBoost's set: -0.0 as +0.0, ascending, unique; returns the count
@@ -101,8 +113,7 @@ CBG_HOST_DEVICE inline int median_candidates(const float* sorted, std::uint32_t 
 
 // The i-th of k uniform points between min and max (CatBoost's float arithmetic).
 CBG_HOST_DEVICE inline float uniform_point(float lo, float hi, int i, int k) noexcept {
-  return add_rn(lo, div_rn(mul_rn(static_cast<float>(i + 1), sub_rn(hi, lo)),
-                           static_cast<float>(k + 1)));
+  return add_rn(lo, div_rn(mul_rn(static_cast<float>(i + 1), sub_rn(hi, lo)), static_cast<float>(k + 1)));
 }
 
 CBG_HOST_DEVICE inline int uniform_candidates(const float* sorted, std::uint32_t n, int max_borders,
@@ -115,8 +126,8 @@ CBG_HOST_DEVICE inline int uniform_candidates(const float* sorted, std::uint32_t
   return max_borders;
 }
 
-CBG_HOST_DEVICE inline int uniform_and_quantiles_candidates(const float* sorted, std::uint32_t n,
-                                                            int max_borders, float* out) noexcept {
+CBG_HOST_DEVICE inline int uniform_and_quantiles_candidates(const float* sorted, std::uint32_t n, int max_borders,
+                                                            float* out) noexcept {
   if (n == 0 || max_borders <= 0 || sorted[0] == sorted[n - 1]) return 0;
   const int half = max_borders / 2;
   int count = median_candidates(sorted, n, max_borders - half, out);
@@ -174,9 +185,8 @@ struct exact_level {
 // beats `best` by more than the tolerance; if there is one, go on while the next is not worse
 // than the best so far by more than the tolerance, and stop on the last one taken. Without one,
 // the result is `limit` (and `best` stays). Returns the candidate; `best` becomes its cost.
-CBG_HOST_DEVICE inline std::uint32_t exact_walk(const exact_level& c, bool mirror, std::uint32_t j,
-                                                std::uint32_t i, std::uint32_t limit,
-                                                double& best) noexcept {
+CBG_HOST_DEVICE inline std::uint32_t exact_walk(const exact_level& c, bool mirror, std::uint32_t j, std::uint32_t i,
+                                                std::uint32_t limit, double& best) noexcept {
   bool found = false;
   while (i + 1 < limit) {
     const double next = c.cost(mirror, i, j);
@@ -209,8 +219,8 @@ CBG_HOST_DEVICE inline std::uint32_t exact_mirrored_column(const exact_level& c,
 }
 
 // One level of the DP: err_cur[j] and choice[j] for every column j from err_prev.
-CBG_HOST_DEVICE inline void exact_level_pass(const exact_level& c, const exact_scratch& s,
-                                             double* err_cur, std::uint32_t* choice) noexcept {
+CBG_HOST_DEVICE inline void exact_level_pass(const exact_level& c, const exact_scratch& s, double* err_cur,
+                                             std::uint32_t* choice) noexcept {
   const std::uint32_t d = c.d;
   // Forward walk: the pointer moves right over candidates that are not worse by the tolerance.
   std::uint32_t i = 0;
@@ -264,9 +274,8 @@ CBG_HOST_DEVICE inline float exact_border(const float* values, std::uint32_t t) 
 // MinEntropy or MaxLogSum (by `gains`, gain_table) on `n` sorted non-NaN values: writes up to
 // `max_borders` candidates (not yet finished); returns their number. The subset must hold at most
 // 2^24 values (CatBoost sums the counts in float).
-CBG_HOST_DEVICE inline int exact_candidates(const float* sorted, std::uint32_t n, int max_borders,
-                                            const double* gains, const exact_scratch& s,
-                                            float* out) noexcept {
+CBG_HOST_DEVICE inline int exact_candidates(const float* sorted, std::uint32_t n, int max_borders, const double* gains,
+                                            const exact_scratch& s, float* out) noexcept {
   if (n == 0 || max_borders <= 0) return 0;
   // Unique values and cumulative counts.
   std::uint32_t u = 0;

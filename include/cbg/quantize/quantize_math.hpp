@@ -94,8 +94,8 @@ struct greedy_bin {
 };
 
 // First index in [lo, hi) whose value is not less than v (std::lower_bound).
-CBG_HOST_DEVICE inline std::uint32_t lower_bound_f(const float* a, std::uint32_t lo,
-                                                   std::uint32_t hi, float v) noexcept {
+CBG_HOST_DEVICE inline std::uint32_t lower_bound_f(const float* a, std::uint32_t lo, std::uint32_t hi,
+                                                   float v) noexcept {
   while (lo < hi) {
     const std::uint32_t mid = lo + (hi - lo) / 2;
     if (a[mid] < v) {
@@ -108,8 +108,8 @@ CBG_HOST_DEVICE inline std::uint32_t lower_bound_f(const float* a, std::uint32_t
 }
 
 // First index in [lo, hi) whose value is greater than v (std::upper_bound).
-CBG_HOST_DEVICE inline std::uint32_t upper_bound_f(const float* a, std::uint32_t lo,
-                                                   std::uint32_t hi, float v) noexcept {
+CBG_HOST_DEVICE inline std::uint32_t upper_bound_f(const float* a, std::uint32_t lo, std::uint32_t hi,
+                                                   float v) noexcept {
   while (lo < hi) {
     const std::uint32_t mid = lo + (hi - lo) / 2;
     if (v < a[mid]) {
@@ -135,9 +135,8 @@ CBG_HOST_DEVICE inline double greedy_score(const double* gains, std::uint32_t s,
 // lb = std::lower_bound(sorted + s, sorted + mid, v), ub = std::upper_bound(sorted + mid,
 // sorted + e, v) with mid = s + (e - s) / 2 and v = sorted[mid]. An exact tie goes to lb.
 // (The GPU finds lb and ub with a warp-wide search, the host with binary searches.)
-CBG_HOST_DEVICE inline greedy_bin choose_greedy_cut(const double* gains, std::uint32_t s,
-                                                    std::uint32_t e, std::uint32_t lb,
-                                                    std::uint32_t ub) noexcept {
+CBG_HOST_DEVICE inline greedy_bin choose_greedy_cut(const double* gains, std::uint32_t s, std::uint32_t e,
+                                                    std::uint32_t lb, std::uint32_t ub) noexcept {
   const double score_l = greedy_score(gains, s, e, lb);
   const double score_u = greedy_score(gains, s, e, ub);
   greedy_bin b;
@@ -155,26 +154,21 @@ CBG_HOST_DEVICE inline greedy_bin choose_greedy_cut(const double* gains, std::ui
 }
 
 // The bin [s, e) over `sorted` with its best cut: the two edges of the run of the median value.
-CBG_HOST_DEVICE inline greedy_bin make_greedy_bin(const float* sorted, const double* gains,
-                                                  std::uint32_t s, std::uint32_t e) noexcept {
+CBG_HOST_DEVICE inline greedy_bin make_greedy_bin(const float* sorted, const double* gains, std::uint32_t s,
+                                                  std::uint32_t e) noexcept {
   const std::uint32_t mid = s + (e - s) / 2;
   const float v = sorted[mid];
-  return choose_greedy_cut(gains, s, e, lower_bound_f(sorted, s, mid, v),
-                           upper_bound_f(sorted, mid, e, v));
+  return choose_greedy_cut(gains, s, e, lower_bound_f(sorted, s, mid, v), upper_bound_f(sorted, mid, e, v));
 }
 
-CBG_HOST_DEVICE inline bool can_split(const greedy_bin& b) noexcept {
-  return b.split != b.start && b.split != b.end;
-}
+CBG_HOST_DEVICE inline bool can_split(const greedy_bin& b) noexcept { return b.split != b.start && b.split != b.end; }
 
 // A max-heap on score with the exact element moves of libc++'s std::priority_queue (push_heap's
 // sift-up; pop_heap's Floyd sift-down followed by a sift-up), which CatBoost is built with. Bins
 // of equal score are common; which of them is cut next depends on these moves.
 namespace heap {
 
-CBG_HOST_DEVICE inline bool less(const greedy_bin& a, const greedy_bin& b) noexcept {
-  return a.score < b.score;
-}
+CBG_HOST_DEVICE inline bool less(const greedy_bin& a, const greedy_bin& b) noexcept { return a.score < b.score; }
 
 // Moves the element at position len-1 up to its place.
 CBG_HOST_DEVICE inline void sift_up(greedy_bin* h, std::uint32_t len) noexcept {
@@ -266,9 +260,8 @@ CBG_HOST_DEVICE inline void sort_small(std::uint32_t* a, std::uint32_t n) noexce
 // non-NaN values: writes at most `max_borders` borders to `out`, ascending, unique, -0.0 replaced
 // by +0.0, and returns their number. `heap_scratch` holds greedy_heap_capacity bins and
 // `start_scratch` border_stride integers.
-CBG_HOST_DEVICE inline int greedy_borders(const float* sorted, std::uint32_t n, int max_borders,
-                                          const double* gains, greedy_bin* heap_scratch,
-                                          std::uint32_t* start_scratch, float* out) noexcept {
+CBG_HOST_DEVICE inline int greedy_borders(const float* sorted, std::uint32_t n, int max_borders, const double* gains,
+                                          greedy_bin* heap_scratch, std::uint32_t* start_scratch, float* out) noexcept {
   if (n == 0 || max_borders <= 0) return 0;
   std::uint32_t size = 0;
   heap::push(heap_scratch, size, make_greedy_bin(sorted, gains, 0, n));
@@ -298,8 +291,7 @@ CBG_HOST_DEVICE inline int search_border_budget(int border_count, bool sample_ha
 
 // The NaN mode that binarization uses: Forbidden when the sample has no NaN (CatBoost's rule),
 // else the requested mode (Forbidden with a NaN in the sample is an error raised by the caller).
-CBG_HOST_DEVICE inline nan_mode effective_nan_mode(nan_mode requested,
-                                                   bool sample_has_nan) noexcept {
+CBG_HOST_DEVICE inline nan_mode effective_nan_mode(nan_mode requested, bool sample_has_nan) noexcept {
   return sample_has_nan ? requested : nan_mode::forbidden;
 }
 
@@ -321,8 +313,7 @@ CBG_HOST_DEVICE inline int add_nan_border(float* borders, int count, nan_mode mo
 
 // The bin of value `v`: the number of borders strictly below it (so the split "border b" sends
 // v > b to the right); NaN goes to the last bin with Max and to bin 0 otherwise.
-CBG_HOST_DEVICE inline std::uint32_t bin_of(float v, const float* borders, int count,
-                                            nan_mode mode) noexcept {
+CBG_HOST_DEVICE inline std::uint32_t bin_of(float v, const float* borders, int count, nan_mode mode) noexcept {
   if (is_nan(v)) return mode == nan_mode::max ? static_cast<std::uint32_t>(count) : 0u;
   return lower_bound_f(borders, 0, static_cast<std::uint32_t>(count), v);
 }

@@ -83,9 +83,7 @@ inline constexpr std::int64_t index_row_alignment = 32;
 [[nodiscard]] constexpr std::int64_t padded_rows_of(std::int64_t rows) noexcept {
   return (rows + index_row_alignment - 1) / index_row_alignment * index_row_alignment;
 }
-[[nodiscard]] constexpr std::int64_t groups_of(std::int64_t features) noexcept {
-  return (features + 3) / 4;
-}
+[[nodiscard]] constexpr std::int64_t groups_of(std::int64_t features) noexcept { return (features + 3) / 4; }
 
 // A trivially copyable view of quantized rows for kernels and host loops alike (as XGBoost's
 // EllpackDeviceAccessor): the bin index (layout above) of rows [base_rowid, base_rowid + rows) of

@@ -81,7 +81,6 @@ bool subset_by_shuffle(std::uint64_t n, std::uint64_t k) noexcept;
 
 // The sorted indices of the border subset, or an empty vector when every object is used
 // (rows <= max_subset).
-std::vector<std::uint32_t> border_subset(std::uint64_t rows, std::uint32_t max_subset,
-                                         std::uint64_t seed);
+std::vector<std::uint32_t> border_subset(std::uint64_t rows, std::uint32_t max_subset, std::uint64_t seed);
 
 }  // namespace cbg::quantize

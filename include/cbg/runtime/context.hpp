@@ -28,8 +28,8 @@ struct context_options {
   int device = auto_device;
   log::level log_level = log::level::trace;
   std::uint64_t seed = 0;
-  cudaStream_t stream = nullptr;  // borrowed; nullptr: the context owns a non-blocking stream
-  bool strict_no_d2h = false;     // OR-ed with the CBGPU_STRICT_NO_D2H environment variable
+  cudaStream_t stream = nullptr;                     // borrowed; nullptr: the context owns a non-blocking stream
+  bool strict_no_d2h = false;                        // OR-ed with the CBGPU_STRICT_NO_D2H environment variable
   std::shared_ptr<device_memory_resource> resource;  // nullptr: the hooks below, else an async pool
   alloc_hook alloc = nullptr;                        // caller's allocator (both hooks or neither)
   free_hook free = nullptr;
@@ -50,9 +50,7 @@ class context {
   [[nodiscard]] int device() const noexcept { return device_; }
   [[nodiscard]] cudaStream_t stream() const noexcept { return stream_; }
   [[nodiscard]] std::uint64_t seed() const noexcept { return seed_; }
-  [[nodiscard]] const std::shared_ptr<device_memory_resource>& resource() const noexcept {
-    return resource_;
-  }
+  [[nodiscard]] const std::shared_ptr<device_memory_resource>& resource() const noexcept { return resource_; }
   // The accounting in front of resource(): bytes in use, peak, budget, fault injection. Null on
   // the CPU.
   [[nodiscard]] accounting_resource* memory() const noexcept { return accounting_.get(); }
@@ -77,9 +75,7 @@ class context {
   // keep() puts one back. Thread-safe. What is kept is destroyed with the context, first.
   void keep(const std::string& key, std::shared_ptr<void> object) const;
   [[nodiscard]] std::shared_ptr<void> take(const std::string& key) const;
-  [[nodiscard]] bool log_enabled(log::level l) const noexcept {
-    return l >= log_level_ && log::enabled(l);
-  }
+  [[nodiscard]] bool log_enabled(log::level l) const noexcept { return l >= log_level_ && log::enabled(l); }
 
  private:
   friend void set_policy(context& ctx, const cbg::policy& p);

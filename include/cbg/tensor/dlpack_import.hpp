@@ -47,11 +47,11 @@ class dlpack_owner {
 
 // What the importing call accepts.
 struct import_rules {
-  std::string_view role;     // "features", "label", ... (names the tensor in messages)
+  std::string_view role;  // "features", "label", ... (names the tensor in messages)
   int min_rank = 0;
   int max_rank = max_tensor_rank;
-  bool writable = false;     // refuse read-only tensors (outputs)
-  int context_device = -1;   // CUDA ordinal of the context, or -1: a CPU context (host memory only)
+  bool writable = false;    // refuse read-only tensors (outputs)
+  int context_device = -1;  // CUDA ordinal of the context, or -1: a CPU context (host memory only)
 };
 
 // Validates the tensor behind `ref` (version first, then device, dtype, rank, shape, strides,

@@ -29,34 +29,50 @@ enum class dtype : std::uint8_t {
   switch (t) {
     case dtype::int8:
     case dtype::uint8:
-    case dtype::boolean: return 1;
+    case dtype::boolean:
+      return 1;
     case dtype::float16:
     case dtype::int16:
-    case dtype::uint16: return 2;
+    case dtype::uint16:
+      return 2;
     case dtype::float32:
     case dtype::int32:
-    case dtype::uint32: return 4;
+    case dtype::uint32:
+      return 4;
     case dtype::float64:
     case dtype::int64:
-    case dtype::uint64: return 8;
+    case dtype::uint64:
+      return 8;
   }
   return 0;
 }
 
 [[nodiscard]] constexpr std::string_view name_of(dtype t) noexcept {
   switch (t) {
-    case dtype::float16: return "float16";
-    case dtype::float32: return "float32";
-    case dtype::float64: return "float64";
-    case dtype::int8: return "int8";
-    case dtype::int16: return "int16";
-    case dtype::int32: return "int32";
-    case dtype::int64: return "int64";
-    case dtype::uint8: return "uint8";
-    case dtype::uint16: return "uint16";
-    case dtype::uint32: return "uint32";
-    case dtype::uint64: return "uint64";
-    case dtype::boolean: return "bool";
+    case dtype::float16:
+      return "float16";
+    case dtype::float32:
+      return "float32";
+    case dtype::float64:
+      return "float64";
+    case dtype::int8:
+      return "int8";
+    case dtype::int16:
+      return "int16";
+    case dtype::int32:
+      return "int32";
+    case dtype::int64:
+      return "int64";
+    case dtype::uint8:
+      return "uint8";
+    case dtype::uint16:
+      return "uint16";
+    case dtype::uint32:
+      return "uint32";
+    case dtype::uint64:
+      return "uint64";
+    case dtype::boolean:
+      return "bool";
   }
   return "?";
 }
@@ -64,9 +80,7 @@ enum class dtype : std::uint8_t {
 [[nodiscard]] constexpr bool is_floating(dtype t) noexcept {
   return t == dtype::float16 || t == dtype::float32 || t == dtype::float64;
 }
-[[nodiscard]] constexpr bool is_integral(dtype t) noexcept {
-  return !is_floating(t) && t != dtype::boolean;
-}
+[[nodiscard]] constexpr bool is_integral(dtype t) noexcept { return !is_floating(t) && t != dtype::boolean; }
 
 // IEEE binary16 bits to float, exactly (subnormals, infinities and NaN included).
 CBG_HOST_DEVICE inline float half_bits_to_float(std::uint16_t h) noexcept {
@@ -102,18 +116,30 @@ CBG_HOST_DEVICE inline double load_as_double(const void* base, dtype t, std::int
   const std::int64_t offset = index * stride * static_cast<std::int64_t>(size_of(t));
   const unsigned char* p = bytes + offset;
   switch (t) {
-    case dtype::float16: return half_bits_to_float(*reinterpret_cast<const std::uint16_t*>(p));
-    case dtype::float32: return *reinterpret_cast<const float*>(p);
-    case dtype::float64: return *reinterpret_cast<const double*>(p);
-    case dtype::int8: return *reinterpret_cast<const std::int8_t*>(p);
-    case dtype::int16: return *reinterpret_cast<const std::int16_t*>(p);
-    case dtype::int32: return *reinterpret_cast<const std::int32_t*>(p);
-    case dtype::int64: return static_cast<double>(*reinterpret_cast<const std::int64_t*>(p));
-    case dtype::uint8: return *p;
-    case dtype::uint16: return *reinterpret_cast<const std::uint16_t*>(p);
-    case dtype::uint32: return *reinterpret_cast<const std::uint32_t*>(p);
-    case dtype::uint64: return static_cast<double>(*reinterpret_cast<const std::uint64_t*>(p));
-    case dtype::boolean: return *p != 0 ? 1.0 : 0.0;
+    case dtype::float16:
+      return half_bits_to_float(*reinterpret_cast<const std::uint16_t*>(p));
+    case dtype::float32:
+      return *reinterpret_cast<const float*>(p);
+    case dtype::float64:
+      return *reinterpret_cast<const double*>(p);
+    case dtype::int8:
+      return *reinterpret_cast<const std::int8_t*>(p);
+    case dtype::int16:
+      return *reinterpret_cast<const std::int16_t*>(p);
+    case dtype::int32:
+      return *reinterpret_cast<const std::int32_t*>(p);
+    case dtype::int64:
+      return static_cast<double>(*reinterpret_cast<const std::int64_t*>(p));
+    case dtype::uint8:
+      return *p;
+    case dtype::uint16:
+      return *reinterpret_cast<const std::uint16_t*>(p);
+    case dtype::uint32:
+      return *reinterpret_cast<const std::uint32_t*>(p);
+    case dtype::uint64:
+      return static_cast<double>(*reinterpret_cast<const std::uint64_t*>(p));
+    case dtype::boolean:
+      return *p != 0 ? 1.0 : 0.0;
   }
   return 0.0;
 }

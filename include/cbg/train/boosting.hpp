@@ -39,7 +39,7 @@ struct target_rule {
   loss_kind loss = loss_kind::rmse;
   bool has_border = false;  // Logloss target_border: target = label > border
   double border = 0.5;
-  int classes = 0;          // classification: labels must be integers in [0, classes)
+  int classes = 0;  // classification: labels must be integers in [0, classes)
 };
 
 // Facts about a label column, found where it lives (a few scalars come back from the GPU).
@@ -74,8 +74,8 @@ struct weak_request {
   int hess_channels = 0;        // H above
 };
 struct weak_result {
-  double sigma_sum = 0;           // sum over rows and dims of der^2 / weight (weight > 0), unbootstrapped
-  double value = 0;               // sum of -w * loss (when asked)
+  double sigma_sum = 0;            // sum over rows and dims of der^2 / weight (weight > 0), unbootstrapped
+  double value = 0;                // sum of -w * loss (when asked)
   std::vector<float> channel_max;  // max |channel| over rows, per leaf channel
 };
 

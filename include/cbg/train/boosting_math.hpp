@@ -19,8 +19,8 @@ inline constexpr int max_hessian = max_dims * (max_dims + 1) / 2;
 inline constexpr int max_channels = max_dims + max_hessian + 1;
 
 // The `dims` approxes of row r from a [dims][n] array.
-CBG_HOST_DEVICE inline void gather_approx(const double* approx, std::int64_t n, int dims,
-                                          std::int64_t r, double* a) noexcept {
+CBG_HOST_DEVICE inline void gather_approx(const double* approx, std::int64_t n, int dims, std::int64_t r,
+                                          double* a) noexcept {
   for (int k = 0; k < dims; ++k) a[k] = approx[k * n + r];
 }
 
@@ -66,9 +66,8 @@ struct weak_row {
   double sigma = 0.0;  // sum over dims of der^2 / weight (before the bootstrap)
 };
 
-CBG_HOST_DEVICE inline weak_row weak_row_values(const loss_spec& l, const weak_request& req,
-                                                const double* der, const double* hess, double w,
-                                                double factor) noexcept {
+CBG_HOST_DEVICE inline weak_row weak_row_values(const loss_spec& l, const weak_request& req, const double* der,
+                                                const double* hess, double w, double factor) noexcept {
   weak_row out;
   const double wt = req.newton_weights ? hess[0] : w;
   for (int k = 0; k < l.dims; ++k) {
@@ -80,8 +79,8 @@ CBG_HOST_DEVICE inline weak_row weak_row_values(const loss_spec& l, const weak_r
 }
 
 // The leaf channels of one row: [der (dims), hess (hess_channels), w].
-CBG_HOST_DEVICE inline void leaf_channels(const loss_spec& l, int hess_channels, const double* der,
-                                          const double* hess, double w, double* ch) noexcept {
+CBG_HOST_DEVICE inline void leaf_channels(const loss_spec& l, int hess_channels, const double* der, const double* hess,
+                                          double w, double* ch) noexcept {
   for (int k = 0; k < l.dims; ++k) ch[k] = der[k];
   for (int k = 0; k < hess_channels; ++k) ch[l.dims + k] = hess[k];
   ch[l.dims + hess_channels] = w;

@@ -25,7 +25,10 @@ CBG_HOST_DEVICE inline float class_index_of(double value, const double* sorted_n
   int lo = 0, hi = count;
   while (lo < hi) {
     const int mid = (lo + hi) / 2;
-    if (sorted_names[mid] < value) lo = mid + 1; else hi = mid;
+    if (sorted_names[mid] < value)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo < count && sorted_names[lo] == value ? class_of[lo] : -1.0f;
 }

@@ -41,10 +41,10 @@ struct leaf_search_config {
   std::int32_t newton = 1;        // leaf_method::newton, else gradient
   std::int32_t backtracking = 1;  // backtracking_kind: 0 no, 1 any improvement, 2 Armijo
   std::int32_t iterations = 1;
-  std::int32_t bounded = 1;       // static scales: candidate passes also give the sums
+  std::int32_t bounded = 1;  // static scales: candidate passes also give the sums
   std::int32_t leaves = 1;
   std::int32_t hess_channels = 1;
-  std::int64_t rows = 0;          // for the scales from maxima
+  std::int64_t rows = 0;  // for the scales from maxima
   double l2 = 1e-20;
 
   [[nodiscard]] CBG_HOST_DEVICE int channels() const noexcept { return loss.dims + hess_channels + 1; }
@@ -55,7 +55,7 @@ struct leaf_search_config {
 struct leaf_search_status {
   double value = 0;  // function value at `point`
   double step = 1;
-  double gdir = 0;   // sum of g * direction at `point`
+  double gdir = 0;  // sum of g * direction at `point`
   std::int32_t used = 0;
   std::int32_t accepted_any = 0;
   std::int32_t mode = leaf_mode_done;
@@ -134,8 +134,8 @@ CBG_HOST_DEVICE inline void leaf_sums_of(const leaf_search_config& c, const std:
 }
 
 // The step of one leaf from its sums: Newton (full Hessian by Cholesky, else diagonal) or Gradient.
-CBG_HOST_DEVICE inline void leaf_direction_of(const leaf_search_config& c, const double* g, const double* h,
-                                              double w, double* x) noexcept {
+CBG_HOST_DEVICE inline void leaf_direction_of(const leaf_search_config& c, const double* g, const double* h, double w,
+                                              double* x) noexcept {
   const loss_spec& l = c.loss;
   const int d = l.dims;
   if (c.newton == 0) {
@@ -152,8 +152,8 @@ CBG_HOST_DEVICE inline void leaf_direction_of(const leaf_search_config& c, const
 
 // Directions of leaves first, first + stride, ... from the sums (and the leaf weights when asked).
 CBG_HOST_DEVICE inline void leaf_directions(const leaf_search_config& c, const leaf_search_view& v,
-                                            const std::int64_t* sums, const fixed_scale* scales,
-                                            bool keep_weights, int first, int stride) noexcept {
+                                            const std::int64_t* sums, const fixed_scale* scales, bool keep_weights,
+                                            int first, int stride) noexcept {
   const int d = c.loss.dims;
   for (int leaf = first; leaf < c.leaves; leaf += stride) {
     double g[max_dims], h[max_dims * (max_dims + 1) / 2], w = 0;

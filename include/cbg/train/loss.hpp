@@ -68,8 +68,8 @@ CBG_HOST_DEVICE inline void multiclass_probabilities(int d, const double* a, dou
 }
 
 // der and hess of one row with weight w at approx a (l.dims values).
-CBG_HOST_DEVICE inline void point_derivatives(const loss_spec& l, const double* a, float target,
-                                              double w, double* der, double* hess) noexcept {
+CBG_HOST_DEVICE inline void point_derivatives(const loss_spec& l, const double* a, float target, double w, double* der,
+                                              double* hess) noexcept {
   const double y = target;
   switch (l.kind) {
     case loss_kind::rmse:
@@ -181,8 +181,8 @@ CBG_HOST_DEVICE inline double point_loss(const loss_spec& l, const double* a, fl
 // point_loss and point_derivatives of one row at once, bit for bit the same values, sharing work
 // where the formulas allow (Logloss/CrossEntropy: softplus and sigmoid need the same exponential,
 // e^-|a|, also at a = +-0 where both give 1).
-CBG_HOST_DEVICE inline double point_loss_and_derivatives(const loss_spec& l, const double* a, float target,
-                                                         double w, double* der, double* hess) noexcept {
+CBG_HOST_DEVICE inline double point_loss_and_derivatives(const loss_spec& l, const double* a, float target, double w,
+                                                         double* der, double* hess) noexcept {
   if (l.kind == loss_kind::logloss || l.kind == loss_kind::cross_entropy) {
     const double x = a[0];
     const double y = target;

@@ -80,9 +80,9 @@ CBG_HOST_DEVICE constexpr bool is_table_metric(metric_kind k) noexcept {
 CBG_HOST_DEVICE constexpr bool higher_is_better(metric_kind k) noexcept {
   return k == metric_kind::auc || k == metric_kind::accuracy || k == metric_kind::precision ||
          k == metric_kind::recall || k == metric_kind::f1 || k == metric_kind::r2 ||
-         k == metric_kind::log_likelihood_of_prediction || k == metric_kind::total_f1 ||
-         k == metric_kind::mcc || k == metric_kind::balanced_accuracy || k == metric_kind::kappa ||
-         k == metric_kind::wkappa || k == metric_kind::prauc || k == metric_kind::normalized_gini;
+         k == metric_kind::log_likelihood_of_prediction || k == metric_kind::total_f1 || k == metric_kind::mcc ||
+         k == metric_kind::balanced_accuracy || k == metric_kind::kappa || k == metric_kind::wkappa ||
+         k == metric_kind::prauc || k == metric_kind::normalized_gini;
 }
 
 // Predicted class of a row: binary losses (one dimension) compare the approx with 0; MultiClass
@@ -109,9 +109,8 @@ CBG_HOST_DEVICE inline int target_class(const loss_spec& l, float target) noexce
 }
 
 // Per-row terms (weight w applied) of an additive metric; `l` tells how approxes are shaped.
-CBG_HOST_DEVICE inline void metric_row_terms(const metric_spec& m, const loss_spec& l,
-                                             const double* a, float target, double row_weight,
-                                             double* t) noexcept {
+CBG_HOST_DEVICE inline void metric_row_terms(const metric_spec& m, const loss_spec& l, const double* a, float target,
+                                             double row_weight, double* t) noexcept {
   t[0] = t[1] = t[2] = t[3] = 0.0;
   const double y = target;
   const double w = m.use_weights ? row_weight : 1.0;
@@ -152,9 +151,9 @@ CBG_HOST_DEVICE inline void metric_row_terms(const metric_spec& m, const loss_sp
     case metric_kind::multiclass_one_vs_all:
     case metric_kind::rmse_with_uncertainty: {
       loss_spec s = l;
-      s.kind = m.kind == metric_kind::multiclass               ? loss_kind::multiclass
+      s.kind = m.kind == metric_kind::multiclass              ? loss_kind::multiclass
                : m.kind == metric_kind::multiclass_one_vs_all ? loss_kind::multiclass_one_vs_all
-                                                               : loss_kind::rmse_with_uncertainty;
+                                                              : loss_kind::rmse_with_uncertainty;
       const double v = point_loss(s, a, target);
       t[0] = w * (m.kind == metric_kind::multiclass_one_vs_all ? v / l.dims : v);
       t[1] = w;

@@ -28,7 +28,7 @@ struct model_inputs {
   // Per feature: bin -> border value, for every bin a split uses.
   const std::vector<std::map<std::int32_t, float>>* borders = nullptr;
   const std::vector<std::uint8_t>* nan_modes = nullptr;  // effective quantize::nan_mode
-  std::vector<std::string> feature_names;                    // "" or a name per feature
+  std::vector<std::string> feature_names;                // "" or a name per feature
   loss_spec loss;
   std::vector<double> bias;              // trained dims
   std::vector<std::string> class_names;  // classification: one per class (numeric text unless text)

@@ -31,24 +31,24 @@ enum class value_kind : std::uint8_t {
 
 // A value as the setter receives it: the raw JSON, and the reading its kind asks for.
 struct param_value {
-  const std::string& key;          // the canonical name
-  const nlohmann::json& raw;       // the value as given
-  const nlohmann::json& given;     // the whole parameter object (a few parameters look at others)
-  std::int64_t integer = 0;        // value_kind::integer
-  double number = 0;               // value_kind::number
-  bool boolean = false;            // value_kind::boolean
-  std::size_t choice = 0;          // value_kind::choice: the index into choices
-  std::string text;                // value_kind::choice and value_kind::text
+  const std::string& key;       // the canonical name
+  const nlohmann::json& raw;    // the value as given
+  const nlohmann::json& given;  // the whole parameter object (a few parameters look at others)
+  std::int64_t integer = 0;     // value_kind::integer
+  double number = 0;            // value_kind::number
+  bool boolean = false;         // value_kind::boolean
+  std::size_t choice = 0;       // value_kind::choice: the index into choices
+  std::string text;             // value_kind::choice and value_kind::text
 };
 
 using param_setter = void (*)(train_params&, const param_value&);
 
 struct param_spec {
-  std::string_view name;                 // CatBoost's canonical name
+  std::string_view name;                  // CatBoost's canonical name
   std::vector<std::string_view> aliases;  // CatBoost's other names for it (its Python package's)
-  param_type stored = param_type::text;  // the JSON type it is stored with in the model's flat_params
+  param_type stored = param_type::text;   // the JSON type it is stored with in the model's flat_params
   value_kind kind = value_kind::custom;
-  double lo = 0, hi = 0;                 // integer and number bounds (also documented for some custom ones)
+  double lo = 0, hi = 0;  // integer and number bounds (also documented for some custom ones)
   bool lo_open = false;
   std::vector<std::string_view> choices;          // value_kind::choice
   std::vector<std::string_view> not_implemented;  // recognised values refused as not implemented

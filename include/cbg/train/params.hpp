@@ -4,9 +4,9 @@
 // catboost-training.md §3.6-§3.9, §4) and the CatBoost-like "params" JSON stored in the model.
 //
 // parse_params() reads a JSON object (the C ABI's params_json); every key must be a parameter of
-// cbg/train/param_table.hpp and every value valid, else cbg::error(invalid_argument) names the parameter. Values may be JSON numbers/booleans or the same
-// as strings ("6", "true"), as command lines give them. Recognised but unimplemented choices
-// (e.g. boosting_type Ordered) fail with not_implemented, naming the parameter.
+// cbg/train/param_table.hpp and every value valid, else cbg::error(invalid_argument) names the parameter. Values may be
+// JSON numbers/booleans or the same as strings ("6", "true"), as command lines give them. Recognised but unimplemented
+// choices (e.g. boosting_type Ordered) fail with not_implemented, naming the parameter.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +30,7 @@ enum class od_kind : std::uint8_t { none, iter, inc_to_dec };
 
 struct named_metric {
   metric_spec spec;
-  std::string name;  // CatBoost's text, e.g. "Quantile:alpha=0.3"
+  std::string name;                // CatBoost's text, e.g. "Quantile:alpha=0.3"
   std::optional<bool> skip_train;  // hints=skip_train~...; unset: the metric's default
 };
 
@@ -41,7 +41,7 @@ inline constexpr std::int64_t max_classes = 1000000;
 // cbg/train/param_table.hpp, which parse_params() follows.
 struct train_params {
   // loss
-  loss_spec loss;            // dims resolved with the data
+  loss_spec loss;  // dims resolved with the data
   std::string loss_name = "RMSE";
   std::optional<double> target_border;
   // boosting
@@ -77,7 +77,7 @@ struct train_params {
   double od_pval = 0.0;
   std::optional<int> early_stopping_rounds;  // od_type Iter with this od_wait
   int metric_period = 1;
-  bool verbose = true;  // progress lines (through the log callback, level info)
+  bool verbose = true;    // progress lines (through the log callback, level info)
   std::string train_dir;  // empty: no training logs
   bool allow_writing_files = true;
   // recorded only
@@ -94,8 +94,8 @@ struct train_params {
   std::vector<std::string> class_name_texts;
   std::optional<int> classes_count;
 
-  std::set<std::string> given;  // canonical names of the parameters the caller set
-  std::string flat_json = "{}"; // what the caller set, by canonical name (CatBoost's flat_params)
+  std::set<std::string> given;   // canonical names of the parameters the caller set
+  std::string flat_json = "{}";  // what the caller set, by canonical name (CatBoost's flat_params)
 };
 
 // Parses a JSON object (text; empty or "{}" = all defaults). Throws cbg::error naming the parameter.
@@ -105,8 +105,8 @@ train_params parse_params(const std::string& json_text);
 struct data_facts {
   std::int64_t rows = 0;
   std::int64_t features = 0;
-  int classes = 0;              // classification: number of classes (>= 2)
-  bool has_eval = false;        // an eval set is given
+  int classes = 0;        // classification: number of classes (>= 2)
+  bool has_eval = false;  // an eval set is given
   bool eval_target_constant = true;
   bool has_baseline = false;
 };
@@ -131,8 +131,8 @@ struct resolved_params {
 resolved_params resolve_params(const train_params& p, const data_facts& facts);
 
 // CatBoost's GPU automatic learning rate (§3.8), or nullopt where it does not apply.
-std::optional<double> automatic_learning_rate(loss_kind loss, std::int64_t rows, int iterations,
-                                              bool use_best_model, bool boost_from_average);
+std::optional<double> automatic_learning_rate(loss_kind loss, std::int64_t rows, int iterations, bool use_best_model,
+                                              bool boost_from_average);
 
 // Parses a metric description ("RMSE", "Quantile:alpha=0.3", ...); `what` names the parameter.
 named_metric parse_metric(const std::string& text, const std::string& what);

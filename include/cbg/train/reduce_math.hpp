@@ -78,9 +78,7 @@ inline constexpr int sum_lanes = 256;
 inline constexpr int sum_rows_per_lane = 16;
 inline constexpr std::int64_t sum_tile = std::int64_t{sum_lanes} * sum_rows_per_lane;
 
-[[nodiscard]] constexpr std::int64_t sum_tiles_of(std::int64_t n) noexcept {
-  return (n + sum_tile - 1) / sum_tile;
-}
+[[nodiscard]] constexpr std::int64_t sum_tiles_of(std::int64_t n) noexcept { return (n + sum_tile - 1) / sum_tile; }
 
 // One level of the order above on the host: the C sums of each tile of n rows.
 template <int C, class ValueFn>

@@ -78,8 +78,8 @@ inline constexpr double cosine_den0 = static_cast<double>(1e-10f);
 inline constexpr double l2_min_weight = static_cast<double>(1e-20f);
 
 // Adds one child's term for one dimension: s = sum of der, w = sum of weight.
-CBG_HOST_DEVICE inline void add_child(score_function fn, double lambda, double s, double w,
-                                      double& num, double& den) noexcept {
+CBG_HOST_DEVICE inline void add_child(score_function fn, double lambda, double s, double w, double& num,
+                                      double& den) noexcept {
   if (fn == score_function::cosine) {
     if (w > 0.0) {
       const double mu = s / (w + lambda);
@@ -104,8 +104,8 @@ CBG_HOST_DEVICE inline bool is_nan_score(double s) noexcept { return s != s; }
 
 // Whether candidate a = (sa, fa, ba) beats b = (sb, fb, bb): a lower score, NaN last, ties to the
 // lowest (feature, bin). A total order.
-CBG_HOST_DEVICE inline bool better_candidate(double sa, std::int32_t fa, std::int32_t ba, double sb,
-                                             std::int32_t fb, std::int32_t bb) noexcept {
+CBG_HOST_DEVICE inline bool better_candidate(double sa, std::int32_t fa, std::int32_t ba, double sb, std::int32_t fb,
+                                             std::int32_t bb) noexcept {
   const bool na = is_nan_score(sa);
   const bool nb = is_nan_score(sb);
   if (na != nb) return nb;

@@ -22,9 +22,9 @@ struct progress {
   int iterations = 0;  // planned
   std::string metric;  // the eval metric's name (CatBoost's text)
   bool has_learn = false;
-  double learn = 0;    // the eval metric on the learn set (every metric_period iterations)
+  double learn = 0;  // the eval metric on the learn set (every metric_period iterations)
   bool has_eval = false;
-  double eval = 0;     // the eval metric on the eval set
+  double eval = 0;  // the eval metric on the eval set
   double best_eval = 0;
   int best_iteration = -1;
   double elapsed_s = 0;

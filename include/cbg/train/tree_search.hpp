@@ -43,8 +43,8 @@ struct split {
 };
 
 struct tree_search_params {
-  int depth = 6;              // 1..max_depth
-  double l2_leaf_reg = 3.0;   // lambda (CatBoost replaces 0 with 1e-20 before it gets here)
+  int depth = 6;             // 1..max_depth
+  double l2_leaf_reg = 3.0;  // lambda (CatBoost replaces 0 with 1e-20 before it gets here)
   score_function score = score_function::cosine;
 };
 
@@ -77,9 +77,9 @@ class search_extension;  // search_extension.hpp
 struct device_search_input {
   const quantize::device_quantized* q = nullptr;
   int dims = 1;
-  const float* der = nullptr;     // device, [dims][q->rows]
-  const float* weight = nullptr;  // device, [q->rows]
-  std::vector<double> noise;      // host, as host_search_input::noise (uploaded once per tree)
+  const float* der = nullptr;        // device, [dims][q->rows]
+  const float* weight = nullptr;     // device, [q->rows]
+  std::vector<double> noise;         // host, as host_search_input::noise (uploaded once per tree)
   dist::reducer* reducer = nullptr;  // sharded training (issue 9): histograms summed over the ranks
   // Feature combinations: extra columns per level (search_extension.hpp, bins in device memory);
   // null: none.
@@ -93,16 +93,14 @@ struct device_search_workspace_deleter {
   void operator()(device_search_workspace* w) const noexcept;
 };
 using device_search_workspace_ptr = std::unique_ptr<device_search_workspace, device_search_workspace_deleter>;
-device_search_workspace_ptr make_device_search_workspace(const context& ctx,
-                                                         const quantize::device_quantized& q, int dims,
-                                                         const tree_search_params& params);
+device_search_workspace_ptr make_device_search_workspace(const context& ctx, const quantize::device_quantized& q,
+                                                         int dims, const tree_search_params& params);
 
 // Enqueues the whole search on ctx.stream(): every level's histograms, scores, best split and leaf
 // index update stay on the device; the only copy back is the finished structure (a few bytes),
 // after which this returns (it blocks on that one small copy). leaf_index (device, q.rows values)
 // receives each row's leaf.
-tree_structure search_tree_device(const context& ctx, const device_search_input& in,
-                                  const tree_search_params& params, device_search_workspace& workspace,
-                                  std::uint32_t* leaf_index);
+tree_structure search_tree_device(const context& ctx, const device_search_input& in, const tree_search_params& params,
+                                  device_search_workspace& workspace, std::uint32_t* leaf_index);
 
 }  // namespace cbg::train

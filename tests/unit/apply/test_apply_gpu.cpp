@@ -64,18 +64,30 @@ struct column_bytes {
 
 DLDataType dl_of(dtype t) {
   switch (t) {
-    case dtype::float16: return cbg::test::dl_float(16);
-    case dtype::float32: return cbg::test::dl_float(32);
-    case dtype::float64: return cbg::test::dl_float(64);
-    case dtype::int8: return cbg::test::dl_int(8);
-    case dtype::int16: return cbg::test::dl_int(16);
-    case dtype::int32: return cbg::test::dl_int(32);
-    case dtype::int64: return cbg::test::dl_int(64);
-    case dtype::uint8: return cbg::test::dl_uint(8);
-    case dtype::uint16: return cbg::test::dl_uint(16);
-    case dtype::uint32: return cbg::test::dl_uint(32);
-    case dtype::uint64: return cbg::test::dl_uint(64);
-    case dtype::boolean: return cbg::test::dl_uint(8);  // not used: no bool columns here
+    case dtype::float16:
+      return cbg::test::dl_float(16);
+    case dtype::float32:
+      return cbg::test::dl_float(32);
+    case dtype::float64:
+      return cbg::test::dl_float(64);
+    case dtype::int8:
+      return cbg::test::dl_int(8);
+    case dtype::int16:
+      return cbg::test::dl_int(16);
+    case dtype::int32:
+      return cbg::test::dl_int(32);
+    case dtype::int64:
+      return cbg::test::dl_int(64);
+    case dtype::uint8:
+      return cbg::test::dl_uint(8);
+    case dtype::uint16:
+      return cbg::test::dl_uint(16);
+    case dtype::uint32:
+      return cbg::test::dl_uint(32);
+    case dtype::uint64:
+      return cbg::test::dl_uint(64);
+    case dtype::boolean:
+      return cbg::test::dl_uint(8);  // not used: no bool columns here
   }
   return cbg::test::dl_float(32);
 }
@@ -96,16 +108,37 @@ column_bytes convert(const cbg::test::random_inputs& in, std::size_t j, dtype t)
     const float f = in.floats[j * rows + r];
     const std::int64_t i = in.cats[j * rows + r];
     switch (t) {
-      case dtype::float16: put(c.bytes, half_of(f)); break;
-      case dtype::float32: put(c.bytes, f); break;
-      case dtype::float64: put(c.bytes, static_cast<double>(f) * (1.0 + 1e-9)); break;  // not a float32
-      case dtype::int32: put(c.bytes, in.is_cat[j] ? static_cast<std::int32_t>(i) : static_cast<std::int32_t>(std::isfinite(f) ? f * 10 : 0)); break;
-      case dtype::int64: put(c.bytes, i); break;
-      case dtype::uint8: put(c.bytes, static_cast<std::uint8_t>(i)); break;
-      case dtype::uint16: put(c.bytes, static_cast<std::uint16_t>(i)); break;
-      case dtype::uint64: put(c.bytes, static_cast<std::uint64_t>(i)); break;
-      case dtype::int8: put(c.bytes, static_cast<std::int8_t>(i)); break;
-      default: put(c.bytes, f); break;
+      case dtype::float16:
+        put(c.bytes, half_of(f));
+        break;
+      case dtype::float32:
+        put(c.bytes, f);
+        break;
+      case dtype::float64:
+        put(c.bytes, static_cast<double>(f) * (1.0 + 1e-9));
+        break;  // not a float32
+      case dtype::int32:
+        put(c.bytes,
+            in.is_cat[j] ? static_cast<std::int32_t>(i) : static_cast<std::int32_t>(std::isfinite(f) ? f * 10 : 0));
+        break;
+      case dtype::int64:
+        put(c.bytes, i);
+        break;
+      case dtype::uint8:
+        put(c.bytes, static_cast<std::uint8_t>(i));
+        break;
+      case dtype::uint16:
+        put(c.bytes, static_cast<std::uint16_t>(i));
+        break;
+      case dtype::uint64:
+        put(c.bytes, static_cast<std::uint64_t>(i));
+        break;
+      case dtype::int8:
+        put(c.bytes, static_cast<std::int8_t>(i));
+        break;
+      default:
+        put(c.bytes, f);
+        break;
     }
   }
   return c;
@@ -129,33 +162,39 @@ void build_pools(twin_pools& t, const cbg::test::random_inputs& in, const std::s
     std::vector<float> x(static_cast<std::size_t>(rows) * n);
     for (std::size_t j = 0; j < n; ++j)
       for (std::int64_t r = 0; r < rows; ++r)
-        x[static_cast<std::size_t>(r) * n + j] = in.floats[j * static_cast<std::size_t>(rows) + static_cast<std::size_t>(r)];
+        x[static_cast<std::size_t>(r) * n + j] =
+            in.floats[j * static_cast<std::size_t>(rows) + static_cast<std::size_t>(r)];
     column_bytes c;
     c.bytes.resize(x.size() * 4);
     std::memcpy(c.bytes.data(), x.data(), c.bytes.size());
     t.host.push_back(std::move(c));
   } else {
     static const dtype float_types[] = {dtype::float32, dtype::float64, dtype::float16, dtype::int32};
-    static const dtype cat_types[] = {dtype::int64, dtype::int32, dtype::uint16, dtype::uint8, dtype::uint64, dtype::int8};
+    static const dtype cat_types[] = {dtype::int64, dtype::int32,  dtype::uint16,
+                                      dtype::uint8, dtype::uint64, dtype::int8};
     for (std::size_t j = 0; j < n; ++j) {
-      const dtype type = in.is_cat[j] ? cat_types[(j + static_cast<std::size_t>(dtype_variant)) % 6]
-                                      : (dtype_variant == 0 ? dtype::float32 : float_types[(j + static_cast<std::size_t>(dtype_variant)) % 4]);
+      const dtype type =
+          in.is_cat[j]
+              ? cat_types[(j + static_cast<std::size_t>(dtype_variant)) % 6]
+              : (dtype_variant == 0 ? dtype::float32 : float_types[(j + static_cast<std::size_t>(dtype_variant)) % 4]);
       t.host.push_back(convert(in, j, type));
     }
   }
   for (auto& c : t.host) {
     t.device.emplace_back(c.bytes.size(), gctx->stream(), gctx->resource());
-    CBG_CUDA_TRY(cudaMemcpyAsync(t.device.back().data(), c.bytes.data(), c.bytes.size(), cudaMemcpyHostToDevice, gctx->stream()));
+    CBG_CUDA_TRY(cudaMemcpyAsync(t.device.back().data(), c.bytes.data(), c.bytes.size(), cudaMemcpyHostToDevice,
+                                 gctx->stream()));
   }
   gctx->sync();
   for (std::size_t k = 0; k < t.host.size(); ++k) {
-    const std::vector<std::int64_t> shape = matrix ? std::vector<std::int64_t>{rows, static_cast<std::int64_t>(n)}
-                                                   : std::vector<std::int64_t>{rows};
-    const std::vector<std::int64_t> strides = matrix ? std::vector<std::int64_t>{static_cast<std::int64_t>(n), 1}
-                                                     : std::vector<std::int64_t>{1};
-    t.tensors.push_back(std::make_unique<cbg::test::fake_tensor>(t.host[k].bytes.data(), dl_of(t.host[k].type), shape, strides));
-    t.tensors.push_back(std::make_unique<cbg::test::fake_tensor>(t.device[k].data(), dl_of(t.host[k].type), shape, strides,
-                                                                 DLDevice{kDLCUDA, gctx->device()}));
+    const std::vector<std::int64_t> shape =
+        matrix ? std::vector<std::int64_t>{rows, static_cast<std::int64_t>(n)} : std::vector<std::int64_t>{rows};
+    const std::vector<std::int64_t> strides =
+        matrix ? std::vector<std::int64_t>{static_cast<std::int64_t>(n), 1} : std::vector<std::int64_t>{1};
+    t.tensors.push_back(
+        std::make_unique<cbg::test::fake_tensor>(t.host[k].bytes.data(), dl_of(t.host[k].type), shape, strides));
+    t.tensors.push_back(std::make_unique<cbg::test::fake_tensor>(t.device[k].data(), dl_of(t.host[k].type), shape,
+                                                                 strides, DLDevice{kDLCUDA, gctx->device()}));
     if (matrix) {
       hp.features = t.tensors[t.tensors.size() - 2]->as_borrowed();
       dp.features = t.tensors.back()->as_borrowed();
@@ -178,11 +217,31 @@ constexpr auto view_of = cbg::test::matrix_view;
 
 double element(const std::vector<unsigned char>& bytes, dtype t, std::size_t i) {
   switch (t) {
-    case dtype::float32: { float f; std::memcpy(&f, bytes.data() + 4 * i, 4); return f; }
-    case dtype::int32: { std::int32_t v; std::memcpy(&v, bytes.data() + 4 * i, 4); return v; }
-    case dtype::uint32: { std::uint32_t v; std::memcpy(&v, bytes.data() + 4 * i, 4); return v; }
-    case dtype::int64: { std::int64_t v; std::memcpy(&v, bytes.data() + 8 * i, 8); return static_cast<double>(v); }
-    default: { double d; std::memcpy(&d, bytes.data() + 8 * i, 8); return d; }
+    case dtype::float32: {
+      float f;
+      std::memcpy(&f, bytes.data() + 4 * i, 4);
+      return f;
+    }
+    case dtype::int32: {
+      std::int32_t v;
+      std::memcpy(&v, bytes.data() + 4 * i, 4);
+      return v;
+    }
+    case dtype::uint32: {
+      std::uint32_t v;
+      std::memcpy(&v, bytes.data() + 4 * i, 4);
+      return v;
+    }
+    case dtype::int64: {
+      std::int64_t v;
+      std::memcpy(&v, bytes.data() + 8 * i, 8);
+      return static_cast<double>(v);
+    }
+    default: {
+      double d;
+      std::memcpy(&d, bytes.data() + 8 * i, 8);
+      return d;
+    }
   }
 }
 
@@ -202,8 +261,9 @@ std::size_t compare_gpu(ca::device_model_cache& cache, const cm::model& m, const
   cbg::device_buffer<unsigned char> out(std::max<std::size_t>(n, 1) * cbg::size_of(type), ctx.stream(), ctx.resource());
   CBG_CUDA_TRY(cudaMemsetAsync(out.data(), 0xff, out.size_bytes(), ctx.stream()));
   ctx.sync();
-  ca::predict_to_device(cache, m, gpu, o, view_of(out.data(), type, cbg::memory_kind::device, ctx.device(), rows, cols, layout),
-                        stream, policy);
+  ca::predict_to_device(cache, m, gpu, o,
+                        view_of(out.data(), type, cbg::memory_kind::device, ctx.device(), rows, cols, layout), stream,
+                        policy);
   CBG_CUDA_TRY(cudaStreamSynchronize(stream != nullptr ? stream : ctx.stream()));
   std::vector<unsigned char> host(out.size_bytes());
   CBG_CUDA_TRY(cudaMemcpy(host.data(), out.data(), host.size(), cudaMemcpyDeviceToHost));
@@ -218,7 +278,8 @@ std::size_t compare_gpu(ca::device_model_cache& cache, const cm::model& m, const
       if (exact_type(o) || type == dtype::float32) {
         ok = (got == want) || (std::isnan(got) && std::isnan(want)) ||
              (type == dtype::float32 && !exact_type(o) && std::abs(got - want) <= 1e-6 * std::abs(want));
-        if (ok && exact_type(o) && type == dtype::float64) ok = std::signbit(got) == std::signbit(want) || std::isnan(got);
+        if (ok && exact_type(o) && type == dtype::float64)
+          ok = std::signbit(got) == std::signbit(want) || std::isnan(got);
       } else {
         ok = got == want || std::abs(got - want) <= 1e-12 * std::abs(want) || (std::isnan(got) && std::isnan(want));
       }
@@ -237,8 +298,8 @@ std::vector<double> reference(ca::device_model_cache& cache, const cm::model& m,
   const auto shape = ca::output_shape(m, o, cpu.num_rows());
   cols = shape[1];
   std::vector<double> out(static_cast<std::size_t>(shape[0] * shape[1]));
-  ca::predict_to_host(cache, m, cpu, o, view_of(out.data(), dtype::float64, cbg::memory_kind::host, -1, shape[0], shape[1], 0),
-                      nullptr);
+  ca::predict_to_host(cache, m, cpu, o,
+                      view_of(out.data(), dtype::float64, cbg::memory_kind::host, -1, shape[0], shape[1], 0), nullptr);
   return out;
 }
 
@@ -336,7 +397,8 @@ TEST_CASE("GPU evaluator equals the host evaluator: random models, every type, l
     ca::device_model_cache cache;
     for (const std::int64_t rows : mc.rows) {
       CAPTURE(mc.name, rows, variant);
-      const auto in = cbg::test::random_data(m, rows, mc.spec.cat_values, static_cast<std::uint64_t>(rows) + mc.spec.seed);
+      const auto in =
+          cbg::test::random_data(m, rows, mc.spec.cat_values, static_cast<std::uint64_t>(rows) + mc.spec.seed);
       twin_pools pools;
       const bool matrix = m.cat_features.empty() && variant % 2 == 0;
       build_pools(pools, in, gctx, variant, matrix);
@@ -360,7 +422,8 @@ TEST_CASE("GPU evaluator equals the host evaluator: random models, every type, l
             cbg::device_buffer<double> out(static_cast<std::size_t>(rows) * 4, gctx->stream(), gctx->resource());
             try {
               ca::predict_to_device(cache, m, *pools.gpu, o,
-                                    view_of(out.data(), dtype::float64, cbg::memory_kind::device, 0, rows, 2, 0), nullptr);
+                                    view_of(out.data(), dtype::float64, cbg::memory_kind::device, 0, rows, 2, 0),
+                                    nullptr);
               FAIL("the GPU accepted an unsupported prediction type");
             } catch (const cbg::error& g) {
               CHECK(g.code() == cbg::status::unsupported);
@@ -370,7 +433,8 @@ TEST_CASE("GPU evaluator equals the host evaluator: random models, every type, l
           for (std::size_t p = 0; p < tilings.size(); ++p) {
             CAPTURE(p);
             const int layout = static_cast<int>((p + static_cast<std::size_t>(type)) % 3);
-            const dtype out_type = (p == 1 && type != cm::prediction_type::raw_formula_val) ? dtype::float32 : dtype::float64;
+            const dtype out_type =
+                (p == 1 && type != cm::prediction_type::raw_formula_val) ? dtype::float32 : dtype::float64;
             CAPTURE(layout, cbg::name_of(out_type));
             CHECK(compare_gpu(cache, m, *pools.gpu, o, expected, cols, out_type, layout, &tilings[p]) == 0);
           }
@@ -509,8 +573,8 @@ TEST_CASE("GPU evaluator in strict mode copies nothing to the host", "[gpu][appl
   cbg::device_buffer<double> out(100000, gctx->stream(), gctx->resource());
   ca::predict_options o;
   for (int i = 0; i < 3; ++i)
-    ca::predict_to_device(cache, m, *pools.gpu, o, view_of(out.data(), dtype::float64, cbg::memory_kind::device, 0, 100000, 1, 0),
-                          nullptr);
+    ca::predict_to_device(cache, m, *pools.gpu, o,
+                          view_of(out.data(), dtype::float64, cbg::memory_kind::device, 0, 100000, 1, 0), nullptr);
   gctx->sync();
   const cbg::copy_totals t = gctx->copies().totals();
   CHECK(t.bytes_in(cbg::copy_direction::d2h) == 0);
@@ -519,8 +583,8 @@ TEST_CASE("GPU evaluator in strict mode copies nothing to the host", "[gpu][appl
   // A host output of 800 KB is a device-to-host copy: refused in strict mode.
   std::vector<double> host(100000);
   try {
-    ca::predict_to_host(cache, m, *pools.gpu, o, view_of(host.data(), dtype::float64, cbg::memory_kind::host, -1, 100000, 1, 0),
-                        nullptr);
+    ca::predict_to_host(cache, m, *pools.gpu, o,
+                        view_of(host.data(), dtype::float64, cbg::memory_kind::host, -1, 100000, 1, 0), nullptr);
     FAIL("strict mode let 800 KB of predictions come back");
   } catch (const cbg::error& e) {
     CHECK(e.code() == cbg::status::strict_d2h);
@@ -555,8 +619,8 @@ TEST_CASE("GPU evaluator: captured into a CUDA graph and replayed", "[gpu][apply
   gctx->sync();
   cudaGraph_t graph = nullptr;
   CBG_CUDA_TRY(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  ca::predict_to_device(cache, m, *pools.gpu, o, view_of(out.data(), dtype::float64, cbg::memory_kind::device, 0, 5000, cols, 0),
-                        stream);
+  ca::predict_to_device(cache, m, *pools.gpu, o,
+                        view_of(out.data(), dtype::float64, cbg::memory_kind::device, 0, 5000, cols, 0), stream);
   CBG_CUDA_TRY(cudaStreamEndCapture(stream, &graph));
   cudaGraphExec_t exec = nullptr;
   CBG_CUDA_TRY(cudaGraphInstantiate(&exec, graph, 0));

@@ -57,7 +57,8 @@ host_rows_data host_rows_of(const cm::model& m, const cbg::test::random_inputs& 
       h.floats[r * nf + f] = in.floats[static_cast<std::size_t>(m.float_features[f].flat_index) * rows + r];
   for (std::size_t c = 0; c < nc; ++c)
     for (std::size_t r = 0; r < rows; ++r)
-      h.cats[r * nc + c] = cbg::test::int_cat_hash(in.cats[static_cast<std::size_t>(m.cat_features[c].flat_index) * rows + r]);
+      h.cats[r * nc + c] =
+          cbg::test::int_cat_hash(in.cats[static_cast<std::size_t>(m.cat_features[c].flat_index) * rows + r]);
   h.rows = cm::host_rows{rows, h.floats.data(), nf, h.cats.data(), nc};
   return h;
 }
@@ -65,8 +66,8 @@ host_rows_data host_rows_of(const cm::model& m, const cbg::test::random_inputs& 
 cm::ctr_table_view table_view(const cm::model& m, const cm::ctr_base& base) {
   for (const auto& t : m.ctr_tables)
     if (t.base == base)
-      return {t.bucket_hashes.data(), t.bucket_indices.data(), t.bucket_hashes.size(), t.means.data(), t.counts.data(),
-              t.counter_denominator, t.target_classes_count};
+      return {t.bucket_hashes.data(), t.bucket_indices.data(), t.bucket_hashes.size(), t.means.data(),
+              t.counts.data(),        t.counter_denominator,   t.target_classes_count};
   return {};
 }
 
@@ -81,7 +82,9 @@ std::vector<std::uint32_t> emulated_leaves(const cm::model& m, const host_rows_d
     return cm::nan_substituted(h.floats[r * m.float_features.size() + static_cast<std::size_t>(f)], ff.has_nans,
                                static_cast<std::uint8_t>(ff.nan_value_treatment));
   };
-  const auto cat_at = [&](std::size_t r, std::int32_t c) { return h.cats[r * m.cat_features.size() + static_cast<std::size_t>(c)]; };
+  const auto cat_at = [&](std::size_t r, std::int32_t c) {
+    return h.cats[r * m.cat_features.size() + static_cast<std::size_t>(c)];
+  };
   // The one-hot feature behind each one-hot entry: they come in model order, empty ones skipped.
   std::vector<const cm::one_hot_feature*> one_hot_of(image.features.size(), nullptr);
   std::size_t next_one_hot = 0;
@@ -96,7 +99,8 @@ std::vector<std::uint32_t> emulated_leaves(const cm::model& m, const host_rows_d
         std::uint32_t byte = 0;
         if (f.kind == ca::bin_kind::float_feature) {
           const auto& b = m.float_features[static_cast<std::size_t>(f.input)].borders;
-          byte = ca::counted_slot_byte(cm::borders_below(b.data(), static_cast<std::uint32_t>(b.size()), float_at(r, f.input)), g);
+          byte = ca::counted_slot_byte(
+              cm::borders_below(b.data(), static_cast<std::uint32_t>(b.size()), float_at(r, f.input)), g);
         } else if (f.kind == ca::bin_kind::ctr) {
           const auto& cf = m.ctr_features[static_cast<std::size_t>(f.input)];
           const auto& p = cf.ctr.base.proj;
@@ -105,7 +109,8 @@ std::vector<std::uint32_t> emulated_leaves(const cm::model& m, const host_rows_d
               p.one_hot_splits.data(), p.one_hot_splits.size(), [&](std::int32_t c) { return cat_at(r, c); },
               [&](std::int32_t fi) { return float_at(r, fi); });
           const float v = cm::ctr_value_of(table_view(m, cf.ctr.base), cm::calc_of(cf.ctr), key);
-          byte = ca::counted_slot_byte(cm::borders_below(cf.borders.data(), static_cast<std::uint32_t>(cf.borders.size()), v), g);
+          byte = ca::counted_slot_byte(
+              cm::borders_below(cf.borders.data(), static_cast<std::uint32_t>(cf.borders.size()), v), g);
         } else {
           const auto& values = one_hot_of[&f - image.features.data()]->values;
           std::int32_t k = -1;
@@ -123,15 +128,17 @@ std::vector<std::uint32_t> emulated_leaves(const cm::model& m, const host_rows_d
     for (std::size_t t = 0; t < m.tree_count(); ++t) {
       std::uint32_t lo = 0, hi = 0;
       for (int d = 0; d < 16; ++d) {
-        const ca::decoded_split s =
-            d < m.tree_sizes[t]
-                ? ca::decode_split(image.packed_splits[static_cast<std::size_t>(
-                      m.tree_splits[static_cast<std::size_t>(m.tree_start_offsets[t] + d)])])
-                : ca::never_true_split();
+        const ca::decoded_split s = d < m.tree_sizes[t]
+                                        ? ca::decode_split(image.packed_splits[static_cast<std::size_t>(
+                                              m.tree_splits[static_cast<std::size_t>(m.tree_start_offsets[t] + d)])])
+                                        : ca::never_true_split();
         std::uint32_t word = 0;
         std::memcpy(&word, bins.data() + s.slot * padded + 4 * w, 4);
         const std::uint32_t bits = ca::split_bits4(word, s.x4, s.t4);
-        if (d < 8) lo |= bits << d; else hi |= bits << (d - 8);
+        if (d < 8)
+          lo |= bits << d;
+        else
+          hi |= bits << (d - 8);
       }
       for (std::size_t j = 0; j < 4 && 4 * w + j < rows; ++j)
         leaves[(4 * w + j) * m.tree_count() + t] = ((lo >> (8 * j)) & 0xffu) | (((hi >> (8 * j)) & 0xffu) << 8);
@@ -217,7 +224,8 @@ TEST_CASE("tile planner: fits shared memory, covers every row", "[apply]") {
               CHECK(p.wide_leaves == (depth > 8));
               CHECK((!global || !p.smem_bins));
               if (!leaf && !p.smem_acc) CHECK(p.global_acc >= static_cast<std::size_t>(rows) * dim);
-              if (p.smem_bins) CHECK(p.off_bins + std::max(slots, 1u) * static_cast<std::size_t>(p.tile_rows) <= p.smem_bytes);
+              if (p.smem_bins)
+                CHECK(p.off_bins + std::max(slots, 1u) * static_cast<std::size_t>(p.tile_rows) <= p.smem_bytes);
             }
           }
         }
@@ -299,8 +307,8 @@ TEST_CASE("predict_to_host on a CPU context: the host evaluator over the pool's 
   host_pool hp = make_host_pool(in);
   const host_rows_data h = host_rows_of(m, in);
   ca::device_model_cache cache;
-  for (const auto type : {cm::prediction_type::raw_formula_val, cm::prediction_type::probability,
-                          cm::prediction_type::class_index}) {
+  for (const auto type :
+       {cm::prediction_type::raw_formula_val, cm::prediction_type::probability, cm::prediction_type::class_index}) {
     const std::size_t cols = cm::prediction_columns(m, type);
     std::vector<double> expected(57 * cols);
     cm::predict_host(m, h.rows, type, 1, 11, expected.data(), expected.size());
@@ -310,7 +318,8 @@ TEST_CASE("predict_to_host on a CPU context: the host evaluator over the pool's 
     o.tree_end = 11;
     CHECK(ca::output_shape(m, o, 57) == std::array<std::int64_t, 2>{57, static_cast<std::int64_t>(cols)});
     std::vector<double> got(expected.size());
-    ca::predict_to_host(cache, m, *hp.pool, o, host_out(got.data(), cbg::dtype::float64, 57, static_cast<std::int64_t>(cols), true), nullptr);
+    ca::predict_to_host(cache, m, *hp.pool, o,
+                        host_out(got.data(), cbg::dtype::float64, 57, static_cast<std::int64_t>(cols), true), nullptr);
     std::vector<double> transposed(expected.size());
     for (std::size_t r = 0; r < 57; ++r)
       for (std::size_t j = 0; j < cols; ++j) transposed[r * cols + j] = got[j * 57 + r];
@@ -323,21 +332,28 @@ TEST_CASE("predict_to_host on a CPU context: the host evaluator over the pool's 
   cm::leaf_indexes_host(m, h.rows, 0, m.tree_count(), expected.data(), expected.size());
   std::vector<std::int64_t> got(expected.size());
   ca::predict_to_host(cache, m, *hp.pool, o,
-                      host_out(got.data(), cbg::dtype::int64, 57, static_cast<std::int64_t>(m.tree_count()), false), nullptr);
+                      host_out(got.data(), cbg::dtype::int64, 57, static_cast<std::int64_t>(m.tree_count()), false),
+                      nullptr);
   CHECK(std::equal(got.begin(), got.end(), expected.begin(), [](std::int64_t a, std::uint32_t b) { return a == b; }));
 
   // Errors: device entry point on a CPU context, output shape, dtype, overlap, tree range, type.
   std::vector<double> out(57 * 3);
   ca::predict_options raw;
-  CHECK(code_of([&] { ca::predict_to_device(cache, m, *hp.pool, raw, host_out(out.data(), cbg::dtype::float64, 57, 3, false), nullptr); }) ==
-        status::no_device);
-  CHECK(code_of([&] { ca::predict_to_host(cache, m, *hp.pool, raw, host_out(out.data(), cbg::dtype::float64, 57, 2, false), nullptr); }) ==
-        status::shape);
-  CHECK(code_of([&] { ca::predict_to_host(cache, m, *hp.pool, raw, host_out(out.data(), cbg::dtype::int32, 57, 3, false), nullptr); }) ==
-        status::dtype);
+  CHECK(code_of([&] {
+          ca::predict_to_device(cache, m, *hp.pool, raw, host_out(out.data(), cbg::dtype::float64, 57, 3, false),
+                                nullptr);
+        }) == status::no_device);
+  CHECK(code_of([&] {
+          ca::predict_to_host(cache, m, *hp.pool, raw, host_out(out.data(), cbg::dtype::float64, 57, 2, false),
+                              nullptr);
+        }) == status::shape);
+  CHECK(code_of([&] {
+          ca::predict_to_host(cache, m, *hp.pool, raw, host_out(out.data(), cbg::dtype::int32, 57, 3, false), nullptr);
+        }) == status::dtype);
   auto overlapping = host_out(out.data(), cbg::dtype::float64, 57, 3, false);
   overlapping.strides[0] = 2;
-  CHECK(code_of([&] { ca::predict_to_host(cache, m, *hp.pool, raw, overlapping, nullptr); }) == status::invalid_argument);
+  CHECK(code_of([&] { ca::predict_to_host(cache, m, *hp.pool, raw, overlapping, nullptr); }) ==
+        status::invalid_argument);
   ca::predict_options bad_range;
   bad_range.tree_begin = 5;
   bad_range.tree_end = 4;
@@ -349,6 +365,8 @@ TEST_CASE("predict_to_host on a CPU context: the host evaluator over the pool's 
   // A pool whose roles differ from the model's: a categorical feature given as numeric.
   cm::model swapped = m;
   std::swap(swapped.float_features[0].flat_index, swapped.cat_features[0].flat_index);
-  CHECK(code_of([&] { ca::predict_to_host(cache, swapped, *hp.pool, raw, host_out(out.data(), cbg::dtype::float64, 57, 3, false), nullptr); }) ==
-        status::invalid_argument);
+  CHECK(code_of([&] {
+          ca::predict_to_host(cache, swapped, *hp.pool, raw, host_out(out.data(), cbg::dtype::float64, 57, 3, false),
+                              nullptr);
+        }) == status::invalid_argument);
 }

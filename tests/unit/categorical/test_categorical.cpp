@@ -45,8 +45,8 @@ struct known {
 };
 const std::vector<known>& catboost_hashes() {
   static const std::vector<known> k = {
-      {"a", 3489901818u},   {"b", 1982436109u}, {"", 797982799u},
-      {"17", 3854130209u},  {"-5", 2572957386u}, {std::string(70, 'x'), 4152689225u},
+      {"a", 3489901818u},  {"b", 1982436109u},  {"", 797982799u},
+      {"17", 3854130209u}, {"-5", 2572957386u}, {std::string(70, 'x'), 4152689225u},
   };
   return k;
 }
@@ -139,8 +139,9 @@ TEST_CASE("dictionary columns map codes to the dictionary's hashes; bad codes na
   CHECK(out == std::vector<std::uint32_t>{3854130209u, 3489901818u, 3489901818u, 1982436109u, 3854130209u});
 
   const std::vector<std::int16_t> bad = {0, 1, -1, 3};
-  const std::string msg = error_message(
-      [&] { cat::map_codes_host(host_column(bad.data(), cbg::dtype::int16, 4), dh.data(), 3, out.data(), "feature 4"); });
+  const std::string msg = error_message([&] {
+    cat::map_codes_host(host_column(bad.data(), cbg::dtype::int16, 4), dh.data(), 3, out.data(), "feature 4");
+  });
   CHECK(msg.find("feature 4") != std::string::npos);
   CHECK(msg.find("row 2") != std::string::npos);
 }
@@ -213,7 +214,8 @@ TEST_CASE("a pool hashes string and dictionary columns once and marks them categ
   CHECK(dcodes.deleter_calls == 1);
 }
 
-TEST_CASE("a pool refuses a feature given twice and a bad dictionary code, deleting tensors once", "[categorical][data]") {
+TEST_CASE("a pool refuses a feature given twice and a bad dictionary code, deleting tensors once",
+          "[categorical][data]") {
   arrow_strings a({"x", "y"});
   std::vector<float> f = {1, 2};
   std::vector<std::int8_t> codes = {0, 5};
@@ -288,7 +290,8 @@ namespace {
 template <class T>
 cbg::device_buffer<T> upload(const std::vector<T>& v, const cbg::context& ctx) {
   cbg::device_buffer<T> d(std::max<std::size_t>(v.size(), 1), ctx.stream(), ctx.resource());
-  if (!v.empty()) CBG_CUDA_TRY(cudaMemcpyAsync(d.data(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice, ctx.stream()));
+  if (!v.empty())
+    CBG_CUDA_TRY(cudaMemcpyAsync(d.data(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice, ctx.stream()));
   return d;
 }
 
@@ -366,7 +369,8 @@ TEST_CASE("GPU string, integer and dictionary hashing equal the host", "[gpu][ca
   codes[45000] = static_cast<std::int32_t>(n);
   const auto d_bad = upload(codes, *ctx);
   cc.data = d_bad.data();
-  const std::string msg = error_message([&] { cat::map_codes_device(*ctx, cc, d_dict.data(), n, mout.data(), "feature 2"); });
+  const std::string msg =
+      error_message([&] { cat::map_codes_device(*ctx, cc, d_dict.data(), n, mout.data(), "feature 2"); });
   CHECK(msg.find("feature 2: row 40000") != std::string::npos);
 }
 
@@ -436,7 +440,8 @@ TEST_CASE("GPU pool over device string and dictionary columns equals a host pool
   CBG_CUDA_TRY(cudaStreamSynchronize(ctx->stream()));
   const DLDevice gpu{kDLCUDA, 0};
   fake_tensor off(const_cast<std::int64_t*>(d_off.data()), dl_int(64), {n + 1}, {}, gpu);
-  fake_tensor bytes(const_cast<unsigned char*>(d_bytes.data()), dl_uint(8), {static_cast<std::int64_t>(a.bytes.size())}, {}, gpu);
+  fake_tensor bytes(const_cast<unsigned char*>(d_bytes.data()), dl_uint(8), {static_cast<std::int64_t>(a.bytes.size())},
+                    {}, gpu);
   fake_tensor dc(const_cast<std::uint16_t*>(d_codes.data()), dl_uint(16), {n}, {}, gpu);
   cbg::pool_inputs in;
   cbg::string_column_input s0;

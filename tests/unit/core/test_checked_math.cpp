@@ -25,7 +25,8 @@ TEST_CASE("checked size arithmetic refuses what overflows, naming the tensor", "
   constexpr std::int64_t big = std::int64_t{1} << 62;
   CHECK(cbg::checked_mul(std::int64_t{3}, std::int64_t{7}, "x") == 21);
   CHECK(cbg::checked_add(big - 1, big, "x") == std::numeric_limits<std::int64_t>::max());
-  const auto [code, message] = outcome([&] { (void)cbg::checked_mul(big, std::int64_t{2}, "features: element count"); });
+  const auto [code, message] =
+      outcome([&] { (void)cbg::checked_mul(big, std::int64_t{2}, "features: element count"); });
   CHECK(code == cbg::status::shape);
   CHECK(message.find("features: element count") != std::string::npos);
   // 2^32 x 2^32 wraps to 0 in 64 bits: refused, never a zero-sized allocation.

@@ -26,15 +26,14 @@ TEST_CASE("host copies are performed and counted", "[core]") {
   const cbg::copy_rules rules{};
   std::vector<int> src(100), dst(100, -1);
   std::iota(src.begin(), src.end(), 0);
-  cbg::copy_bytes(dst.data(), memory_kind::host, src.data(), memory_kind::host, 400, nullptr,
-                  counters, rules, CBG_COPY_SITE("test"));
+  cbg::copy_bytes(dst.data(), memory_kind::host, src.data(), memory_kind::host, 400, nullptr, counters, rules,
+                  CBG_COPY_SITE("test"));
   CHECK(dst == src);
 
   // Every other element of src into the first 50 of dst2 (a pitched copy).
   std::vector<int> dst2(50, -1);
-  cbg::copy_bytes_2d(dst2.data(), sizeof(int), memory_kind::host, src.data(), 2 * sizeof(int),
-                     memory_kind::host, sizeof(int), 50, nullptr, counters, rules,
-                     CBG_COPY_SITE("test"));
+  cbg::copy_bytes_2d(dst2.data(), sizeof(int), memory_kind::host, src.data(), 2 * sizeof(int), memory_kind::host,
+                     sizeof(int), 50, nullptr, counters, rules, CBG_COPY_SITE("test"));
   for (int i = 0; i < 50; ++i) CHECK(dst2[i] == 2 * i);
 
   const cbg::copy_totals t = counters.totals();
@@ -51,9 +50,8 @@ TEST_CASE("strict mode refuses device-to-host copies above the metadata limit", 
   std::vector<char> host(cbg::strict_d2h_metadata_limit + 1);
   // The check runs before any CUDA call, so this is testable without a GPU.
   try {
-    cbg::copy_bytes(host.data(), memory_kind::host, reinterpret_cast<const void*>(0x1000),
-                    memory_kind::device, host.size(), nullptr, counters, strict,
-                    CBG_COPY_SITE("labels for the test"));
+    cbg::copy_bytes(host.data(), memory_kind::host, reinterpret_cast<const void*>(0x1000), memory_kind::device,
+                    host.size(), nullptr, counters, strict, CBG_COPY_SITE("labels for the test"));
     FAIL("strict mode let the copy through");
   } catch (const cbg::error& e) {
     CHECK(e.code() == cbg::status::strict_d2h);

@@ -36,9 +36,8 @@ inline cbg::device_buffer<T> upload(const std::vector<T>& v, const cbg::context&
   return d;
 }
 
-inline std::unique_ptr<cat_data> make_cat_data(const std::shared_ptr<cbg::context>& ctx, std::int64_t rows,
-                                               bool binary, std::uint32_t seed, bool on_device = false,
-                                               int classes = 2) {
+inline std::unique_ptr<cat_data> make_cat_data(const std::shared_ptr<cbg::context>& ctx, std::int64_t rows, bool binary,
+                                               std::uint32_t seed, bool on_device = false, int classes = 2) {
   auto d = std::make_unique<cat_data>();
   d->rows = rows;
   std::mt19937 rng(seed);
@@ -70,12 +69,12 @@ inline std::unique_ptr<cat_data> make_cat_data(const std::shared_ptr<cbg::contex
     b = d->device_ints[1].data();
     where = {kDLCUDA, ctx->device()};
   }
-  d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(x, cbg::test::dl_float(32), shape,
-                                                                std::vector<std::int64_t>{}, where));
-  d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(a, cbg::test::dl_int(32), shape,
-                                                                std::vector<std::int64_t>{}, where));
-  d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(b, cbg::test::dl_int(32), shape,
-                                                                std::vector<std::int64_t>{}, where));
+  d->tensors.push_back(
+      std::make_unique<cbg::test::fake_tensor>(x, cbg::test::dl_float(32), shape, std::vector<std::int64_t>{}, where));
+  d->tensors.push_back(
+      std::make_unique<cbg::test::fake_tensor>(a, cbg::test::dl_int(32), shape, std::vector<std::int64_t>{}, where));
+  d->tensors.push_back(
+      std::make_unique<cbg::test::fake_tensor>(b, cbg::test::dl_int(32), shape, std::vector<std::int64_t>{}, where));
   d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(label, cbg::test::dl_float(32), shape,
                                                                 std::vector<std::int64_t>{}, where));
   cbg::pool_inputs in;

@@ -15,8 +15,9 @@
 
 namespace cbg::test {
 
-inline std::vector<double> predict_raw(const model::model& m, const float* floats, const std::vector<std::uint32_t>& cats,
-                                       std::size_t cats_per_row, std::int64_t rows, int dims = 1) {
+inline std::vector<double> predict_raw(const model::model& m, const float* floats,
+                                       const std::vector<std::uint32_t>& cats, std::size_t cats_per_row,
+                                       std::int64_t rows, int dims = 1) {
   model::host_rows hr;
   hr.n_rows = static_cast<std::size_t>(rows);
   hr.floats = floats;

@@ -42,7 +42,8 @@ struct joint_data {
   std::unique_ptr<cbg::pool> pool;
 };
 
-std::unique_ptr<joint_data> make_joint(const std::shared_ptr<cbg::context>& ctx, std::int64_t rows, std::uint32_t seed) {
+std::unique_ptr<joint_data> make_joint(const std::shared_ptr<cbg::context>& ctx, std::int64_t rows,
+                                       std::uint32_t seed) {
   auto d = std::make_unique<joint_data>();
   d->rows = rows;
   d->cat.resize(3);
@@ -51,7 +52,8 @@ std::unique_ptr<joint_data> make_joint(const std::shared_ptr<cbg::context>& ctx,
   const int card[3] = {8, 8, 5};
   for (std::int64_t r = 0; r < rows; ++r) {
     d->x.push_back(normal(rng));
-    for (int k = 0; k < 3; ++k) d->cat[static_cast<std::size_t>(k)].push_back(static_cast<std::int32_t>(rng() % card[k]) * 11 - k);
+    for (int k = 0; k < 3; ++k)
+      d->cat[static_cast<std::size_t>(k)].push_back(static_cast<std::int32_t>(rng() % card[k]) * 11 - k);
     const int a = (d->cat[0].back() + 0) / 11, b = (d->cat[1].back() + 1) / 11;
     const bool hit = (a + b) % 3 == 0;
     d->label.push_back((hit ? 1.f : 0.f) != ((rng() % 10) == 0 ? 1.f : 0.f) ? 1.f : 0.f);
@@ -160,7 +162,8 @@ TEST_CASE("Training with feature combinations: tables, eval predictions and the 
   auto eval = make_joint(ctx, 800, 2);
   for (const int complexity : {1, 2, 3}) {
     const std::string params = R"({"iterations": 30, "depth": 4, "learning_rate": 0.3, "verbose": false,
-        "loss_function": "Logloss", "use_best_model": false, "max_ctr_complexity": )" + std::to_string(complexity) + "}";
+        "loss_function": "Logloss", "use_best_model": false, "max_ctr_complexity": )" +
+                               std::to_string(complexity) + "}";
     const auto [m, last_eval] = cbg::test::train_with_eval(*learn->pool, params, *eval->pool);
     cm::validate(m);
     std::size_t combos = 0, with_float = 0;
@@ -172,7 +175,7 @@ TEST_CASE("Training with feature combinations: tables, eval predictions and the 
       if (!f.ctr.base.proj.float_splits.empty()) ++with_float;
     }
     if (complexity == 1) CHECK(combos == 0);
-    if (complexity > 1) CHECK(combos > 0);  // the label needs (a, b) together
+    if (complexity > 1) CHECK(combos > 0);      // the label needs (a, b) together
     if (complexity > 1) CHECK(with_float > 0);  // the eval keys below then hold float split bits too
 
     // Every combination table (of categorical features only) holds the learn counts under the
@@ -194,8 +197,8 @@ TEST_CASE("Training with feature combinations: tables, eval predictions and the 
       REQUIRE(t.key_count() == expected.size());
       REQUIRE(t.target_classes_count == 2);
       for (const auto& [key, counts] : expected) {
-        const std::uint32_t idx = cm::ctr_lookup(t.bucket_hashes.data(), t.bucket_indices.data(),
-                                                 t.bucket_hashes.size(), key);
+        const std::uint32_t idx =
+            cm::ctr_lookup(t.bucket_hashes.data(), t.bucket_indices.data(), t.bucket_hashes.size(), key);
         REQUIRE(idx != cm::ctr_not_found);
         CHECK(t.counts[idx * 2] == counts.first);
         CHECK(t.counts[idx * 2 + 1] == counts.second);
@@ -225,13 +228,15 @@ TEST_CASE("A GPU context refuses max_ctr_complexity above 1 by name for host-mem
   auto gpu = cbg::context::create(o);
   auto learn = make_joint(gpu, 500, 3);
   try {
-    (void)cbg::train::train(*learn->pool, cbg::train::parse_params(R"({"iterations": 5, "max_ctr_complexity": 2})"), {});
+    (void)cbg::train::train(*learn->pool, cbg::train::parse_params(R"({"iterations": 5, "max_ctr_complexity": 2})"),
+                            {});
     FAIL("accepted");
   } catch (const cbg::error& e) {
     CHECK(e.code() == cbg::status::not_implemented);
     CHECK(std::string(e.what()).find("max_ctr_complexity") != std::string::npos);
   }
   // Unset at 200+ iterations (CatBoost's default would be 4): trains without combinations.
-  const cbg::model::model m = cbg::train::train(*learn->pool, cbg::train::parse_params(R"({"iterations": 200, "depth": 3, "verbose": false})"), {});
+  const cbg::model::model m = cbg::train::train(
+      *learn->pool, cbg::train::parse_params(R"({"iterations": 200, "depth": 3, "verbose": false})"), {});
   for (const auto& f : m.ctr_features) CHECK(f.ctr.base.proj.cat_features.size() == 1);
 }

@@ -129,7 +129,8 @@ std::unique_ptr<combo_data> make_combo_data(const std::shared_ptr<cbg::context>&
   for (std::int64_t r = 0; r < rows; ++r) {
     d->x0.push_back(normal(rng));
     d->x1.push_back(r % 97 == 0 ? std::numeric_limits<float>::quiet_NaN() : normal(rng));
-    for (int k = 0; k < 4; ++k) d->cats[static_cast<std::size_t>(k)].push_back(static_cast<std::int32_t>(rng() % card[k]) * 3 + k);
+    for (int k = 0; k < 4; ++k)
+      d->cats[static_cast<std::size_t>(k)].push_back(static_cast<std::int32_t>(rng() % card[k]) * 3 + k);
     const int a = d->cats[1].back() / 3, b = d->cats[2].back() / 3;
     const float s = 0.4f * d->x0.back() + ((a + b) % 3 == 0 ? 1.f : -0.5f) + (d->cats[0].back() == 0 ? 0.5f : 0.f) +
                     0.01f * static_cast<float>(d->cats[3].back()) + 0.3f * normal(rng);
@@ -185,8 +186,10 @@ void check_tables(const ctr::prepared_data& h, const ctr::prepared_data& d) {
     std::vector<model::ctr_table> out;
     for (const ctr::derived_feature& f : p.derived) {
       if (f.kind != ctr::derived_kind::ctr) continue;
-      const bool have = std::any_of(out.begin(), out.end(), [&](const model::ctr_table& t) { return t.base == f.ctr.base; });
-      const auto t = std::find_if(p.tables.begin(), p.tables.end(), [&](const model::ctr_table& x) { return x.base == f.ctr.base; });
+      const bool have =
+          std::any_of(out.begin(), out.end(), [&](const model::ctr_table& t) { return t.base == f.ctr.base; });
+      const auto t = std::find_if(p.tables.begin(), p.tables.end(),
+                                  [&](const model::ctr_table& x) { return x.base == f.ctr.base; });
       REQUIRE(t != p.tables.end());
       if (!have) out.push_back(*t);
     }
@@ -231,7 +234,8 @@ void run_levels(int complexity, bool binary, bool strict, std::int64_t rows) {
   };
   std::int32_t one_hot = -1;  // the first one-hot column's feature id
   for (std::size_t k = 0; k < h.derived.size() && one_hot < 0; ++k) {
-    if (h.derived[k].kind == ctr::derived_kind::one_hot) one_hot = static_cast<std::int32_t>(h.float_count) + static_cast<std::int32_t>(k);
+    if (h.derived[k].kind == ctr::derived_kind::one_hot)
+      one_hot = static_cast<std::int32_t>(h.float_count) + static_cast<std::int32_t>(k);
   }
   REQUIRE(one_hot >= 0);
 
@@ -320,7 +324,10 @@ void train_both(int complexity, bool binary, bool strict, std::int64_t rows, con
   // CBGPU_TEST_SHRINK: fewer trees (the tools slow every level's candidate columns down).
   const std::string params = std::string(R"({"iterations": )") + std::to_string(cbg::test::shrunk(25, 6)) +
                              R"(, "depth": 5, "verbose": false, "one_hot_max_size": 3,
-      "learning_rate": 0.2, "loss_function": ")" + std::string(classes > 2 ? "MultiClass" : binary ? "Logloss" : "RMSE") +
+      "learning_rate": 0.2, "loss_function": ")" +
+                             std::string(classes > 2 ? "MultiClass"
+                                         : binary    ? "Logloss"
+                                                     : "RMSE") +
                              R"(", "max_ctr_complexity": )" + std::to_string(complexity) + extra + "}";
   cbg::train::train_options ho, go;
   ho.eval = he->pool.get();
@@ -341,8 +348,10 @@ TEST_CASE("The GPU comparison's data gives the host model combinations with floa
   namespace cm = cbg::model;
   auto cpu = make_context(CBG_DEVICE_CPU);
   auto hl = make_combo_data(cpu, 4000, true, 41, false);
-  const cm::model m = cbg::train::train(*hl->pool, cbg::train::parse_params(R"({"iterations": 25, "depth": 5, "verbose": false,
-      "one_hot_max_size": 3, "learning_rate": 0.2, "loss_function": "Logloss", "max_ctr_complexity": 4})"), {});
+  const cm::model m =
+      cbg::train::train(*hl->pool, cbg::train::parse_params(R"({"iterations": 25, "depth": 5, "verbose": false,
+      "one_hot_max_size": 3, "learning_rate": 0.2, "loss_function": "Logloss", "max_ctr_complexity": 4})"),
+                        {});
   std::size_t cats = 0, floats = 0, one_hots = 0;
   for (const cm::ctr_feature& f : m.ctr_features) {
     const auto& proj = f.ctr.base.proj;
@@ -415,7 +424,8 @@ TEST_CASE("On a GPU an unset max_ctr_complexity means 1, even at 200+ iterations
   auto gpu = make_context(0);
   auto dl = make_combo_data(gpu, 2000, true, 51, true);
   const cbg::model::model m = cbg::train::train(
-      *dl->pool, cbg::train::parse_params(R"({"iterations": 200, "depth": 3, "verbose": false, "loss_function": "Logloss"})"), {});
+      *dl->pool,
+      cbg::train::parse_params(R"({"iterations": 200, "depth": 3, "verbose": false, "loss_function": "Logloss"})"), {});
   REQUIRE(!m.ctr_features.empty());
   for (const auto& f : m.ctr_features) CHECK(ctr::projection_length(f.ctr.base.proj) == 1);
 }

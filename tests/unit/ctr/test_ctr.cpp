@@ -73,7 +73,6 @@ std::vector<T> download(const T* d, std::size_t n, const cbg::context& ctx) {
   return v;
 }
 
-
 std::vector<double> predict(const cbg::model::model& m, const cat_data& d, int dims = 1) {
   std::vector<std::uint32_t> cats;
   for (std::int64_t r = 0; r < d.rows; ++r) {
@@ -86,10 +85,12 @@ std::vector<double> predict(const cbg::model::model& m, const cat_data& d, int d
 // Each row's position in the permutation of `seed` (ascending (key, row)).
 std::vector<std::int64_t> positions_of(std::uint64_t seed, std::int64_t rows) {
   std::vector<std::pair<std::uint64_t, std::int64_t>> keyed;
-  for (std::int64_t r = 0; r < rows; ++r) keyed.emplace_back(cbg::ctr::permutation_key(seed, static_cast<std::uint64_t>(r)), r);
+  for (std::int64_t r = 0; r < rows; ++r)
+    keyed.emplace_back(cbg::ctr::permutation_key(seed, static_cast<std::uint64_t>(r)), r);
   std::sort(keyed.begin(), keyed.end());
   std::vector<std::int64_t> pos(static_cast<std::size_t>(rows));
-  for (std::size_t i = 0; i < keyed.size(); ++i) pos[static_cast<std::size_t>(keyed[i].second)] = static_cast<std::int64_t>(i);
+  for (std::size_t i = 0; i < keyed.size(); ++i)
+    pos[static_cast<std::size_t>(keyed[i].second)] = static_cast<std::int64_t>(i);
   return pos;
 }
 
@@ -194,7 +195,8 @@ TEST_CASE("One-hot and CTR columns equal their definitions", "[ctr]") {
       if (d.ctr.base.type == cm::ctr_type::borders) {
         std::uint32_t good = 0, total = 0;
         for (std::int64_t s = 0; s < learn->rows; ++s) {
-          if (learn->b[static_cast<std::size_t>(s)] == v && pos[static_cast<std::size_t>(s)] < pos[static_cast<std::size_t>(r)]) {
+          if (learn->b[static_cast<std::size_t>(s)] == v &&
+              pos[static_cast<std::size_t>(s)] < pos[static_cast<std::size_t>(r)]) {
             ++total;
             good += learn->label[static_cast<std::size_t>(s)] > 0.5f ? 1 : 0;
           }
@@ -221,8 +223,7 @@ TEST_CASE("One-hot and CTR columns equal their definitions", "[ctr]") {
   }
 }
 
-TEST_CASE("Buckets, BinarizedTargetMeanValue and Borders over multiclass targets equal their definitions",
-          "[ctr]") {
+TEST_CASE("Buckets, BinarizedTargetMeanValue and Borders over multiclass targets equal their definitions", "[ctr]") {
   namespace ctr = cbg::ctr;
   namespace cm = cbg::model;
   auto ctx = make_context(CBG_DEVICE_CPU);
@@ -266,7 +267,8 @@ TEST_CASE("Buckets, BinarizedTargetMeanValue and Borders over multiclass targets
             s += term(type, dsc.target_border_idx, static_cast<int>(learn->label[static_cast<std::size_t>(q)]));
           }
         }
-        REQUIRE(p.learn_columns[k][static_cast<std::size_t>(r)] == value(type, s, total, dsc.prior_num, dsc.prior_denom));
+        REQUIRE(p.learn_columns[k][static_cast<std::size_t>(r)] ==
+                value(type, s, total, dsc.prior_num, dsc.prior_denom));
       }
       for (std::int64_t r = 0; r < eval->rows; ++r) {
         std::uint32_t s = 0, total = 0;
@@ -276,7 +278,8 @@ TEST_CASE("Buckets, BinarizedTargetMeanValue and Borders over multiclass targets
             s += term(type, dsc.target_border_idx, static_cast<int>(learn->label[static_cast<std::size_t>(q)]));
           }
         }
-        REQUIRE(p.eval_columns[k][static_cast<std::size_t>(r)] == value(type, s, total, dsc.prior_num, dsc.prior_denom));
+        REQUIRE(p.eval_columns[k][static_cast<std::size_t>(r)] ==
+                value(type, s, total, dsc.prior_num, dsc.prior_denom));
       }
     }
   }
@@ -307,7 +310,8 @@ TEST_CASE("FloatTargetMeanValue is the ordered mean of the raw targets", "[ctr]"
       }
     }
     const double expected = (sum + 0.5) / (total + 1.0);
-    REQUIRE(std::fabs(p.learn_columns[3][static_cast<std::size_t>(r)] - expected) <= 1e-5 * std::max(1.0, std::fabs(expected)));
+    REQUIRE(std::fabs(p.learn_columns[3][static_cast<std::size_t>(r)] - expected) <=
+            1e-5 * std::max(1.0, std::fabs(expected)));
   }
 }
 
@@ -335,7 +339,8 @@ TEST_CASE("Counter CTRs divide by the largest category count; Full counts the ev
     const cbg::model::ctr_table& tb = p.tables[1];
     CHECK(tb.counter_denominator == mx);
     for (std::int64_t r = 0; r < learn->rows; ++r) {
-      const float expected = static_cast<float>(counts[learn->b[static_cast<std::size_t>(r)]]) / (static_cast<float>(mx) + 1.f);
+      const float expected =
+          static_cast<float>(counts[learn->b[static_cast<std::size_t>(r)]]) / (static_cast<float>(mx) + 1.f);
       REQUIRE(p.learn_columns[1][static_cast<std::size_t>(r)] == expected);
     }
   }
@@ -404,7 +409,8 @@ TEST_CASE("GPU training on categorical data equals the host reference byte for b
     auto device_data = make_cat_data(gpu, 5000, binary, 9, true);  // device memory: the GPU CTR path
     auto device_eval = make_cat_data(gpu, 1000, binary, 10, true);
     const std::string params = std::string(R"({"iterations": 30, "depth": 5, "verbose": false, "loss_function": ")") +
-                               (binary ? "Logloss" : "RMSE") + R"(", "simple_ctr": ["Borders", "Counter", "FeatureFreq"]})";
+                               (binary ? "Logloss" : "RMSE") +
+                               R"(", "simple_ctr": ["Borders", "Counter", "FeatureFreq"]})";
     cbg::train::train_options ho, go;
     ho.eval = host_eval->pool.get();
     go.eval = device_eval->pool.get();
@@ -428,7 +434,8 @@ TEST_CASE("GPU training on categorical data works in strict mode (no dataset-siz
   auto h = make_cat_data(cpu, rows, true, 41);
   const std::string params = R"({"iterations": 10, "depth": 6, "verbose": false, "loss_function": "Logloss"})";
   const cbg::model::model m = cbg::train::train(*d->pool, cbg::train::parse_params(params), {});
-  CHECK(cbg::model::write_cbm(m) == cbg::model::write_cbm(cbg::train::train(*h->pool, cbg::train::parse_params(params), {})));
+  CHECK(cbg::model::write_cbm(m) ==
+        cbg::model::write_cbm(cbg::train::train(*h->pool, cbg::train::parse_params(params), {})));
 }
 
 TEST_CASE("GPU CTR preparation equals the host reference bit for bit", "[ctr][gpu]") {

@@ -183,15 +183,14 @@ TEST_CASE("labels, weights and baselines must hold valid values", "[data]") {
   std::vector<float> zero_weight = {0, -0.0f, 0, 0};
   fake_tensor z(zero_weight.data(), dl_float(32), {4});
   CHECK(with(&cbg::pool_inputs::weight, z) == status::bad_data);  // all zero: refused, as CatBoost does
-  CHECK(with(&cbg::pool_inputs::label, d) == status::ok);   // negative labels are fine
+  CHECK(with(&cbg::pool_inputs::label, d) == status::ok);         // negative labels are fine
   CHECK(with(&cbg::pool_inputs::baseline, e) == status::bad_data);
 }
 
 TEST_CASE("value checks count NaN, infinities and negatives (host reference)", "[data]") {
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> v = {1.0, NAN, -inf, inf, -0.0, -3.0, 0.0, NAN};
-  cbg::column_view c{v.data(), cbg::dtype::float64, cbg::memory_kind::host, -1,
-                     static_cast<std::int64_t>(v.size()), 1};
+  cbg::column_view c{v.data(), cbg::dtype::float64, cbg::memory_kind::host, -1, static_cast<std::int64_t>(v.size()), 1};
   CHECK(cbg::count_values_host(c) == cbg::value_counts{2, 2, 1, 1});
   c.size = 4;
   c.stride = 2;  // 1.0, -inf, -0.0, 0.0

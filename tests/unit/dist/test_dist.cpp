@@ -84,7 +84,8 @@ TEST_CASE("gathered tile sums of aligned shards fold to the single-GPU ordered s
       std::vector<double> x(static_cast<std::size_t>(n));
       for (auto& v : x) v = u(rng) * std::exp(u(rng) / 100);
       double whole = 0;
-      tr::ordered_sum_host<1>(n, [&](std::int64_t r, double* o) { o[0] = x[static_cast<std::size_t>(r)]; }, &whole);
+      tr::ordered_sum_host<1>(
+          n, [&](std::int64_t r, double* o) { o[0] = x[static_cast<std::size_t>(r)]; }, &whole);
       const cd::row_split s = cd::even_split(n, ranks, tr::sum_tile);
       std::vector<double> tiles;
       for (int k = 0; k < ranks; ++k) {
@@ -95,13 +96,16 @@ TEST_CASE("gathered tile sums of aligned shards fold to the single-GPU ordered s
         tiles.insert(tiles.end(), part.begin(), part.end());
       }
       double folded = 0;
-      tr::ordered_sum_host<1>(static_cast<std::int64_t>(tiles.size()),
-                              [&](std::int64_t r, double* o) { o[0] = tiles[static_cast<std::size_t>(r)]; }, &folded);
+      tr::ordered_sum_host<1>(
+          static_cast<std::int64_t>(tiles.size()),
+          [&](std::int64_t r, double* o) { o[0] = tiles[static_cast<std::size_t>(r)]; }, &folded);
       // ordered_sum_host folds the tile sums the same way after its first level.
       double reference = 0;
-      const auto level = tr::tile_sums_host<1>(n, [&](std::int64_t r, double* o) { o[0] = x[static_cast<std::size_t>(r)]; });
-      tr::ordered_sum_host<1>(static_cast<std::int64_t>(level.size()),
-                              [&](std::int64_t r, double* o) { o[0] = level[static_cast<std::size_t>(r)]; }, &reference);
+      const auto level =
+          tr::tile_sums_host<1>(n, [&](std::int64_t r, double* o) { o[0] = x[static_cast<std::size_t>(r)]; });
+      tr::ordered_sum_host<1>(
+          static_cast<std::int64_t>(level.size()),
+          [&](std::int64_t r, double* o) { o[0] = level[static_cast<std::size_t>(r)]; }, &reference);
       CAPTURE(n, ranks);
       CHECK(tiles == level);
       CHECK(folded == reference);

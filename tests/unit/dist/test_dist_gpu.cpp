@@ -40,16 +40,16 @@ namespace tr = cbg::train;
 namespace {
 
 // Catch2 2 has no SKIP: a warning and an early return, as CBG_REQUIRE_GPU does.
-#define CBG_REQUIRE_GPUS(n)                                                                          \
-  do {                                                                                               \
-    if (::cbg::visible_device_count() < (n)) {                                                       \
+#define CBG_REQUIRE_GPUS(n)                                                                                \
+  do {                                                                                                     \
+    if (::cbg::visible_device_count() < (n)) {                                                             \
       WARN("SKIPPED: " << (n) << " CUDA devices needed, " << ::cbg::visible_device_count() << " visible"); \
-      return;                                                                                        \
-    }                                                                                                \
-    if (!::cbg::dist::nccl_available()) {                                                            \
-      WARN("SKIPPED: NCCL is not available");                                                        \
-      return;                                                                                        \
-    }                                                                                                \
+      return;                                                                                              \
+    }                                                                                                      \
+    if (!::cbg::dist::nccl_available()) {                                                                  \
+      WARN("SKIPPED: NCCL is not available");                                                              \
+      return;                                                                                              \
+    }                                                                                                      \
   } while (0)
 
 // The generated data set shared with the training tests, with this file's constants (weights
@@ -120,20 +120,25 @@ TEST_CASE("sharded training on 2 and 4 GPUs gives the single-GPU model byte for 
   const std::vector<train_case> cases = {
       {"regression", R"({"loss_function": "RMSE", "iterations": 20, "custom_metric": ["R2", "MAE"]})", true},
       {"binary", R"({"loss_function": "Logloss", "iterations": 20, "custom_metric": ["AUC", "F1"],
-                     "leaf_estimation_iterations": 4, "bootstrap_type": "Bernoulli", "subsample": 0.7})", false},
+                     "leaf_estimation_iterations": 4, "bootstrap_type": "Bernoulli", "subsample": 0.7})",
+       false},
       {"multiclass", R"({"loss_function": "MultiClass", "iterations": 10, "depth": 4})", false},
       {"regression", R"({"loss_function": "Quantile:alpha=0.3", "iterations": 10})", true},
       {"regression", R"({"loss_function": "RMSE", "iterations": 15, "score_function": "L2", "depth": 8,
-                        "bagging_temperature": 2, "early_stopping_rounds": 5})", false},
+                        "bagging_temperature": 2, "early_stopping_rounds": 5})",
+       false},
       // The device-side leaf search (issue 7) with its passes reduced over the ranks: backtracking
       // (the value of each candidate), a bounded loss, MVS (the global mvs_reg) and Poisson draws.
       {"binary", R"({"loss_function": "Logloss", "iterations": 12, "leaf_estimation_iterations": 6,
-                     "leaf_estimation_backtracking": "Armijo", "bootstrap_type": "MVS", "subsample": 0.6})", true},
+                     "leaf_estimation_backtracking": "Armijo", "bootstrap_type": "MVS", "subsample": 0.6})",
+       true},
       {"binary", R"({"loss_function": "Poisson", "iterations": 12, "leaf_estimation_iterations": 3,
                          "leaf_estimation_backtracking": "AnyImprovement", "bootstrap_type": "Poisson",
-                         "subsample": 0.5})", false},
+                         "subsample": 0.5})",
+       false},
       {"multiclass", R"({"loss_function": "MultiClass", "iterations": 6, "depth": 3, "bootstrap_type": "MVS",
-                         "mvs_reg": 0.1, "leaf_estimation_iterations": 2})", false},
+                         "mvs_reg": 0.1, "leaf_estimation_iterations": 2})",
+       false},
   };
   for (const train_case& c : cases) {
     const data d = make_data(50000, 6, c.kind, 5);
@@ -205,7 +210,8 @@ TEST_CASE("sharded training on categorical data gives the single-GPU model byte 
     for (const int n : {2, 4}) {
       if (cbg::visible_device_count() < n) continue;
       INFO(n << " devices, " << (binary ? "Logloss" : "RMSE"));
-      check_same_model(single, tr::train(*learn->pool, tr::parse_params(with_devices(params, n == 2 ? "0:1" : "0-3")), o));
+      check_same_model(single,
+                       tr::train(*learn->pool, tr::parse_params(with_devices(params, n == 2 ? "0:1" : "0-3")), o));
     }
   }
 }
@@ -222,7 +228,8 @@ TEST_CASE("sharded training: a small eval set (ranks without eval rows), devices
   const std::string params = R"({"loss_function": "Logloss", "iterations": 12, "eval_metric": "AUC"})";
   const cbg::model::model single = tr::train(*learn.pool, tr::parse_params(params), o);
   check_same_model(single, tr::train(*learn.pool, tr::parse_params(with_devices(params, "1:0")), o));
-  if (cbg::visible_device_count() >= 4) check_same_model(single, tr::train(*learn.pool, tr::parse_params(with_devices(params, "0-3")), o));
+  if (cbg::visible_device_count() >= 4)
+    check_same_model(single, tr::train(*learn.pool, tr::parse_params(with_devices(params, "0-3")), o));
   // One device other than the pool's: the same path with one rank (no NCCL traffic).
   check_same_model(single, tr::train(*learn.pool, tr::parse_params(with_devices(params, "1")), o));
 }
@@ -248,7 +255,8 @@ TEST_CASE("sharded prediction gives the single-device predictions bit for bit", 
   const data t = make_data(12345, 6, "multiclass", 12);
   auto learn = cbg::test::device_pool(ctx, d, false);
   auto test = cbg::test::device_pool(ctx, t, false);
-  const cbg::model::model m = tr::train(*learn.pool, tr::parse_params(R"({"loss_function": "MultiClass", "iterations": 30})"), {});
+  const cbg::model::model m =
+      tr::train(*learn.pool, tr::parse_params(R"({"loss_function": "MultiClass", "iterations": 30})"), {});
   cbg::apply::device_model_cache cache;
   cbg::apply::predict_options po;
   po.type = cbg::model::prediction_type::probability;
@@ -303,8 +311,10 @@ TEST_CASE("sharded training refuses Exact leaves with several devices", "[gpu][d
   refused(R"({"iterations": 2, "loss_function": "MAE", "boosting_type": "Plain", "devices": "0:1"})",
           "leaf_estimation_method Exact");
   // One device: Exact leaves work as before.
-  CHECK_NOTHROW(tr::train(*learn.pool, tr::parse_params(R"({"iterations": 2, "loss_function": "MAE", "boosting_type": "Plain",
-                                            "devices": "0"})"), {}));
+  CHECK_NOTHROW(tr::train(*learn.pool,
+                          tr::parse_params(R"({"iterations": 2, "loss_function": "MAE", "boosting_type": "Plain",
+                                            "devices": "0"})"),
+                          {}));
 }
 
 // The reducers of one process (NCCL): gathers and reductions of the sizes and types the trainer uses
@@ -321,13 +331,14 @@ TEST_CASE("local reducers: collectives give the exact results", "[gpu][dist]") {
     const std::vector<std::size_t> sum_counts = {1, 513, 8192, 8193};
     const std::vector<std::size_t> max_counts = {1, 3, 16384, 16385};
     const auto value = [](int rank, std::size_t i, int round) {
-      return static_cast<std::uint64_t>(i * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(rank) * 0xbf58476d1ce4e5b9ull +
+      return static_cast<std::uint64_t>(i * 0x9e3779b97f4a7c15ull +
+                                        static_cast<std::uint64_t>(rank) * 0xbf58476d1ce4e5b9ull +
                                         static_cast<std::uint64_t>(round) * 0x94d049bb133111ebull);
     };
     // Per rank: gathered bytes, sums, u32 maxima, u64 maxima and minima of every round and size.
     std::vector<std::vector<std::vector<unsigned char>>> gathered(static_cast<std::size_t>(n));
-    std::vector<std::vector<std::vector<std::uint64_t>>> sums(static_cast<std::size_t>(n)), max64(static_cast<std::size_t>(n)),
-        min64(static_cast<std::size_t>(n));
+    std::vector<std::vector<std::vector<std::uint64_t>>> sums(static_cast<std::size_t>(n)),
+        max64(static_cast<std::size_t>(n)), min64(static_cast<std::size_t>(n));
     std::vector<std::vector<std::vector<unsigned>>> max32(static_cast<std::size_t>(n));
     std::vector<std::string> failures(static_cast<std::size_t>(n));
     std::vector<std::thread> threads;
@@ -485,7 +496,8 @@ TEST_CASE("local reducers: the reduce-scatter gives each rank the sum of its blo
     const std::vector<std::unique_ptr<cbg::dist::reducer>> reds = reducers_of_first(n);
     if (reds.empty()) continue;
     const auto value = [](int rank, std::size_t i) {
-      return static_cast<long long>((i * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(rank) * 0xbf58476d1ce4e5b9ull) >> 8) -
+      return static_cast<long long>(
+                 (i * 0x9e3779b97f4a7c15ull + static_cast<std::uint64_t>(rank) * 0xbf58476d1ce4e5b9ull) >> 8) -
              (1ll << 54);
     };
     for (const std::size_t count : {std::size_t{1}, std::size_t{777}, std::size_t{16384}}) {

@@ -31,7 +31,8 @@ TEST_CASE("rank threads: every call runs once on every rank, in order", "[dist]"
   for (const int n : {1, 3, 4}) {
     counting_reducer red;
     std::vector<cd::reducer*> reds(static_cast<std::size_t>(n), &red);
-    cd::rank_threads threads(std::vector<int>(static_cast<std::size_t>(n), -1), reds, nullptr, std::chrono::microseconds(20000));
+    cd::rank_threads threads(std::vector<int>(static_cast<std::size_t>(n), -1), reds, nullptr,
+                             std::chrono::microseconds(20000));
     CHECK(threads.size() == n);
     std::vector<std::vector<int>> seen(static_cast<std::size_t>(n));
     for (int call = 0; call < 200; ++call) {

@@ -113,8 +113,7 @@ TEST_CASE("atomic files: several files all or nothing", "[io]") {
   const std::string a = s.path("model.cbm"), b = s.path("model.cbm.json");
   cbg::io::write_file_atomically(a, "old cbm");
   fs::create_directory(b);  // the second target cannot be written
-  const std::string msg =
-      failure_of([&] { cbg::io::write_files_atomically({{a, "new cbm"}, {b, "new json"}}); });
+  const std::string msg = failure_of([&] { cbg::io::write_files_atomically({{a, "new cbm"}, {b, "new json"}}); });
   CHECK(msg.find("Is a directory") != std::string::npos);
   CHECK(read(a) == "old cbm");
   CHECK(s.entries() == 2);
@@ -128,7 +127,7 @@ TEST_CASE("atomic files: several files all or nothing", "[io]") {
 
 TEST_CASE("atomic file: devices are written in place, not replaced", "[io]") {
   cbg::io::write_file_atomically("/dev/null", "discarded");
-  struct stat st{};
+  struct stat st {};
   REQUIRE(::stat("/dev/null", &st) == 0);
   CHECK(S_ISCHR(st.st_mode));
 }

@@ -31,8 +31,7 @@ cm::model hand_model() {
   m.float_features.push_back({true, 0, 0, {0.5f}, "f0", cm::nan_treatment::as_true});
   m.float_features.push_back({false, 1, 2, {-1.f, 1.f}, "f1", cm::nan_treatment::as_is});
   m.cat_features.push_back({0, 1, "c0", true});
-  m.one_hot_features.push_back(
-      {0, {static_cast<std::int32_t>(h("a")), static_cast<std::int32_t>(h("b"))}, {"a", "b"}});
+  m.one_hot_features.push_back({0, {static_cast<std::int32_t>(h("a")), static_cast<std::int32_t>(h("b"))}, {"a", "b"}});
   cm::ctr_feature ctr;
   ctr.ctr.base.proj.cat_features = {0};
   ctr.ctr.base.type = cm::ctr_type::counter;
@@ -55,7 +54,8 @@ cm::model hand_model() {
   return m;
 }
 
-std::vector<double> predict(const cm::model& m, const std::vector<float>& floats, const std::vector<std::uint32_t>& cats,
+std::vector<double> predict(const cm::model& m, const std::vector<float>& floats,
+                            const std::vector<std::uint32_t>& cats,
                             cm::prediction_type type = cm::prediction_type::raw_formula_val, std::size_t begin = 0,
                             std::size_t end = std::numeric_limits<std::size_t>::max()) {
   cm::host_rows rows;
@@ -191,8 +191,8 @@ TEST_CASE(".cbm reader: truncated, corrupted and oversized input is a clean erro
   // huge declared core size (plain and the 0xFFFFFFFF + ui64 form)
   const std::uint8_t huge[] = {'C', 'B', 'M', '1', 0xF0, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0};
   CHECK(code_of([&] { cm::read_cbm(huge, sizeof(huge)); }) == status::format);
-  const std::uint8_t huge64[] = {'C', 'B', 'M', '1', 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
-                                 0xFF, 0xFF, 0xFF, 0x7F, 0, 0, 0, 0};
+  const std::uint8_t huge64[] = {'C',  'B',  'M',  '1',  0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                                 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F, 0,    0,    0,    0};
   CHECK(code_of([&] { cm::read_cbm(huge64, sizeof(huge64)); }) == status::format);
   // huge CTR table count after a valid core
   std::uint32_t core_size = 0;
@@ -226,7 +226,12 @@ TEST_CASE(".cbm reader: truncated, corrupted and oversized input is a clean erro
 TEST_CASE("JSON reader: wrong shapes are a clean CBG_ERR_FORMAT", "[model]") {
   const std::string good = cm::write_json(hand_model());
   const std::vector<std::string> bad_docs = {
-      "", "not json", "[]", "{}", "null", R"({"features_info": {}})",
+      "",
+      "not json",
+      "[]",
+      "{}",
+      "null",
+      R"({"features_info": {}})",
       R"({"features_info": {}, "oblivious_trees": 5})",
       R"({"features_info": [], "oblivious_trees": []})",
       R"({"features_info": {"float_features": [{"feature_index": 1e300, "flat_feature_index": 0}]}, "oblivious_trees": []})",

@@ -35,8 +35,7 @@ using cbg::memory_kind;
 
 namespace {
 
-std::shared_ptr<cbg::context> make_context(int device, std::uint64_t seed = 0,
-                                           bool strict = false) {
+std::shared_ptr<cbg::context> make_context(int device, std::uint64_t seed = 0, bool strict = false) {
   cbg::context_options o;
   o.device = device;
   o.seed = seed;
@@ -66,14 +65,30 @@ std::vector<float> corpus(std::int64_t rows, int features, std::uint32_t seed) {
     for (std::int64_t r = 0; r < rows; ++r) {
       float v = 0;
       switch (f % 8) {
-        case 0: v = normal(rng); break;
-        case 1: v = static_cast<float>(small(rng)); break;                        // few integers
-        case 2: v = std::exp(4.0f * normal(rng)); break;                          // heavy tail
-        case 3: v = 7.0f; break;                                                  // constant
-        case 4: v = small(rng) < 3 ? nan : normal(rng); break;                    // NaNs
-        case 5: v = small(rng) < 5 ? -0.0f : (small(rng) < 5 ? 0.0f : 1.0f); break;  // +-0
-        case 6: v = std::round(normal(rng) * 1000.0f); break;                     // long runs
-        case 7: v = small(rng) == 0 ? 1.0f : 2.0f; break;                         // two-valued
+        case 0:
+          v = normal(rng);
+          break;
+        case 1:
+          v = static_cast<float>(small(rng));
+          break;  // few integers
+        case 2:
+          v = std::exp(4.0f * normal(rng));
+          break;  // heavy tail
+        case 3:
+          v = 7.0f;
+          break;  // constant
+        case 4:
+          v = small(rng) < 3 ? nan : normal(rng);
+          break;  // NaNs
+        case 5:
+          v = small(rng) < 5 ? -0.0f : (small(rng) < 5 ? 0.0f : 1.0f);
+          break;  // +-0
+        case 6:
+          v = std::round(normal(rng) * 1000.0f);
+          break;  // long runs
+        case 7:
+          v = small(rng) == 0 ? 1.0f : 2.0f;
+          break;  // two-valued
       }
       x[static_cast<std::size_t>(f * rows + r)] = v;
     }
@@ -91,24 +106,19 @@ TEST_CASE("greedy borders: the median-run cut, ties to the left, float midpoints
   std::vector<std::uint32_t> starts(q::border_stride);
   std::vector<float> out(q::border_stride);
   // n = 10: mid 5, candidates 5 (5|5) and 6 (6|4); 5 wins, border 0.5*4 + 0.5*5.
-  REQUIRE(q::greedy_borders(v.data(), 10, 1, logs->data(), heap.data(), starts.data(),
-                                    out.data()) == 1);
+  REQUIRE(q::greedy_borders(v.data(), 10, 1, logs->data(), heap.data(), starts.data(), out.data()) == 1);
   CHECK(out[0] == 4.5f);
   // Every distinct value gets separated when the budget allows: 9 borders.
-  REQUIRE(q::greedy_borders(v.data(), 10, 254, logs->data(), heap.data(), starts.data(),
-                                    out.data()) == 9);
+  REQUIRE(q::greedy_borders(v.data(), 10, 254, logs->data(), heap.data(), starts.data(), out.data()) == 9);
   for (int i = 0; i < 9; ++i) CHECK(out[static_cast<std::size_t>(i)] == 0.5f + static_cast<float>(i));
   // A constant gives no border; so does an empty feature.
   std::vector<float> c(100, 3.0f);
-  CHECK(q::greedy_borders(c.data(), 100, 128, logs->data(), heap.data(), starts.data(),
-                                  out.data()) == 0);
-  CHECK(q::greedy_borders(c.data(), 0, 128, logs->data(), heap.data(), starts.data(),
-                                  out.data()) == 0);
+  CHECK(q::greedy_borders(c.data(), 100, 128, logs->data(), heap.data(), starts.data(), out.data()) == 0);
+  CHECK(q::greedy_borders(c.data(), 0, 128, logs->data(), heap.data(), starts.data(), out.data()) == 0);
   // -0.0 borders become +0.0.
   std::vector<float> pm = {-std::numeric_limits<float>::denorm_min(), -0.0f};
   const auto logs2 = q::gain_table(q::penalty::log_sum, 2);
-  REQUIRE(q::greedy_borders(pm.data(), 2, 4, logs2->data(), heap.data(), starts.data(),
-                                    out.data()) == 1);
+  REQUIRE(q::greedy_borders(pm.data(), 2, 4, logs2->data(), heap.data(), starts.data(), out.data()) == 1);
   CHECK(bits(out[0]) == 0u);
 }
 
@@ -121,15 +131,13 @@ TEST_CASE("border types: Median, Uniform, UniformAndQuantiles, GreedyMinEntropy"
   };
   // Median: positions (i + 1) * 10 / (k + 1); the regular border before each value.
   CHECK(finished(q::median_candidates(v.data(), 10, 1, out.data())) == std::vector<float>{4.5f});
-  CHECK(finished(q::median_candidates(v.data(), 10, 3, out.data())) ==
-        std::vector<float>{1.5f, 4.5f, 6.5f});
+  CHECK(finished(q::median_candidates(v.data(), 10, 3, out.data())) == std::vector<float>{1.5f, 4.5f, 6.5f});
   // 20 borders over 10 values: the repeats collapse.
   CHECK(finished(q::median_candidates(v.data(), 10, 20, out.data())).size() == 9);
   // Uniform: min + (i + 1) * (max - min) / (k + 1), in float.
   CHECK(finished(q::uniform_candidates(v.data(), 10, 2, out.data())) == std::vector<float>{3.0f, 6.0f});
   // UniformAndQuantiles: one median border (4.5) and one uniform point (4.5) snapped to 4.5.
-  CHECK(finished(q::uniform_and_quantiles_candidates(v.data(), 10, 2, out.data())) ==
-        std::vector<float>{4.5f});
+  CHECK(finished(q::uniform_and_quantiles_candidates(v.data(), 10, 2, out.data())) == std::vector<float>{4.5f});
   // A constant feature has no borders of any type.
   std::vector<float> c(50, 2.0f);
   CHECK(q::median_candidates(c.data(), 50, 8, out.data()) == 0);
@@ -166,8 +174,8 @@ TEST_CASE("exact border types: the DP's cuts minimise the penalty sum", "[quanti
   for (const q::penalty pen : {q::penalty::log_sum, q::penalty::entropy}) {
     const auto gains = q::gain_table(pen, 64);
     for (int trial = 0; trial < 300; ++trial) {
-      const int u = 2 + static_cast<int>(rng() % 9);       // unique values
-      const int k = 1 + static_cast<int>(rng() % 5);       // borders
+      const int u = 2 + static_cast<int>(rng() % 9);  // unique values
+      const int k = 1 + static_cast<int>(rng() % 5);  // borders
       std::vector<float> sorted;
       std::vector<std::uint32_t> counts;
       for (int i = 0; i < u; ++i) {
@@ -178,11 +186,12 @@ TEST_CASE("exact border types: the DP's cuts minimise the penalty sum", "[quanti
       std::vector<float> values(n);
       std::vector<double> err(4 * n);
       std::vector<std::uint32_t> idx(3 * n), choice(std::max<std::uint64_t>(q::exact_choice_size(n, k), 1));
-      const q::exact_scratch s{values.data(), idx.data(), err.data(), err.data() + n, err.data() + 2 * n,
-                               err.data() + 3 * n, idx.data() + n, idx.data() + 2 * n, choice.data()};
+      const q::exact_scratch s{values.data(),  idx.data(),         err.data(),
+                               err.data() + n, err.data() + 2 * n, err.data() + 3 * n,
+                               idx.data() + n, idx.data() + 2 * n, choice.data()};
       std::vector<float> out(q::border_stride);
-      const int count = q::finish_borders(
-          out.data(), q::exact_candidates(sorted.data(), n, k, gains->data(), s, out.data()));
+      const int count =
+          q::finish_borders(out.data(), q::exact_candidates(sorted.data(), n, k, gains->data(), s, out.data()));
       CAPTURE(trial, u, k, count);
       REQUIRE(count == std::min(k, u - 1));
       // Cost of a set of cuts (cut c: between unique values c - 1 and c).
@@ -215,8 +224,7 @@ TEST_CASE("exact border types: the DP's cuts minimise the penalty sum", "[quanti
   }
 }
 
-TEST_CASE("bins: borders strictly below the value; NaN by mode; NaN borders at the ends",
-          "[quantize]") {
+TEST_CASE("bins: borders strictly below the value; NaN by mode; NaN borders at the ends", "[quantize]") {
   float b[4] = {1.0f, 2.0f, 3.0f, 0.0f};
   CHECK(q::bin_of(0.5f, b, 3, q::nan_mode::min) == 0);
   CHECK(q::bin_of(1.0f, b, 3, q::nan_mode::min) == 0);  // equal to a border: the lower bin
@@ -239,9 +247,15 @@ TEST_CASE("bins: borders strictly below the value; NaN by mode; NaN borders at t
 TEST_CASE("bins from the border tree equal bins from the sorted borders", "[quantize]") {
   std::mt19937_64 rng(11);
   const float inf = std::numeric_limits<float>::infinity();
-  const float special[] = {-inf, inf, 0.0f, -0.0f, std::numeric_limits<float>::denorm_min(),
-                           -std::numeric_limits<float>::max(), std::numeric_limits<float>::max(),
-                           1.0f, -1.0f};
+  const float special[] = {-inf,
+                           inf,
+                           0.0f,
+                           -0.0f,
+                           std::numeric_limits<float>::denorm_min(),
+                           -std::numeric_limits<float>::max(),
+                           std::numeric_limits<float>::max(),
+                           1.0f,
+                           -1.0f};
   std::uniform_int_distribution<int> pick(0, 99);
   std::normal_distribution<float> normal;
   const auto draw = [&] {
@@ -270,8 +284,7 @@ TEST_CASE("bins from the border tree equal bins from the sorted borders", "[quan
   }
 }
 
-TEST_CASE("the border subset follows CatBoost's generator (values checked against catboost)",
-          "[quantize]") {
+TEST_CASE("the border subset follows CatBoost's generator (values checked against catboost)", "[quantize]") {
   q::catboost_rng64 rng(0);
   CHECK(rng.next() == 12283622132691337806ULL);
   CHECK(rng.next() == 3889516499669787225ULL);
@@ -285,7 +298,7 @@ TEST_CASE("the border subset follows CatBoost's generator (values checked agains
     std::uint64_t sum;
   };
   const std::vector<expect> cases = {
-      {300000, 200000, 0, {0, 1, 2, 4}, 29998565736ULL},     // partial Fisher-Yates
+      {300000, 200000, 0, {0, 1, 2, 4}, 29998565736ULL},       // partial Fisher-Yates
       {3600000, 200000, 0, {3, 22, 23, 35}, 359956882324ULL},  // rejection into a set
       {250000, 200000, 7, {0, 2, 3, 4}, 25000819733ULL},
       {1000, 10, 3, {25, 59, 109, 124}, 2643ULL},
@@ -313,9 +326,9 @@ TEST_CASE("host quantizer: settings, NaN modes, overrides, layout", "[quantize]"
   CHECK(h.padded_rows == 1024);
   CHECK(h.index.size() == 2u * 1024u);
   CHECK(h.border_count[0] == 16);
-  CHECK(h.border_count[1] == 9);   // ten distinct integers
-  CHECK(h.border_count[3] == 0);   // constant
-  CHECK(h.border_count[7] == 1);   // two-valued: 1.5
+  CHECK(h.border_count[1] == 9);  // ten distinct integers
+  CHECK(h.border_count[3] == 0);  // constant
+  CHECK(h.border_count[7] == 1);  // two-valued: 1.5
   CHECK(borders_of(h, 7) == std::vector<float>{1.5f});
   // Feature 4 has NaNs: 7 searched borders + FLT_MAX last (Max, 8 borders in all).
   CHECK(h.border_count[4] == 8);
@@ -449,8 +462,8 @@ TEST_CASE("staging: pageable columns packed as float32 pieces (host side)", "[qu
       for (std::int64_t j = 0; j < static_cast<std::int64_t>(cols.size()); j += step) staged.push_back(j);
       const std::int64_t len = r1 - r0 + 3;  // floats per packed column
       std::vector<float> out(static_cast<std::size_t>(len) * staged.size(), -1.0f);
-      q::detail::pack_rows(cols.data(), staged.data(), staged.size(), r0, r1, out.data(),
-                           static_cast<std::size_t>(len), threads);
+      q::detail::pack_rows(cols.data(), staged.data(), staged.size(), r0, r1, out.data(), static_cast<std::size_t>(len),
+                           threads);
       std::size_t wrong = 0;  // bit for bit (a NaN may keep its payload)
       for (std::size_t k = 0; k < staged.size(); ++k) {
         for (std::int64_t r = r0; r < r1; ++r) {
@@ -471,8 +484,7 @@ TEST_CASE("staging: pageable columns packed as float32 pieces (host side)", "[qu
 
 namespace {
 
-void check_equal(const q::host_quantized& h, const q::device_quantized& d,
-                 const cbg::context& ctx) {
+void check_equal(const q::host_quantized& h, const q::device_quantized& d, const cbg::context& ctx) {
   REQUIRE(h.rows == d.rows);
   REQUIRE(h.features == d.features);
   REQUIRE(h.padded_rows == d.padded_rows);
@@ -527,11 +539,11 @@ TEST_CASE("GPU quantizer equals the host reference bit for bit", "[gpu][quantize
       {37, 8, true, 0, 5, q::nan_mode::max},
       {5000, 16, false, 0, 254, q::nan_mode::min},
       {5000, 16, true, 3, 128, q::nan_mode::max},
-      {250000, 8, false, 0, 128, q::nan_mode::min},   // sampled subset (Fisher-Yates branch)
+      {250000, 8, false, 0, 128, q::nan_mode::min},  // sampled subset (Fisher-Yates branch)
       {260000, 9, true, 42, 255, q::nan_mode::max},
-      {3000, 80, true, 7, 128, q::nan_mode::min},      // many features: float4 rows
+      {3000, 80, true, 7, 128, q::nan_mode::min},  // many features: float4 rows
       {70000, 67, false, 1, 32, q::nan_mode::max},
-      {50000, 12, true, 9, 128, q::nan_mode::min, 2000},    // subset by rejection: drawn on the GPU
+      {50000, 12, true, 9, 128, q::nan_mode::min, 2000},  // subset by rejection: drawn on the GPU
       {120000, 8, false, 4, 64, q::nan_mode::max, 5000},
   };
   for (const shape& s : shapes) {
@@ -540,8 +552,8 @@ TEST_CASE("GPU quantizer equals the host reference bit for bit", "[gpu][quantize
     std::vector<float> x(col.size());
     for (int f = 0; f < s.features; ++f) {
       for (std::int64_t r = 0; r < s.rows; ++r) {
-        const std::size_t dst = s.row_major ? static_cast<std::size_t>(r * s.features + f)
-                                            : static_cast<std::size_t>(f * s.rows + r);
+        const std::size_t dst =
+            s.row_major ? static_cast<std::size_t>(r * s.features + f) : static_cast<std::size_t>(f * s.rows + r);
         x[dst] = col[static_cast<std::size_t>(f * s.rows + r)];
       }
     }
@@ -551,8 +563,7 @@ TEST_CASE("GPU quantizer equals the host reference bit for bit", "[gpu][quantize
     auto hctx = make_context(cbg::cpu_device, s.seed);
     cbg::device_buffer<float> dx = to_device(x, *gctx);
     cbg::test::fake_tensor ht(x.data(), cbg::test::dl_float(32), {s.rows, s.features}, strides);
-    cbg::test::fake_tensor dt(dx.data(), cbg::test::dl_float(32), {s.rows, s.features}, strides,
-                              DLDevice{kDLCUDA, 0});
+    cbg::test::fake_tensor dt(dx.data(), cbg::test::dl_float(32), {s.rows, s.features}, strides, DLDevice{kDLCUDA, 0});
     cbg::pool_inputs hin, din;
     hin.features = ht.as_borrowed();
     din.features = dt.as_borrowed();
@@ -582,11 +593,20 @@ TEST_CASE("GPU subset draws equal the host's border subset", "[gpu][quantize]") 
   };
   const std::vector<draw_case> cases = {
       // rejection into a set; the first is checked against catboost above
-      {3600000, 200000, 0, 0}, {10500000, 200000, 0, 0}, {1000000, 50000, 5, 0}, {5000, 10, 3, 0},
-      {400, 64, 1, 64},        {400, 64, 2, 70},         {400, 64, 3, 200},
+      {3600000, 200000, 0, 0},
+      {10500000, 200000, 0, 0},
+      {1000000, 50000, 5, 0},
+      {5000, 10, 3, 0},
+      {400, 64, 1, 64},
+      {400, 64, 2, 70},
+      {400, 64, 3, 200},
       // partial Fisher-Yates; the first two are checked against catboost above
-      {300000, 200000, 0, 0},  {250000, 200000, 7, 0},   {400000, 200000, 0, 0},
-      {1000, 200, 3, 0},       {3, 2, 1, 0},             {70, 69, 11, 0},
+      {300000, 200000, 0, 0},
+      {250000, 200000, 7, 0},
+      {400000, 200000, 0, 0},
+      {1000, 200, 3, 0},
+      {3, 2, 1, 0},
+      {70, 69, 11, 0},
   };
   const int no_status = 0x7fffffff;
   for (const draw_case& c : cases) {
@@ -599,8 +619,8 @@ TEST_CASE("GPU subset draws equal the host's border subset", "[gpu][quantize]") 
     // Draws that fall short leave the tail of `out` unwritten; the whole buffer is read back below.
     CBG_CUDA_TRY(cudaMemsetAsync(out.data(), 0xff, out.size_bytes(), ctx->stream()));
     cbg::device_buffer<int> status = to_device(std::vector<int>{no_status}, *ctx);
-    q::detail::draw_subset(plan, scratch.data(), q::catboost_rng64(c.seed).streams(), c.rows, c.k,
-                           out.data(), status.data(), ctx->stream());
+    q::detail::draw_subset(plan, scratch.data(), q::catboost_rng64(c.seed).streams(), c.rows, c.k, out.data(),
+                           status.data(), ctx->stream());
     ctx->sync();
     int got_status = 0;
     std::vector<std::uint32_t> got(c.k);
@@ -677,8 +697,7 @@ TEST_CASE("GPU quantizer in strict mode copies no feature data to the host", "[g
   const int features = 8;
   std::vector<float> x = corpus(rows, features, 9);
   cbg::device_buffer<float> dx = to_device(x, *gctx);
-  cbg::test::fake_tensor dt(dx.data(), cbg::test::dl_float(32), {rows, features}, {1, rows},
-                            DLDevice{kDLCUDA, 0});
+  cbg::test::fake_tensor dt(dx.data(), cbg::test::dl_float(32), {rows, features}, {1, rows}, DLDevice{kDLCUDA, 0});
   cbg::pool_inputs in;
   in.features = dt.as_borrowed();
   const cbg::pool p = cbg::pool::build(gctx, std::move(in));
@@ -708,25 +727,23 @@ struct test_pool {
   std::unique_ptr<cbg::test::fake_tensor> tensor;
   std::unique_ptr<cbg::pool> pool;
 };
-test_pool make_pool(const std::shared_ptr<cbg::context>& ctx, const float* data, std::int64_t rows,
-                    int features, bool row_major, bool on_device) {
+test_pool make_pool(const std::shared_ptr<cbg::context>& ctx, const float* data, std::int64_t rows, int features,
+                    bool row_major, bool on_device) {
   test_pool t;
   const std::vector<std::int64_t> strides =
       row_major ? std::vector<std::int64_t>{features, 1} : std::vector<std::int64_t>{1, rows};
   t.tensor = on_device ? std::make_unique<cbg::test::fake_tensor>(const_cast<float*>(data), cbg::test::dl_float(32),
-                                                                  std::vector<std::int64_t>{rows, features},
-                                                                  strides, DLDevice{kDLCUDA, 0})
+                                                                  std::vector<std::int64_t>{rows, features}, strides,
+                                                                  DLDevice{kDLCUDA, 0})
                        : std::make_unique<cbg::test::fake_tensor>(const_cast<float*>(data), cbg::test::dl_float(32),
-                                                                  std::vector<std::int64_t>{rows, features},
-                                                                  strides);
+                                                                  std::vector<std::int64_t>{rows, features}, strides);
   cbg::pool_inputs in;
   in.features = t.tensor->as_borrowed();
   t.pool = std::make_unique<cbg::pool>(cbg::pool::build(ctx, std::move(in)));
   return t;
 }
 
-std::vector<float> layout(const std::vector<float>& col_major, std::int64_t rows, int features,
-                          bool row_major) {
+std::vector<float> layout(const std::vector<float>& col_major, std::int64_t rows, int features, bool row_major) {
   if (!row_major) return col_major;
   std::vector<float> x(col_major.size());
   for (int f = 0; f < features; ++f) {
@@ -756,8 +773,8 @@ TEST_CASE("GPU quantizer: every border type and the first_rows rule equal the ho
       {37, 8, true, 5, q::nan_mode::max},
       {5000, 16, false, 254, q::nan_mode::min},
       {5000, 16, true, 31, q::nan_mode::max},
-      {250000, 8, false, 16, q::nan_mode::min},                                   // sampled subset
-      {120000, 12, true, 64, q::nan_mode::max, 5000},                             // drawn on the GPU
+      {250000, 8, false, 16, q::nan_mode::min},        // sampled subset
+      {120000, 12, true, 64, q::nan_mode::max, 5000},  // drawn on the GPU
       {30000, 9, false, 128, q::nan_mode::min, 4000, q::subset_rule::first_rows},
       {260000, 70, true, 128, q::nan_mode::min, q::default_max_subset_size, q::subset_rule::sampled,
        false},  // segmented sort by default, greedy/median/uniform only
@@ -804,11 +821,10 @@ TEST_CASE("GPU quantizer: every border type and the first_rows rule equal the ho
   }
 }
 
-TEST_CASE("GPU quantizer: pageable host input staged through pinned memory equals the host",
-          "[gpu][quantize]") {
+TEST_CASE("GPU quantizer: pageable host input staged through pinned memory equals the host", "[gpu][quantize]") {
   CBG_REQUIRE_GPU();
   const std::int64_t rows = cbg::test::shrunk<std::int64_t>(70001, 20001);  // > one 64 KiB piece per column
-  const int features = 21;  // 5 full groups and one of one feature
+  const int features = 21;                                                  // 5 full groups and one of one feature
   const std::vector<float> col = corpus(rows, features, 31);
   for (const bool row_major : {false, true}) {
     const std::vector<float> x = layout(col, rows, features, row_major);
@@ -817,16 +833,16 @@ TEST_CASE("GPU quantizer: pageable host input staged through pinned memory equal
     const test_pool hp = make_pool(hctx, x.data(), rows, features, row_major, false);
     const test_pool gp = make_pool(gctx, x.data(), rows, features, row_major, false);  // pageable, GPU context
     // The exact type's kernels are slow under compute-sanitizer (CBGPU_TEST_SHRINK); staging is the same.
-    const q::border_type exact_or_median = cbg::test::test_shrink() ? q::border_type::median : q::border_type::max_log_sum;
+    const q::border_type exact_or_median =
+        cbg::test::test_shrink() ? q::border_type::median : q::border_type::max_log_sum;
     struct knobs {
       std::int64_t chunk;
       std::size_t piece;
       q::border_type type;
     };
-    for (const knobs& k : {knobs{0, 0, q::border_type::greedy_log_sum},        // automatic: one chunk
+    for (const knobs& k : {knobs{0, 0, q::border_type::greedy_log_sum},          // automatic: one chunk
                            knobs{8, 64 * 1024, q::border_type::greedy_log_sum},  // 3 chunks, many pieces
-                           knobs{4, 100000, q::border_type::median},
-                           knobs{12, 1 << 20, exact_or_median}}) {
+                           knobs{4, 100000, q::border_type::median}, knobs{12, 1 << 20, exact_or_median}}) {
       CAPTURE(row_major, k.chunk, k.piece, static_cast<int>(k.type));
       q::options o;
       o.border_count = 32;
@@ -872,4 +888,3 @@ TEST_CASE("GPU quantizer: pageable host input staged through pinned memory equal
   o.border_count = 50;
   check_equal(q::quantize_host(hp, o), q::quantize_device(gp, o), *gctx);
 }
-

@@ -58,12 +58,12 @@ TEST_CASE("device buffers and accounted copies in every direction", "[gpu]") {
   cbg::device_buffer<int> a(1000, ctx->stream(), ctx->resource());
   cbg::device_buffer<int> b(1000, ctx->stream(), ctx->resource());
   const std::size_t bytes = 1000 * sizeof(int);
-  cbg::copy_bytes(a.data(), memory_kind::device, host.data(), memory_kind::host, bytes,
-                  ctx->stream(), ctx->copies(), ctx->rules(), CBG_COPY_SITE("test h2d"));
-  cbg::copy_bytes(b.data(), memory_kind::device, a.data(), memory_kind::device, bytes,
-                  ctx->stream(), ctx->copies(), ctx->rules(), CBG_COPY_SITE("test d2d"));
-  cbg::copy_bytes(back.data(), memory_kind::host, b.data(), memory_kind::device, bytes,
-                  ctx->stream(), ctx->copies(), ctx->rules(), CBG_COPY_SITE("test d2h"));
+  cbg::copy_bytes(a.data(), memory_kind::device, host.data(), memory_kind::host, bytes, ctx->stream(), ctx->copies(),
+                  ctx->rules(), CBG_COPY_SITE("test h2d"));
+  cbg::copy_bytes(b.data(), memory_kind::device, a.data(), memory_kind::device, bytes, ctx->stream(), ctx->copies(),
+                  ctx->rules(), CBG_COPY_SITE("test d2d"));
+  cbg::copy_bytes(back.data(), memory_kind::host, b.data(), memory_kind::device, bytes, ctx->stream(), ctx->copies(),
+                  ctx->rules(), CBG_COPY_SITE("test d2h"));
   ctx->sync();
   CHECK(back == host);
   const cbg::copy_totals t = ctx->copies().totals();
@@ -84,13 +84,12 @@ TEST_CASE("strict mode allows metadata-sized device-to-host copies only", "[gpu]
   cbg::device_buffer<char> d(big, ctx->stream(), ctx->resource());
   CBG_CUDA_TRY(cudaMemsetAsync(d.data(), 7, big, ctx->stream()));
   std::vector<char> host(big);
-  cbg::copy_bytes(host.data(), memory_kind::host, d.data(), memory_kind::device, 16, ctx->stream(),
-                  ctx->copies(), ctx->rules(), CBG_COPY_SITE("small"));
+  cbg::copy_bytes(host.data(), memory_kind::host, d.data(), memory_kind::device, 16, ctx->stream(), ctx->copies(),
+                  ctx->rules(), CBG_COPY_SITE("small"));
   ctx->sync();
   CHECK(host[15] == 7);
-  CHECK_THROWS_AS(cbg::copy_bytes(host.data(), memory_kind::host, d.data(), memory_kind::device,
-                                  big, ctx->stream(), ctx->copies(), ctx->rules(),
-                                  CBG_COPY_SITE("big")),
+  CHECK_THROWS_AS(cbg::copy_bytes(host.data(), memory_kind::host, d.data(), memory_kind::device, big, ctx->stream(),
+                                  ctx->copies(), ctx->rules(), CBG_COPY_SITE("big")),
                   cbg::error);
   CHECK(ctx->copies().totals().bytes_in(copy_direction::d2h) == 16);
 }
@@ -106,12 +105,11 @@ TEST_CASE("GPU value checks equal the host reference", "[gpu]") {
   for (std::size_t i = 0; i < n; i += 997) values[i] = std::numeric_limits<float>::quiet_NaN();
   for (std::size_t i = 5; i < n; i += 4099) values[i] = -std::numeric_limits<float>::infinity();
   cbg::device_buffer<float> d(n, ctx->stream(), ctx->resource());
-  cbg::copy_bytes(d.data(), memory_kind::device, values.data(), memory_kind::host,
-                  n * sizeof(float), ctx->stream(), ctx->copies(), ctx->rules(),
-                  CBG_COPY_SITE("test upload"));
+  cbg::copy_bytes(d.data(), memory_kind::device, values.data(), memory_kind::host, n * sizeof(float), ctx->stream(),
+                  ctx->copies(), ctx->rules(), CBG_COPY_SITE("test upload"));
   for (const std::int64_t stride : {1, 3}) {
-    cbg::column_view host{values.data(), cbg::dtype::float32, memory_kind::host, -1,
-                          static_cast<std::int64_t>(n) / stride, stride};
+    cbg::column_view host{
+        values.data(), cbg::dtype::float32, memory_kind::host, -1, static_cast<std::int64_t>(n) / stride, stride};
     cbg::column_view dev = host;
     dev.data = d.data();
     dev.memory = memory_kind::device;
@@ -129,8 +127,7 @@ TEST_CASE("a pool over device memory copies nothing to the host", "[gpu]") {
   const std::int64_t rows = 4096, cols = 8;
   cbg::device_buffer<float> x(static_cast<std::size_t>(rows * cols), ctx->stream(), ctx->resource());
   cbg::device_buffer<float> y(static_cast<std::size_t>(rows), ctx->stream(), ctx->resource());
-  cbg::test::fake_tensor features(x.data(), cbg::test::dl_float(32), {rows, cols}, {},
-                                  DLDevice{kDLCUDA, 0});
+  cbg::test::fake_tensor features(x.data(), cbg::test::dl_float(32), {rows, cols}, {}, DLDevice{kDLCUDA, 0});
   cbg::test::fake_tensor label(y.data(), cbg::test::dl_float(32), {rows}, {}, DLDevice{kDLCUDA, 0});
   cudaStream_t producer = nullptr;
   CBG_CUDA_TRY(cudaStreamCreateWithFlags(&producer, cudaStreamNonBlocking));
@@ -185,7 +182,8 @@ TEST_CASE("tensor copies between device and host, strided", "[gpu]") {
   host_dst.strides[1] = 6;
   cbg::copy_tensor(*ctx, host_dst, dev.as_const());
   for (int i = 0; i < 6; ++i) {
-    for (int j = 0; j < 4; ++j) CHECK(back[static_cast<std::size_t>(j * 6 + i)] == src[static_cast<std::size_t>(i * 4 + j)]);
+    for (int j = 0; j < 4; ++j)
+      CHECK(back[static_cast<std::size_t>(j * 6 + i)] == src[static_cast<std::size_t>(i * 4 + j)]);
   }
 }
 
@@ -196,12 +194,11 @@ TEST_CASE("a NaN label in device memory is found on the GPU", "[gpu]") {
   y[17] = std::numeric_limits<float>::quiet_NaN();
   cbg::device_buffer<float> dx(x.size(), ctx->stream(), ctx->resource());
   cbg::device_buffer<float> dy(y.size(), ctx->stream(), ctx->resource());
-  cbg::copy_bytes(dx.data(), memory_kind::device, x.data(), memory_kind::host, x.size() * 4,
-                  ctx->stream(), ctx->copies(), ctx->rules(), CBG_COPY_SITE("test"));
-  cbg::copy_bytes(dy.data(), memory_kind::device, y.data(), memory_kind::host, y.size() * 4,
-                  ctx->stream(), ctx->copies(), ctx->rules(), CBG_COPY_SITE("test"));
-  cbg::test::fake_tensor features(dx.data(), cbg::test::dl_float(32), {64, 1}, {},
-                                  DLDevice{kDLCUDA, 0});
+  cbg::copy_bytes(dx.data(), memory_kind::device, x.data(), memory_kind::host, x.size() * 4, ctx->stream(),
+                  ctx->copies(), ctx->rules(), CBG_COPY_SITE("test"));
+  cbg::copy_bytes(dy.data(), memory_kind::device, y.data(), memory_kind::host, y.size() * 4, ctx->stream(),
+                  ctx->copies(), ctx->rules(), CBG_COPY_SITE("test"));
+  cbg::test::fake_tensor features(dx.data(), cbg::test::dl_float(32), {64, 1}, {}, DLDevice{kDLCUDA, 0});
   cbg::test::fake_tensor label(dy.data(), cbg::test::dl_float(32), {64}, {}, DLDevice{kDLCUDA, 0});
   cbg::pool_inputs in;
   in.features = features.as_versioned();

@@ -61,11 +61,16 @@ TEST_CASE("explicit strides are kept (column-major, sliced)", "[tensor]") {
 TEST_CASE("every supported dtype is accepted", "[tensor]") {
   std::vector<std::uint64_t> data(4);
   const std::vector<std::pair<DLDataType, cbg::dtype>> cases = {
-      {dl_float(16), cbg::dtype::float16}, {dl_float(32), cbg::dtype::float32},
-      {dl_float(64), cbg::dtype::float64}, {dl_int(8), cbg::dtype::int8},
-      {dl_int(16), cbg::dtype::int16},     {dl_int(32), cbg::dtype::int32},
-      {dl_int(64), cbg::dtype::int64},     {cbg::test::dl_uint(8), cbg::dtype::uint8},
-      {cbg::test::dl_uint(16), cbg::dtype::uint16}, {cbg::test::dl_uint(32), cbg::dtype::uint32},
+      {dl_float(16), cbg::dtype::float16},
+      {dl_float(32), cbg::dtype::float32},
+      {dl_float(64), cbg::dtype::float64},
+      {dl_int(8), cbg::dtype::int8},
+      {dl_int(16), cbg::dtype::int16},
+      {dl_int(32), cbg::dtype::int32},
+      {dl_int(64), cbg::dtype::int64},
+      {cbg::test::dl_uint(8), cbg::dtype::uint8},
+      {cbg::test::dl_uint(16), cbg::dtype::uint16},
+      {cbg::test::dl_uint(32), cbg::dtype::uint32},
       {cbg::test::dl_uint(64), cbg::dtype::uint64},
       {DLDataType{cbg::dlpack::code_bool, 8, 1}, cbg::dtype::boolean}};
   for (const auto& [dl, expected] : cases) {
@@ -77,9 +82,9 @@ TEST_CASE("every supported dtype is accepted", "[tensor]") {
 TEST_CASE("the reject matrix gives a distinct code for each kind of problem", "[tensor]") {
   std::vector<float> data(16);
   SECTION("unsupported dtypes") {
-    for (const DLDataType dl : {DLDataType{kDLBfloat, 16, 1}, DLDataType{kDLComplex, 64, 1},
-                                DLDataType{kDLFloat, 32, 2}, DLDataType{kDLFloat, 8, 1},
-                                DLDataType{kDLInt, 4, 1}, DLDataType{kDLOpaqueHandle, 64, 1}}) {
+    for (const DLDataType dl :
+         {DLDataType{kDLBfloat, 16, 1}, DLDataType{kDLComplex, 64, 1}, DLDataType{kDLFloat, 32, 2},
+          DLDataType{kDLFloat, 8, 1}, DLDataType{kDLInt, 4, 1}, DLDataType{kDLOpaqueHandle, 64, 1}}) {
       fake_tensor t(data.data(), dl, {4});
       CHECK(import_status(t.as_versioned(), host_rules()) == status::dtype);
     }
@@ -112,12 +117,12 @@ TEST_CASE("the reject matrix gives a distinct code for each kind of problem", "[
     CHECK(import_status(null_data.as_versioned(), host_rules()) == status::null_pointer);
     fake_tensor empty(nullptr, dl_float(32), {0});
     CHECK(import_status(empty.as_versioned(), host_rules()) == status::ok);  // zero-size may be NULL
-    CHECK(import_status(cbg::tensor_ref{cbg::tensor_ref_kind::dlpack_versioned, nullptr},
-                        host_rules()) == status::null_pointer);
+    CHECK(import_status(cbg::tensor_ref{cbg::tensor_ref_kind::dlpack_versioned, nullptr}, host_rules()) ==
+          status::null_pointer);
   }
   SECTION("unknown kind") {
-    CHECK(import_status(cbg::tensor_ref{static_cast<cbg::tensor_ref_kind>(9), data.data()},
-                        host_rules()) == status::invalid_argument);
+    CHECK(import_status(cbg::tensor_ref{static_cast<cbg::tensor_ref_kind>(9), data.data()}, host_rules()) ==
+          status::invalid_argument);
   }
   SECTION("version") {
     fake_tensor t(data.data(), dl_float(32), {4});

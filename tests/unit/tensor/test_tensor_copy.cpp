@@ -21,8 +21,7 @@ cbg::tensor_view matrix(const float* data, std::int64_t rows, std::int64_t cols,
   return v;
 }
 
-cbg::mutable_tensor_view writable(float* data, std::int64_t rows, std::int64_t cols,
-                                  bool column_major) {
+cbg::mutable_tensor_view writable(float* data, std::int64_t rows, std::int64_t cols, bool column_major) {
   const cbg::tensor_view c = matrix(data, rows, cols, column_major);
   cbg::mutable_tensor_view m;
   m.data = data;
@@ -81,7 +80,8 @@ TEST_CASE("a sliced source copies rows of contiguous elements", "[tensor]") {
   auto ctx = cpu();
   cbg::copy_tensor(*ctx, writable(dst.data(), 5, 6, false), v);
   for (int i = 0; i < 5; ++i) {
-    for (int j = 0; j < 6; ++j) CHECK(dst[static_cast<std::size_t>(i * 6 + j)] == src[static_cast<std::size_t>(i * 12 + j)]);
+    for (int j = 0; j < 6; ++j)
+      CHECK(dst[static_cast<std::size_t>(i * 6 + j)] == src[static_cast<std::size_t>(i * 12 + j)]);
   }
   CHECK(ctx->copies().totals().calls_in(cbg::copy_direction::h2h) == 1);  // one pitched copy
 }

@@ -52,8 +52,7 @@ std::shared_ptr<cbg::context> make_context(int device, bool strict = false) {
 // The generated data set shared with the multi-GPU tests, with this file's constants.
 using dataset = cbg::test::train_data;
 
-dataset make_data(std::int64_t rows, int features, const std::string& kind, std::uint32_t seed,
-                  bool weights = false) {
+dataset make_data(std::int64_t rows, int features, const std::string& kind, std::uint32_t seed, bool weights = false) {
   return cbg::test::make_train_data(rows, features, kind, seed, {/*nan_every=*/7, /*noise=*/0.2f, weights});
 }
 
@@ -97,8 +96,8 @@ std::vector<double> predict(const cbg::model::model& m, const dataset& d) {
   hr.floats = rows.data();
   hr.float_row_stride = static_cast<std::size_t>(d.features);
   std::vector<double> out(static_cast<std::size_t>(d.rows * m.approx_dimension));
-  cbg::model::predict_host(m, hr, cbg::model::prediction_type::raw_formula_val, 0, m.tree_count(),
-                           out.data(), out.size());
+  cbg::model::predict_host(m, hr, cbg::model::prediction_type::raw_formula_val, 0, m.tree_count(), out.data(),
+                           out.size());
   return out;
 }
 
@@ -153,7 +152,12 @@ TEST_CASE("ordered sums follow the tile order; fixed point never overflows", "[t
   for (const std::int64_t n : {0L, 1L, 255L, 4096L, 4097L, 100000L, 5000000L}) {
     double out[2];
     tr::ordered_sum_host<2>(
-        n, [](std::int64_t r, double* v) { v[0] = 1.0; v[1] = static_cast<double>(r % 3); }, out);
+        n,
+        [](std::int64_t r, double* v) {
+          v[0] = 1.0;
+          v[1] = static_cast<double>(r % 3);
+        },
+        out);
     CHECK(out[0] == static_cast<double>(n));
     double expect = 0;
     for (std::int64_t r = 0; r < n; ++r) expect += static_cast<double>(r % 3);
@@ -161,7 +165,8 @@ TEST_CASE("ordered sums follow the tile order; fixed point never overflows", "[t
   }
   // The order, not only the value: a sum that rounds differently in row order.
   double o[1];
-  tr::ordered_sum_host<1>(4, [](std::int64_t r, double* v) { v[0] = r == 0 ? 1e16 : 1.0; }, o);
+  tr::ordered_sum_host<1>(
+      4, [](std::int64_t r, double* v) { v[0] = r == 0 ? 1e16 : 1.0; }, o);
   CHECK(o[0] == 1e16 + 2.0);  // pairwise: (1e16 + 1) + (1 + 1); in row order it would stay 1e16
   for (const double m : {1e-30, 0.3, 1.0, 7.5, 1e20}) {
     const tr::fixed_scale s = tr::fixed_scale_for(m, 10000000);
@@ -180,11 +185,9 @@ TEST_CASE("loss derivatives are the negative gradient and the Hessian of the los
     float target;
   };
   const std::vector<item> items = {
-      {loss_kind::rmse, 1, 1.5f},          {loss_kind::logloss, 1, 1.0f},
-      {loss_kind::cross_entropy, 1, 0.3f}, {loss_kind::multiclass, 3, 2.0f},
-      {loss_kind::multiclass, 3, 0.0f},    {loss_kind::multiclass_one_vs_all, 3, 1.0f},
-      {loss_kind::poisson, 1, 3.0f},       {loss_kind::tweedie, 1, 2.0f},
-      {loss_kind::rmse_with_uncertainty, 2, 0.7f},
+      {loss_kind::rmse, 1, 1.5f},       {loss_kind::logloss, 1, 1.0f},    {loss_kind::cross_entropy, 1, 0.3f},
+      {loss_kind::multiclass, 3, 2.0f}, {loss_kind::multiclass, 3, 0.0f}, {loss_kind::multiclass_one_vs_all, 3, 1.0f},
+      {loss_kind::poisson, 1, 3.0f},    {loss_kind::tweedie, 1, 2.0f},    {loss_kind::rmse_with_uncertainty, 2, 0.7f},
   };
   for (const item& it : items) {
     CAPTURE(static_cast<int>(it.kind));
@@ -223,7 +226,8 @@ TEST_CASE("the fused loss and derivatives equal the separate ones bit for bit", 
   for (const loss_kind kind : {loss_kind::logloss, loss_kind::cross_entropy, loss_kind::rmse, loss_kind::poisson}) {
     tr::loss_spec l;
     l.kind = kind;
-    for (const double x : {0.0, -0.0, 1e-300, -1e-300, 0.3, -0.3, 2.5, -2.5, 36.0, -36.0, 700.0, -700.0, 800.0, -800.0}) {
+    for (const double x :
+         {0.0, -0.0, 1e-300, -1e-300, 0.3, -0.3, 2.5, -2.5, 36.0, -36.0, 700.0, -700.0, 800.0, -800.0}) {
       for (const float t : {0.0f, 1.0f, 0.25f}) {
         CAPTURE(static_cast<int>(kind), x, t);
         double d1[1], h1[1], d2[1], h2[1];
@@ -326,8 +330,10 @@ TEST_CASE("MVS keeps about the subsample, unbiased, the largest derivatives for 
       const auto i = static_cast<std::size_t>(r);
       if (w[i] > 0) ++kept;
       total += w[i];
-      if (w[i] == 0.f) CHECK(d[i] == 0.f);
-      else CHECK(std::fabs(d[i] - der[i] * w[i]) <= 1e-6f * std::fabs(der[i] * w[i]));
+      if (w[i] == 0.f)
+        CHECK(d[i] == 0.f);
+      else
+        CHECK(std::fabs(d[i] - der[i] * w[i]) <= 1e-6f * std::fabs(der[i] * w[i]));
     }
     CAPTURE(subsample, kept, total);
     CHECK(std::fabs(static_cast<double>(kept) / n - subsample) < 0.02);
@@ -351,9 +357,11 @@ TEST_CASE("host training: Exact leaves are the weighted quantiles of the residua
   dataset d = make_data(2001, 4, "regression", 5, /*weights=*/false);
   pool_fixture hp = host_pool(hctx, d, false);
   const double alpha = 0.3;
-  const cbg::model::model m = tr::train(*hp.pool, tr::parse_params(R"({"loss_function": "Quantile:alpha=0.3", "iterations": 1,
+  const cbg::model::model m =
+      tr::train(*hp.pool, tr::parse_params(R"({"loss_function": "Quantile:alpha=0.3", "iterations": 1,
       "depth": 1, "leaf_estimation_method": "Exact", "learning_rate": 1.0, "random_strength": 0,
-      "bootstrap_type": "No", "boost_from_average": true})"), {});
+      "bootstrap_type": "No", "boost_from_average": true})"),
+                {});
   REQUIRE(m.tree_count() == 1);
   const auto quantile = [alpha](std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -376,7 +384,8 @@ TEST_CASE("host training: Exact leaves are the weighted quantiles of the residua
   std::vector<double> left, right;
   for (std::int64_t r = 0; r < d.rows; ++r) {
     const double res = static_cast<double>(d.label[static_cast<std::size_t>(r)]) - start;
-    (d.x[column * static_cast<std::size_t>(d.rows) + static_cast<std::size_t>(r)] > border ? right : left).push_back(res);
+    (d.x[column * static_cast<std::size_t>(d.rows) + static_cast<std::size_t>(r)] > border ? right : left)
+        .push_back(res);
   }
   CHECK(m.leaf_values.at(0) == quantile(left));
   CHECK(m.leaf_values.at(1) == quantile(right));
@@ -470,10 +479,12 @@ TEST_CASE("parameters: the data-dependent defaults of CatBoost's GPU mode", "[tr
   // Exact: CatBoost's GPU choice for MAE/Quantile once boosting_type Plain is set; MAE/Quantile only.
   r = tr::resolve_params(tr::parse_params(R"({"loss_function": "MAE", "boosting_type": "Plain"})"), f);
   CHECK(r.method == tr::leaf_method::exact);
-  r = tr::resolve_params(tr::parse_params(R"({"loss_function": "Quantile:alpha=0.2", "leaf_estimation_method": "Exact"})"), f);
+  r = tr::resolve_params(
+      tr::parse_params(R"({"loss_function": "Quantile:alpha=0.2", "leaf_estimation_method": "Exact"})"), f);
   CHECK(r.method == tr::leaf_method::exact);
-  CHECK_THROWS_AS(tr::resolve_params(tr::parse_params(R"({"loss_function": "RMSE", "leaf_estimation_method": "Exact"})"), f),
-                  cbg::error);
+  CHECK_THROWS_AS(
+      tr::resolve_params(tr::parse_params(R"({"loss_function": "RMSE", "leaf_estimation_method": "Exact"})"), f),
+      cbg::error);
   r = tr::resolve_params(tr::parse_params(R"({"loss_function": "Tweedie:variance_power=1.5"})"), f);
   CHECK(r.leaf_iterations == 20);
   f.has_eval = true;
@@ -495,12 +506,11 @@ TEST_CASE("host training: every loss learns; the model predicts what training co
     const char* loss;
     const char* kind;
   };
-  for (const loss_case lc : {loss_case{"RMSE", "regression"}, loss_case{"Logloss", "binary"},
-                             loss_case{"CrossEntropy", "binary"}, loss_case{"MultiClass", "multiclass"},
-                             loss_case{"MultiClassOneVsAll", "multiclass"}, loss_case{"MAE", "regression"},
-                             loss_case{"Quantile:alpha=0.8", "regression"}, loss_case{"Poisson", "count"},
-                             loss_case{"Tweedie:variance_power=1.5", "count"},
-                             loss_case{"RMSEWithUncertainty", "regression"}}) {
+  for (const loss_case lc :
+       {loss_case{"RMSE", "regression"}, loss_case{"Logloss", "binary"}, loss_case{"CrossEntropy", "binary"},
+        loss_case{"MultiClass", "multiclass"}, loss_case{"MultiClassOneVsAll", "multiclass"},
+        loss_case{"MAE", "regression"}, loss_case{"Quantile:alpha=0.8", "regression"}, loss_case{"Poisson", "count"},
+        loss_case{"Tweedie:variance_power=1.5", "count"}, loss_case{"RMSEWithUncertainty", "regression"}}) {
     CAPTURE(lc.loss);
     dataset d = make_data(600, 6, lc.kind, 3, /*weights=*/true);
     pool_fixture f = host_pool(ctx, d, true);
@@ -511,8 +521,7 @@ TEST_CASE("host training: every loss learns; the model predicts what training co
       return true;
     };
     const std::string params = fmt::format(
-        R"({{"loss_function": "{}", "iterations": 30, "depth": 4, "learning_rate": 0.2, "verbose": false}})",
-        lc.loss);
+        R"({{"loss_function": "{}", "iterations": 30, "depth": 4, "learning_rate": 0.2, "verbose": false}})", lc.loss);
     const cbg::model::model m = tr::train(*f.pool, tr::parse_params(params), o);
     CHECK(m.tree_count() == 30);
     REQUIRE(learn.size() == 30);
@@ -533,7 +542,8 @@ TEST_CASE("host training: deterministic bytes, callback stop, early stopping, be
   const auto b = cbm_bytes(tr::train(*f.pool, tr::parse_params(params), {}));
   CHECK(a == b);
   const auto c = cbm_bytes(tr::train(*f.pool, tr::parse_params(R"({"loss_function": "Logloss", "iterations": 40,
-                                                  "verbose": false, "random_seed": 9})"), {}));
+                                                  "verbose": false, "random_seed": 9})"),
+                                     {}));
   CHECK(a != c);
 
   tr::train_options stop;
@@ -552,7 +562,8 @@ TEST_CASE("host training: deterministic bytes, callback stop, early stopping, be
   };
   const cbg::model::model m = tr::train(
       *f.pool, tr::parse_params(R"({"loss_function": "Logloss", "iterations": 400, "learning_rate": 0.5, "depth": 8,
-                   "early_stopping_rounds": 10, "verbose": false})"), eo);
+                   "early_stopping_rounds": 10, "verbose": false})"),
+      eo);
   CHECK(last < 399);
   CHECK(last - best == 10);
   CHECK(m.tree_count() == static_cast<std::size_t>(best + 1));
@@ -561,7 +572,8 @@ TEST_CASE("host training: deterministic bytes, callback stop, early stopping, be
   last = -1;
   const cbg::model::model inc = tr::train(
       *f.pool, tr::parse_params(R"({"loss_function": "Logloss", "iterations": 400, "learning_rate": 0.5, "depth": 8,
-                   "od_type": "IncToDec", "od_pval": 0.5, "use_best_model": false, "verbose": false})"), eo);
+                   "od_type": "IncToDec", "od_pval": 0.5, "use_best_model": false, "verbose": false})"),
+      eo);
   CHECK(last < 399);
   CHECK(last > best);
   CHECK(inc.tree_count() == static_cast<std::size_t>(last + 1));
@@ -573,7 +585,8 @@ TEST_CASE("host training: an RMSE model's predictions equal the boosted approxes
   pool_fixture f = host_pool(ctx, d);
   const cbg::model::model m = tr::train(
       *f.pool, tr::parse_params(R"({"loss_function": "RMSE", "iterations": 50, "learning_rate": 0.3, "verbose": false,
-                   "custom_metric": ["R2", "MAE"]})"), {});
+                   "custom_metric": ["R2", "MAE"]})"),
+      {});
   const std::vector<double> p = predict(m, d);
   double mean = 0;
   for (float y : d.label) mean += y;
@@ -600,8 +613,9 @@ TEST_CASE("host training: labels that do not fit the loss are refused", "[train]
     CHECK(std::string(e.what()).find("target_border") != std::string::npos);
   }
   // With target_border the same labels train.
-  CHECK(tr::train(*f.pool, tr::parse_params(R"({"loss_function": "Logloss", "target_border": 0.5, "iterations": 3})"), {})
-            .tree_count() == 3);
+  CHECK(
+      tr::train(*f.pool, tr::parse_params(R"({"loss_function": "Logloss", "target_border": 0.5, "iterations": 3})"), {})
+          .tree_count() == 3);
 }
 
 // ---- the GPU boosting loop -----------------------------------------------------------------------------
@@ -657,9 +671,9 @@ TEST_CASE("GPU training equals the host reference tree for tree, byte for byte",
     for (std::size_t t = 0; t < hm.tree_count() && first_diff == hm.tree_count(); ++t) {
       const auto at = static_cast<std::size_t>(hm.tree_start_offsets[t]);
       const auto size = static_cast<std::size_t>(hm.tree_sizes[t]);
-      const bool same_splits = gm.tree_sizes[t] == hm.tree_sizes[t] &&
-                               std::equal(hm.tree_splits.begin() + at, hm.tree_splits.begin() + at + size,
-                                          gm.tree_splits.begin() + at);
+      const bool same_splits =
+          gm.tree_sizes[t] == hm.tree_sizes[t] &&
+          std::equal(hm.tree_splits.begin() + at, hm.tree_splits.begin() + at + size, gm.tree_splits.begin() + at);
       if (!same_splits) first_diff = t;
     }
     INFO("first tree whose splits differ: " << first_diff << " of " << hm.tree_count());
@@ -678,8 +692,9 @@ TEST_CASE("GPU training equals the host reference tree for tree, byte for byte",
     const std::string& gt = *gm.info_value("training");
     std::size_t text_at = 0;
     while (text_at < std::min(ht.size(), gt.size()) && ht[text_at] == gt[text_at]) ++text_at;
-    INFO("metric history differs at character " << text_at << ": host '" << ht.substr(text_at > 40 ? text_at - 40 : 0, 120)
-                                                << "' gpu '" << gt.substr(text_at > 40 ? text_at - 40 : 0, 120) << "'");
+    INFO("metric history differs at character " << text_at << ": host '"
+                                                << ht.substr(text_at > 40 ? text_at - 40 : 0, 120) << "' gpu '"
+                                                << gt.substr(text_at > 40 ? text_at - 40 : 0, 120) << "'");
     CHECK(ht == gt);
     CHECK(cbm_bytes(gm) == cbm_bytes(hm));
   }
@@ -710,7 +725,8 @@ TEST_CASE("GPU training with stage timings gives the same model and times every 
   device_pool_fixture p = device_pool(pctx, d);
   const std::string params = R"({"loss_function": "Logloss", "iterations": 12, "leaf_estimation_iterations": 4,
                                  "custom_metric": ["AUC"]})";
-  CHECK(cbm_bytes(tr::train(*p.pool, tr::parse_params(params), {})) == cbm_bytes(tr::train(*g.pool, tr::parse_params(params), {})));
+  CHECK(cbm_bytes(tr::train(*p.pool, tr::parse_params(params), {})) ==
+        cbm_bytes(tr::train(*g.pool, tr::parse_params(params), {})));
   std::map<std::string, cbg::stage_total> by;
   for (const cbg::stage_total& t : pctx->stage_profiler().totals()) by[t.stage] = t;
   CHECK(by["boosting.weak_target"].calls == 12);
@@ -732,11 +748,12 @@ TEST_CASE("GPU training from device tensors copies no dataset-sized data to the 
   tr::train_options o;
   o.eval = ge.pool.get();
   const int iterations = 20;
-  const cbg::model::model m = tr::train(
-      *g.pool,
-      tr::parse_params(fmt::format(R"({{"loss_function": "RMSE", "iterations": {}, "custom_metric": "R2", "use_best_model": false}})",
-                  iterations)),
-      o);
+  const cbg::model::model m =
+      tr::train(*g.pool,
+                tr::parse_params(fmt::format(
+                    R"({{"loss_function": "RMSE", "iterations": {}, "custom_metric": "R2", "use_best_model": false}})",
+                    iterations)),
+                o);
   CHECK(m.tree_count() == static_cast<std::size_t>(iterations));
   const cbg::copy_totals t = sctx->copies().totals();
   const std::uint64_t d2h = t.bytes_in(cbg::copy_direction::d2h);

@@ -36,8 +36,8 @@ std::unique_ptr<labelled_pool> make_pool(const std::shared_ptr<cbg::context>& ct
   const auto rows = static_cast<std::int64_t>(label.size());
   p->label = std::move(label);
   for (std::int64_t r = 0; r < 2 * rows; ++r) p->x.push_back(static_cast<float>((r * 7) % 11) - 3.f);
-  p->tx = std::make_unique<cbg::test::fake_tensor>(p->x.data(), cbg::test::dl_float(32),
-                                                   std::vector<std::int64_t>{rows, 2}, std::vector<std::int64_t>{1, rows});
+  p->tx = std::make_unique<cbg::test::fake_tensor>(
+      p->x.data(), cbg::test::dl_float(32), std::vector<std::int64_t>{rows, 2}, std::vector<std::int64_t>{1, rows});
   p->tl = std::make_unique<cbg::test::fake_tensor>(p->label.data(), cbg::test::dl_float(32),
                                                    std::vector<std::int64_t>{rows});
   cbg::pool_inputs in;

@@ -76,8 +76,7 @@ TEST_CASE("confusion-table metrics: hand-computed binary and three-class tables"
   const double po = 12.0 / 17, pe = (36.0 + 30 + 30) / (17.0 * 17);
   CHECK(tr::table_metric(spec_of("Kappa"), t, 3) == Approx((po - pe) / (1 - pe)));
   // Gorodkin: (N * correct - sum t_k p_k) / sqrt((N^2 - sum p_k^2)(N^2 - sum t_k^2)).
-  CHECK(tr::table_metric(spec_of("MCC"), t, 3) ==
-        Approx((17.0 * 12 - 96) / std::sqrt((289.0 - 97) * (289.0 - 97))));
+  CHECK(tr::table_metric(spec_of("MCC"), t, 3) == Approx((17.0 * 12 - 96) / std::sqrt((289.0 - 97) * (289.0 - 97))));
 }
 
 TEST_CASE("confusion table on the host: weights, use_weights=false, argmax classes", "[train][metric]") {
@@ -114,8 +113,8 @@ TEST_CASE("ranked metrics on the host: ties count one half, weights multiply pai
 TEST_CASE("AUC type Mu: the mean over class pairs of the AUC of a_i - a_j", "[train][metric]") {
   const tr::loss_spec l = multiclass_loss(3);
   // Rows: classes 0, 1, 2, 0; approx [3][4].
-  const std::vector<double> approx = {2, 0, 0, 1,  // a_0
-                                      0, 2, 0, 1,  // a_1
+  const std::vector<double> approx = {2, 0, 0, 1,   // a_0
+                                      0, 2, 0, 1,   // a_1
                                       0, 0, 2, 1};  // a_2
   const std::vector<float> target = {0, 1, 2, 0};
   const std::vector<float> ones(4, 1.f);
@@ -196,8 +195,10 @@ TEST_CASE("GPU confusion tables and ranked metrics equal the host reference bit 
     for (const char* text : ranked) {
       CAPTURE(classes, text);
       const tr::metric_spec m = spec_of(text);
-      CHECK(same_bits(tr::ranked_metric_device(*ctx, rows, l, m), tr::ranked_metric_host(m, l, approx, target, weight)));
-      CHECK(same_bits(tr::ranked_metric_device(*ctx, unweighted, l, m), tr::ranked_metric_host(m, l, approx, target, ones)));
+      CHECK(
+          same_bits(tr::ranked_metric_device(*ctx, rows, l, m), tr::ranked_metric_host(m, l, approx, target, weight)));
+      CHECK(same_bits(tr::ranked_metric_device(*ctx, unweighted, l, m),
+                      tr::ranked_metric_host(m, l, approx, target, ones)));
     }
   }
 }

@@ -60,20 +60,29 @@ std::string effective(const std::string& text) {
 // A valid value of a parameter that has no default to give.
 std::string sample_value(const tr::param_spec& s) {
   static const std::map<std::string_view, std::string> custom{
-      {"eval_metric", R"("RMSE")"},       {"custom_metric", R"(["RMSE", "MAE"])"},
-      {"class_names", "[0, 1]"},          {"simple_ctr", R"(["Borders"])"},
-      {"combinations_ctr", R"("Counter")"}, {"per_feature_ctr", R"(["0:Borders"])"},
+      {"eval_metric", R"("RMSE")"},
+      {"custom_metric", R"(["RMSE", "MAE"])"},
+      {"class_names", "[0, 1]"},
+      {"simple_ctr", R"(["Borders"])"},
+      {"combinations_ctr", R"("Counter")"},
+      {"per_feature_ctr", R"(["0:Borders"])"},
       {"max_ctr_complexity", "2"},
   };
   if (!s.default_json.empty()) return std::string(s.default_json);
   if (const auto it = custom.find(s.name); it != custom.end()) return it->second;
   switch (s.kind) {
-    case tr::value_kind::integer: return fmt::format("{}", static_cast<std::int64_t>(s.lo));
-    case tr::value_kind::number: return fmt::format("{}", s.lo_open ? s.hi : s.lo);
-    case tr::value_kind::boolean: return "true";
-    case tr::value_kind::choice: return fmt::format(R"("{}")", s.choices.front());
-    case tr::value_kind::text: return R"("x")";
-    case tr::value_kind::custom: break;
+    case tr::value_kind::integer:
+      return fmt::format("{}", static_cast<std::int64_t>(s.lo));
+    case tr::value_kind::number:
+      return fmt::format("{}", s.lo_open ? s.hi : s.lo);
+    case tr::value_kind::boolean:
+      return "true";
+    case tr::value_kind::choice:
+      return fmt::format(R"("{}")", s.choices.front());
+    case tr::value_kind::text:
+      return R"("x")";
+    case tr::value_kind::custom:
+      break;
   }
   FAIL("no sample value for " << s.name);
   return {};
@@ -82,10 +91,8 @@ std::string sample_value(const tr::param_spec& s) {
 // Parameters that only make sense with another one.
 std::string with_context(std::string_view name, const std::string& value_json) {
   static const std::map<std::string_view, std::string> needs{
-      {"subsample", R"("bootstrap_type": "Bernoulli")"},
-      {"mvs_reg", R"("bootstrap_type": "MVS")"},
-      {"target_border", R"("loss_function": "Logloss")"},
-      {"classes_count", R"("loss_function": "MultiClass")"},
+      {"subsample", R"("bootstrap_type": "Bernoulli")"},  {"mvs_reg", R"("bootstrap_type": "MVS")"},
+      {"target_border", R"("loss_function": "Logloss")"}, {"classes_count", R"("loss_function": "MultiClass")"},
       {"class_names", R"("loss_function": "Logloss")"},
   };
   const auto it = needs.find(name);
@@ -198,8 +205,8 @@ TEST_CASE("param table: choices, and the recognised ones that are not implemente
     }
     const outcome wrong = parse(one(s.name, R"("NoSuchChoice")"));
     CHECK(wrong.code == cbg::status::invalid_argument);
-    CHECK(wrong.message == fmt::format("parameter '{}': 'NoSuchChoice' is not one of {}", s.name,
-                                       fmt::join(s.choices, ", ")));
+    CHECK(wrong.message ==
+          fmt::format("parameter '{}': 'NoSuchChoice' is not one of {}", s.name, fmt::join(s.choices, ", ")));
     for (std::string_view n : s.not_implemented) {
       const outcome o = parse(one(s.name, fmt::format(R"("{}")", n)));
       CHECK(o.code == cbg::status::not_implemented);
@@ -250,9 +257,9 @@ TEST_CASE("param table: cbg_train's documentation lists exactly the table's para
     CHECK(words.contains(n));  // a parameter the documentation does not name
   }
   // Every snake_case word of the block is a parameter, but for these.
-  const std::set<std::string> not_parameters{"params_json", "variance_power", "learn_error", "test_error",
-                                             "time_left", "catboost_training", "cbg_context_desc_t",
-                                             "use_weights", "skip_train"};  // metric parameters
+  const std::set<std::string> not_parameters{"params_json", "variance_power",    "learn_error",        "test_error",
+                                             "time_left",   "catboost_training", "cbg_context_desc_t", "use_weights",
+                                             "skip_train"};  // metric parameters
   for (const std::string& w : words) {
     if (w.find('_') == std::string::npos || not_parameters.contains(w)) continue;
     CAPTURE(w);
@@ -264,13 +271,20 @@ namespace {
 
 const char* type_text(cbg::param_type t) {
   switch (t) {
-    case cbg::param_type::text: return "string";
-    case cbg::param_type::integer: return "integer";
-    case cbg::param_type::number: return "number";
-    case cbg::param_type::boolean: return "boolean";
-    case cbg::param_type::text_or_list: return "string or list of strings";
-    case cbg::param_type::verbosity: return "boolean or integer";
-    case cbg::param_type::number_list: return "list";
+    case cbg::param_type::text:
+      return "string";
+    case cbg::param_type::integer:
+      return "integer";
+    case cbg::param_type::number:
+      return "number";
+    case cbg::param_type::boolean:
+      return "boolean";
+    case cbg::param_type::text_or_list:
+      return "string or list of strings";
+    case cbg::param_type::verbosity:
+      return "boolean or integer";
+    case cbg::param_type::number_list:
+      return "list";
   }
   return "?";
 }
@@ -281,9 +295,12 @@ std::string range_text(const tr::param_spec& s) {
     const auto end = [&](double d) {
       return s.kind == tr::value_kind::number ? fmt::format("{}", d) : fmt::format("{}", static_cast<std::int64_t>(d));
     };
-    if (s.lo <= -1e300 && s.hi >= 1e300) out = "any number";
-    else if (s.hi >= 1e300) out = fmt::format("≥ {}", end(s.lo));
-    else out = fmt::format("{}{}, {}]", s.lo_open ? "(" : "[", end(s.lo), end(s.hi));
+    if (s.lo <= -1e300 && s.hi >= 1e300)
+      out = "any number";
+    else if (s.hi >= 1e300)
+      out = fmt::format("≥ {}", end(s.lo));
+    else
+      out = fmt::format("{}{}, {}]", s.lo_open ? "(" : "[", end(s.lo), end(s.hi));
   }
   if (!s.choices.empty()) out = fmt::format("{}", fmt::join(s.choices, ", "));
   if (!s.not_implemented.empty()) {

@@ -524,7 +524,8 @@ TEST_CASE("GPU search equals the host reference split for split and row for row"
     tr::tree_search_params p;
     p.depth = s.depth;
     p.score = s.fn;
-    const std::vector<double> noise = s.noise > 0 ? make_noise(s.depth, s.features, s.noise, seed) : std::vector<double>{};
+    const std::vector<double> noise =
+        s.noise > 0 ? make_noise(s.depth, s.features, s.noise, seed) : std::vector<double>{};
     std::vector<std::uint32_t> host_leaves;
     const tr::tree_structure host = host_search(c, p, host_leaves, noise);
     device_case d = upload_case(*ctx, c);

@@ -51,10 +51,14 @@ inline train_data make_train_data(std::int64_t rows, int features, const std::st
   for (std::int64_t r = 0; r < rows; ++r) {
     const auto at = [&](int f) { return d.x[static_cast<std::size_t>(f * rows + r)]; };
     const float signal = at(0) + 0.5f * at(1) * at(1) - (at(3) > 0.3f ? 1.0f : 0.0f) + o.noise * normal(rng);
-    if (kind == "binary") d.label.push_back(signal > 0.3f ? 1.0f : 0.0f);
-    else if (kind == "multiclass") d.label.push_back(signal < -0.5f ? 0.0f : signal < 0.8f ? 1.0f : 2.0f);
-    else if (kind == "count") d.label.push_back(std::floor(std::exp(0.5f * signal)));
-    else d.label.push_back(signal);
+    if (kind == "binary")
+      d.label.push_back(signal > 0.3f ? 1.0f : 0.0f);
+    else if (kind == "multiclass")
+      d.label.push_back(signal < -0.5f ? 0.0f : signal < 0.8f ? 1.0f : 2.0f);
+    else if (kind == "count")
+      d.label.push_back(std::floor(std::exp(0.5f * signal)));
+    else
+      d.label.push_back(signal);
     d.weight.push_back(o.weights ? uniform(rng) : 1.0f);
   }
   return d;
