@@ -334,10 +334,9 @@ class host_primitives {
 
   // Quantizes one column as the derived columns are (the CTR's border count and type, no NaNs).
   void quantize_column(const std::vector<float>& values, const ctr_spec& s, host_column& out) {
-    view_set views;
-    pool_inputs in;
-    in.columns.push_back(views.host_floats(values.data(), n_));
-    const pool one = pool::build(learn_.ctx(), std::move(in));
+    pool_parts parts;
+    parts.features.push_back(float_column(values.data(), n_, memory_kind::host, -1));
+    const pool one = pool::borrow(learn_.ctx(), std::move(parts));
     quantize::options qo;
     qo.border_count = s.ctr_border_count;
     qo.type = s.ctr_border_type;

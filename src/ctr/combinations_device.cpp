@@ -285,10 +285,11 @@ class device_primitives {
   void quantize_columns(const std::vector<device_buffer<float>>& values, const std::vector<std::size_t>& spec,
                         std::vector<device_column>& out) {
     if (values.empty()) return;
-    view_set views;
-    pool_inputs in;
-    for (const device_buffer<float>& v : values) in.columns.push_back(views.device_floats(v.data(), n_, ctx_.device()));
-    const pool all = pool::build(learn_.ctx(), std::move(in));
+    pool_parts parts;
+    for (const device_buffer<float>& v : values) {
+      parts.features.push_back(float_column(v.data(), n_, memory_kind::device, ctx_.device()));
+    }
+    const pool all = pool::borrow(learn_.ctx(), std::move(parts));
     quantize::options qo;
     qo.border_count = specs_[spec.front()].ctr_border_count;
     qo.type = specs_[spec.front()].ctr_border_type;
