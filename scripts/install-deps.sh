@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(libfmt-dev libspdlog-dev catch2 libdlpack-dev nlohmann-json3-dev libcli11-dev
-          libflatbuffers-dev flatbuffers-compiler abigail-tools clang-format)
+          libflatbuffers-dev flatbuffers-compiler abigail-tools clang-format ccache)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

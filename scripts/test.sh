@@ -12,7 +12,7 @@ scripts/build.sh ci
 ctest --preset ci -E '^python$'
 scripts/test-python-package.sh build/ci
 if [ "${CBGPU_SKIP_SANITIZERS:-0}" != "1" ]; then
-  scripts/build.sh dev
+  scripts/build.sh dev --target cbgpu_unit_tests cbgpu_capi_tests
   ctest --preset dev -R '^(unit|capi)\.host$'
   # ThreadSanitizer over the concurrency tests: the tsan preset builds only cbgpu_concurrency_tests.
   scripts/build.sh tsan
