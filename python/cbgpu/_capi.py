@@ -314,7 +314,12 @@ def _build_tree_libraries() -> list[str]:
     newest first so that a fresh build directory wins over a stale one."""
     if not (REPO_ROOT / "CMakeLists.txt").is_file() or not (REPO_ROOT / "python" / "cbgpu").is_dir():
         return []
-    return sorted(glob.glob(str(REPO_ROOT / "build" / "*" / "libcbgpu.so")), key=os.path.getmtime, reverse=True)
+    # Newest first, but the sanitizer presets' libraries last: they load only behind their runtime
+    # (LD_PRELOAD), which a plain Python does not have.
+    def order(path: str) -> tuple[bool, float]:
+        return (Path(path).parent.name in ("dev", "tsan"), -os.path.getmtime(path))
+
+    return sorted(glob.glob(str(REPO_ROOT / "build" / "*" / "libcbgpu.so")), key=order)
 
 
 def _candidates() -> list[tuple[str, str]]:
