@@ -431,7 +431,8 @@ TEST_CASE("parameters: an unknown or invalid one is refused by name", "[train]")
   fails_with(R"({"depth": 2.5})", cbg::status::invalid_argument, "'depth'");
   fails_with(R"({"learning_rate": -1})", cbg::status::invalid_argument, "'learning_rate'");
   fails_with(R"({"learning_rate": "fast"})", cbg::status::invalid_argument, "'learning_rate'");
-  fails_with(R"({"loss_function": "Huber"})", cbg::status::invalid_argument, "'loss_function'");
+  fails_with(R"({"loss_function": "Huber"})", cbg::status::not_implemented, "'loss_function'");  // CatBoost's
+  fails_with(R"({"loss_function": "Hubber"})", cbg::status::invalid_argument, "'loss_function'");
   fails_with(R"({"loss_function": "AUC"})", cbg::status::invalid_argument, "'loss_function'");
   fails_with(R"({"loss_function": "Quantile:alpha=2"})", cbg::status::invalid_argument, "'loss_function'");
   fails_with(R"({"loss_function": "Tweedie"})", cbg::status::invalid_argument, "'loss_function'");
