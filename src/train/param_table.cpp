@@ -549,6 +549,32 @@ std::vector<param_spec> make_table() {
        .default_json = R"("SkipTest")",
        .doc = "whether Counter CTRs count the eval set too (Full)",
        .set = set_ctr_option},
+      {.name = "has_time",
+       .stored = t::boolean,
+       .kind = k::boolean,
+       .default_json = "false",
+       .doc = "false: the ordered CTRs visit the rows in a random permutation (true, the data's order, is not "
+              "implemented)",
+       .set =
+           [](train_params&, const param_value& v) {
+             CBG_EXPECTS(!v.boolean, status::not_implemented,
+                         "parameter 'has_time': true (the data's order instead of a permutation) is not implemented");
+           }},
+      {.name = "permutation_count",
+       .stored = t::integer,
+       .kind = k::integer,
+       .lo = 1,
+       .hi = 1000,
+       .default_json = "1",
+       .catboost_gpu_default = "4",
+       .doc = "the permutations of the ordered CTRs (one, fixed for every iteration; more are not implemented)",
+       .set =
+           [](train_params&, const param_value& v) {
+             CBG_EXPECTS(v.integer == 1, status::not_implemented,
+                         fmt::format("parameter 'permutation_count': {} is not implemented (one permutation, for every "
+                                     "iteration)",
+                                     v.integer));
+           }},
       {.name = "ctr_target_border_count",
        .stored = t::integer,
        .kind = k::custom,
@@ -651,7 +677,7 @@ const std::vector<param_spec>& param_table() {
 }
 
 bool is_unimplemented_catboost_param(std::string_view name) noexcept {
-  // CatBoost's parameters (its Python package's, and permutation_count) that the table lacks.
+  // CatBoost's parameters (its Python package's) that the table lacks.
   static constexpr std::string_view names[] = {"allow_const_label",
                                                "approx_on_full_history",
                                                "auto_class_weights",

@@ -1129,7 +1129,10 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *     categorical features, CatBoost's default 4, 1 below 200 iterations: on the host and on one
  *     GPU; unset, a GPU uses 1 with a warning since combinations there are still slow),
  *     ctr_target_border_count (1; above 1 for RMSE, MAE, Quantile and Poisson: the regression
- *     target is split by that many borders, as CatBoost's GPU trainer does).
+ *     target is split by that many borders, as CatBoost's GPU trainer does), has_time (false: one
+ *     random permutation; true is CBG_ERR_NOT_IMPLEMENTED), permutation_count (1, the one
+ *     permutation every iteration uses; CatBoost's GPU default 4 and other values are
+ *     CBG_ERR_NOT_IMPLEMENTED).
  *   - Output: metric_period (1), verbose / silent / logging_level (progress lines every
  *     metric_period iterations at CBG_LOG_INFO through the log callback, category
  *     "cbgpu.train"), train_dir (CatBoost's learn_error.tsv, test_error.tsv, time_left.tsv and

@@ -12,6 +12,7 @@
 
 #include "cbg/config.hpp"
 #include "cbg/model/fast_exp.hpp"
+#include "cbg/model/libm_exp.hpp"
 #include "cbg/model/libm_log.hpp"
 #include "cbg/model/rounded.hpp"
 #include "cbg/model/hash.hpp"
@@ -199,9 +200,11 @@ CBG_HOST_DEVICE inline double scaled_raw(double sum, double scale, double bias, 
 }
 
 // ---- post-processing -----------------------------------------------------------------------------
-CBG_HOST_DEVICE inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+// CatBoost's CalcSigmoid and CalcLogSigmoid (eval_processing.h): the C library's exp and log, not
+// its fast exponent.
+CBG_HOST_DEVICE inline double sigmoid(double x) { return 1.0 / add_rounded(1.0, libm_exp(-x)); }
 // log(sigmoid(x)) as CatBoost writes it: -log(1 + exp(-x)).
-CBG_HOST_DEVICE inline double log_sigmoid(double x) { return -std::log(1.0 + std::exp(-x)); }
+CBG_HOST_DEVICE inline double log_sigmoid(double x) { return -libm_log(add_rounded(1.0, libm_exp(-x))); }
 
 // What a prediction type does to a row of raw values, once the model's loss is known
 // (eval_result/eval_helpers.cpp PrepareEval; plan_postprocess() in host_evaluator.hpp picks it).

@@ -25,7 +25,6 @@
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/core/error.hpp"
 #include "cbg/memory/device_buffer.hpp"
-#include "cbg/model/host_evaluator.hpp"
 #include "cbg/model/io.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
@@ -246,22 +245,6 @@ double element(const std::vector<unsigned char>& bytes, dtype t, std::size_t i) 
   }
 }
 
-// Outputs the GPU gives bit for bit: all but the sigmoid-based ones, whose std::exp is CUDA's exp
-// there (softmax, log-softmax and the exponents use CatBoost's fast exponent and glibc's log, which
-// the GPU reproduces).
-bool exact_type(const cm::model& m, const ca::predict_options& o) {
-  if (o.output == ca::output_kind::leaf_indexes) return true;
-  switch (cm::plan_postprocess(m, o.type).kind) {
-    case cm::post_kind::sigmoid_each:
-    case cm::post_kind::log_sigmoid_each:
-    case cm::post_kind::probability_binary:
-    case cm::post_kind::log_probability_binary:
-      return false;
-    default:
-      return true;
-  }
-}
-
 // Runs the GPU evaluator into a device output of `type`/`layout` and compares with `expected`
 // ([rows, cols] row-major doubles from the host evaluator). Returns the number of mismatches.
 std::size_t compare_gpu(ca::device_model_cache& cache, const cm::model& m, const cbg::pool& gpu,
@@ -286,15 +269,10 @@ std::size_t compare_gpu(ca::device_model_cache& cache, const cm::model& m, const
       const double got = element(host, type, at);
       double want = expected[static_cast<std::size_t>(r * cols + j)];
       if (type == dtype::float32) want = static_cast<float>(want);
-      bool ok;
-      const bool exact = exact_type(m, o);
-      if (exact || type == dtype::float32) {
-        ok = (got == want) || (std::isnan(got) && std::isnan(want)) ||
-             (type == dtype::float32 && !exact && std::abs(got - want) <= 1e-6 * std::abs(want));
-        if (ok && exact && type == dtype::float64) ok = std::signbit(got) == std::signbit(want) || std::isnan(got);
-      } else {
-        ok = got == want || std::abs(got - want) <= 1e-12 * std::abs(want) || (std::isnan(got) && std::isnan(want));
-      }
+      // Every output bit for bit (the GPU runs CatBoost's fast exponent and glibc's exp and log as
+      // the host's C library does), the sign of zero included.
+      bool ok = (got == want) || (std::isnan(got) && std::isnan(want));
+      if (ok && type == dtype::float64) ok = std::signbit(got) == std::signbit(want) || std::isnan(got);
       if (!ok && bad++ < 3) {
         UNSCOPED_INFO("row " << r << " column " << j << ": GPU " << got << " host " << want << " (diff " << got - want
                              << ")");
