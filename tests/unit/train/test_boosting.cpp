@@ -652,6 +652,12 @@ TEST_CASE("GPU training equals the host reference tree for tree, byte for byte",
       {"regression", R"({"loss_function": "MAE", "iterations": 10, "boosting_type": "Plain", "depth": 3})"},
       // 1024 leaves x 3 channels: leaf sums past the block's shared copy (global atomics).
       {"binary", R"({"loss_function": "Logloss", "iterations": 4, "depth": 10, "leaf_estimation_iterations": 2})"},
+      // Other border types, and per-feature quantization in CatBoost's syntax.
+      {"regression", R"({"loss_function": "RMSE", "iterations": 8, "feature_border_type": "Median",
+                        "per_float_feature_quantization": ["0:border_count=9,border_type=Uniform", "2:nan_mode=Max",
+                                                           "3:border_type=MaxLogSum,border_count=16"]})"},
+      {"binary", R"({"loss_function": "Logloss", "iterations": 8, "feature_border_type": "UniformAndQuantiles",
+                     "border_count": 32})"},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     if (!cbg::test::in_test_part(i)) continue;
