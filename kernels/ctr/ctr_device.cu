@@ -41,12 +41,13 @@ __global__ void targets_kernel(column_view label, train::target_rule rule, std::
   out[i] = t;
 }
 
-__global__ void classes_kernel(const float* targets, float border, bool multiclass, std::int64_t n, std::uint8_t* cls) {
+__global__ void classes_kernel(const float* targets, target_borders borders, bool multiclass, std::int64_t n,
+                               std::uint8_t* cls) {
   const std::int64_t i = thread_index();
   if (i >= n) return;
   // Bad labels (negative, NaN) are reported by the trainer; class 0 keeps the counts in bounds.
   cls[i] = multiclass ? (targets[i] >= 0.f ? static_cast<std::uint8_t>(targets[i]) : std::uint8_t{0})
-                      : target_class(targets[i], border);
+                      : target_class(targets[i], borders);
 }
 
 __global__ void permutation_keys_kernel(std::uint64_t seed, std::int64_t n, std::uint64_t* keys, std::uint32_t* rows) {
@@ -192,9 +193,9 @@ float largest_abs(const context& ctx, const float* v, std::int64_t n, const char
   return largest(ctx, abs_v.data(), n, what);
 }
 
-void target_classes(const context& ctx, const float* targets, float border, bool multiclass, std::int64_t n,
-                    std::uint8_t* cls) {
-  classes_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(targets, border, multiclass, n, cls);
+void target_classes(const context& ctx, const float* targets, const target_borders& borders, bool multiclass,
+                    std::int64_t n, std::uint8_t* cls) {
+  classes_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(targets, borders, multiclass, n, cls);
 }
 
 device_buffer<std::uint32_t> permutation(const context& ctx, std::uint64_t seed, std::int64_t n) {

@@ -12,6 +12,7 @@
 
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/data/column_view.hpp"
+#include "cbg/ctr/ctr_math.hpp"
 #include "cbg/ctr/features.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/memory/device_buffer.hpp"
@@ -64,14 +65,15 @@ struct target_state {
 };
 // Made by ensure_targets (src/ctr/targets_device.hpp) through these: the training target of every
 // row's label under `rule` (bad labels are the trainer's to report); the largest of n > 0 values
-// (of their absolute values), one float back; per row its class (class index, or target > border);
+// (of their absolute values), one float back; per row its class (class index, or how many target
+// borders the target is above);
 // the rows in permutation order (ascending (permutation_key, row)).
 void training_targets(const context& ctx, const column_view& label, const train::target_rule& rule, std::int64_t n,
                       float* out);
 float largest(const context& ctx, const float* v, std::int64_t n, const char* what);
 float largest_abs(const context& ctx, const float* v, std::int64_t n, const char* what);
-void target_classes(const context& ctx, const float* targets, float border, bool multiclass, std::int64_t n,
-                    std::uint8_t* cls);
+void target_classes(const context& ctx, const float* targets, const target_borders& borders, bool multiclass,
+                    std::int64_t n, std::uint8_t* cls);
 device_buffer<std::uint32_t> permutation(const context& ctx, std::uint64_t seed, std::int64_t n);
 
 // A categorical feature's runs: the permutation's positions sorted stably by category id (each

@@ -221,9 +221,16 @@ class host_primitives {
         cls_[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(targets_[static_cast<std::size_t>(r)]);
       }
     } else {
-      const float border = binarize_ ? target_border_host(learn_.ctx(), targets_, s.target_border_type) : 0.5f;
+      target_borders borders;
+      if (binarize_) {
+        borders = target_borders_host(learn_.ctx(), targets_, s.target_border_type, s.target_border_count);
+      } else {
+        borders.count = 1;
+        borders.values[0] = 0.5f;
+      }
+      classes_ = borders.count + 1;
       for (std::int64_t r = 0; r < n_; ++r) {
-        cls_[static_cast<std::size_t>(r)] = target_class(targets_[static_cast<std::size_t>(r)], border);
+        cls_[static_cast<std::size_t>(r)] = target_class(targets_[static_cast<std::size_t>(r)], borders);
       }
     }
     float max_abs = 0.f;

@@ -187,7 +187,7 @@ class device_primitives {
   void ensure_targets() {
     detail::ensure_targets(learn_, rule_, binarize_, seed_,
                            specs_.empty() ? quantize::border_type::min_entropy : specs_.front().target_border_type,
-                           ts_);
+                           specs_.empty() ? 1 : specs_.front().target_border_count, ts_);
   }
 
   // The table of `base` over all learn rows, with the keys in order of first appearance (the host

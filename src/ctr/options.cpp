@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cbg/core/error.hpp"
+#include "cbg/ctr/ctr_math.hpp"
 #include "cbg/model/model.hpp"
 
 namespace cbg::ctr {
@@ -50,40 +51,14 @@ int to_int(const std::string& s, int lo, int hi, const std::string& what, const 
 }
 
 quantize::border_type border_type_of(const std::string& s, const std::string& what, const std::string& text) {
-  static const std::pair<const char*, quantize::border_type> names[] = {
-      {"GreedyLogSum", quantize::border_type::greedy_log_sum},
-      {"GreedyMinEntropy", quantize::border_type::greedy_min_entropy},
-      {"Median", quantize::border_type::median},
-      {"Uniform", quantize::border_type::uniform},
-      {"UniformAndQuantiles", quantize::border_type::uniform_and_quantiles},
-      {"MinEntropy", quantize::border_type::min_entropy},
-      {"MaxLogSum", quantize::border_type::max_log_sum},
-  };
-  for (const auto& [n, t] : names) {
-    if (s == n) return t;
+  quantize::border_type t{};
+  if (!quantize::border_type_from_name(s.c_str(), t)) {
+    invalid(what, fmt::format("'{}': '{}' is not a border type", text, s));
   }
-  invalid(what, fmt::format("'{}': '{}' is not a border type", text, s));
+  return t;
 }
 
-const char* border_type_text(quantize::border_type t) {
-  switch (t) {
-    case quantize::border_type::greedy_log_sum:
-      return "GreedyLogSum";
-    case quantize::border_type::greedy_min_entropy:
-      return "GreedyMinEntropy";
-    case quantize::border_type::median:
-      return "Median";
-    case quantize::border_type::uniform:
-      return "Uniform";
-    case quantize::border_type::uniform_and_quantiles:
-      return "UniformAndQuantiles";
-    case quantize::border_type::min_entropy:
-      return "MinEntropy";
-    case quantize::border_type::max_log_sum:
-      return "MaxLogSum";
-  }
-  return "?";
-}
+const char* border_type_text(quantize::border_type t) { return quantize::border_type_names[static_cast<int>(t)]; }
 
 std::vector<std::string> string_list(const std::string& key, const json& v) {
   std::vector<std::string> out;
@@ -166,10 +141,13 @@ ctr_spec parse_ctr_spec(const std::string& text, const std::string& what) {
       s.target_border_type = border_type_of(value, what, text);
       target_options = true;
     } else if (name == "PriorEstimation") {
-      if (value != "No") {
+      if (value == "BetaPrior") {
         CBG_FAIL(status::not_implemented,
-                 fmt::format("parameter '{}': '{}': PriorEstimation {} is not implemented", what, text, value));
+                 fmt::format("parameter '{}': '{}': PriorEstimation BetaPrior is not implemented (CatBoost's GPU "
+                             "trainer does not implement it either)",
+                             what, text));
       }
+      if (value != "No") invalid(what, fmt::format("'{}': PriorEstimation '{}' is not No or BetaPrior", text, value));
     } else {
       invalid(what, fmt::format("'{}': unknown CTR option '{}'", text, name));
     }
@@ -179,7 +157,9 @@ ctr_spec parse_ctr_spec(const std::string& text, const std::string& what) {
   }
   if (s.target_border_count != 1) {
     CBG_FAIL(status::not_implemented,
-             fmt::format("parameter '{}': '{}': TargetBorderCount other than 1 is not implemented", what, text));
+             fmt::format("parameter '{}': '{}': TargetBorderCount in a CTR description is not implemented (CatBoost's "
+                         "GPU trainer refuses it too): give ctr_target_border_count instead",
+                         what, text));
   }
   if (s.priors.empty()) s.priors = default_priors(t);
   return s;
@@ -216,13 +196,25 @@ void parse_option(options& o, const std::string& key, const std::string& value_j
     else
       invalid(key, fmt::format("'{}' is not one of SkipTest, Full", s));
   } else if (key == "ctr_target_border_count") {
-    o.ctr_target_border_count = integer_of(key, v, 1, 255);
-    if (*o.ctr_target_border_count != 1) {
-      CBG_FAIL(status::not_implemented, "parameter 'ctr_target_border_count': values other than 1 are not implemented");
-    }
+    o.ctr_target_border_count = integer_of(key, v, 1, max_target_borders);
   } else {
     invalid(key, "not a categorical-feature option");
   }
+}
+
+void apply_target_border_count(options& o) {
+  if (!o.ctr_target_border_count || *o.ctr_target_border_count == 1) return;
+  if (!o.simple_ctr) o.simple_ctr = default_ctrs(false);
+  if (!o.combinations_ctr) o.combinations_ctr = default_ctrs(true);
+  const auto apply = [&](std::vector<ctr_spec>& list) {
+    for (ctr_spec& s : list) {
+      if (s.type != model::ctr_type::counter && s.type != model::ctr_type::feature_freq)
+        s.target_border_count = *o.ctr_target_border_count;
+    }
+  };
+  apply(*o.simple_ctr);
+  apply(*o.combinations_ctr);
+  for (auto& [feature, list] : o.per_feature_ctr) apply(list);
 }
 
 const std::vector<ctr_spec>& simple_ctrs_of(const options& o, std::int32_t flat_index) {

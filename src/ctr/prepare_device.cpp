@@ -76,7 +76,7 @@ class device_primitives {
     return f;
   }
   void ensure_targets(const ctr_spec& s) {
-    detail::ensure_targets(learn_, rule_, binarize_, seed_, s.target_border_type, ts_);
+    detail::ensure_targets(learn_, rule_, binarize_, seed_, s.target_border_type, s.target_border_count, ts_);
   }
   void ensure_runs(feature_data& f, const perfect& ph, std::int64_t n, std::size_t unique) const {
     detail::ensure_runs(ctx_, ts_, ph.ids.data(), n, unique, f.runs);

@@ -30,21 +30,27 @@ std::vector<std::uint32_t> column_hashes_host(const pool& p, std::int64_t flat) 
   return h;
 }
 
-float target_border_host(const std::shared_ptr<context>& ctx, const std::vector<float>& targets,
-                         quantize::border_type type) {
+target_borders target_borders_host(const std::shared_ptr<context>& ctx, const std::vector<float>& targets,
+                                   quantize::border_type type, int count) {
   CBG_EXPECTS(!targets.empty(), status::bad_data, "no targets to binarize");
   pool_parts parts;
   parts.features.push_back(
       float_column(targets.data(), static_cast<std::int64_t>(targets.size()), memory_kind::host, -1));
   const pool p = pool::borrow(ctx, std::move(parts));
   quantize::options o;
-  o.border_count = 1;
+  o.border_count = std::min(count, max_target_borders);
   o.mode = quantize::nan_mode::forbidden;
   o.type = type;
   o.max_subset_size = static_cast<std::uint32_t>(std::min<std::size_t>(targets.size(), std::size_t{1} << 24));
   const quantize::host_quantized q = quantize::quantize_host(p, o);
-  if (q.border_count[0] == 0) return targets[0];  // a constant target: every row is class 0
-  return q.borders[0];
+  target_borders b;
+  b.count = q.border_count[0];
+  for (int i = 0; i < b.count; ++i) b.values[i] = q.borders[static_cast<std::size_t>(i)];
+  if (b.count == 0) {  // a constant target: every row is class 0
+    b.count = 1;
+    b.values[0] = targets[0];
+  }
+  return b;
 }
 
 namespace {
@@ -93,9 +99,16 @@ class host_primitives {
       for (std::int64_t r = 0; r < n; ++r)
         cls_[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(t[static_cast<std::size_t>(r)]);
     } else {
-      const float border = targets_.binarize ? target_border_host(learn_.ctx(), t, s.target_border_type) : 0.5f;
+      target_borders borders;
+      if (targets_.binarize) {
+        borders = target_borders_host(learn_.ctx(), t, s.target_border_type, s.target_border_count);
+      } else {
+        borders.count = 1;
+        borders.values[0] = 0.5f;
+      }
+      classes_ = borders.count + 1;
       for (std::int64_t r = 0; r < n; ++r)
-        cls_[static_cast<std::size_t>(r)] = target_class(t[static_cast<std::size_t>(r)], border);
+        cls_[static_cast<std::size_t>(r)] = target_class(t[static_cast<std::size_t>(r)], borders);
     }
     float max_abs = 0.f;
     for (float v : t) max_abs = std::max(max_abs, std::fabs(v));

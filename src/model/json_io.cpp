@@ -280,7 +280,10 @@ model parse_model(const json& root) {
   std::int32_t offset = 0;
   for (const auto& t : trees) {
     const std::string where = fmt::format("oblivious tree {}", m.tree_sizes.size());
-    const json& splits = array_of(member(t, "splits", where), where + " splits");
+    // CatBoost writes a tree without splits (one leaf) as "splits": null.
+    const json& splits_value = member(t, "splits", where);
+    const json no_splits = json::array();
+    const json& splits = splits_value.is_null() ? no_splits : array_of(splits_value, where + " splits");
     if (splits.size() > 16) malformed(where + ": depth above 16");
     for (const auto& s : splits)
       m.tree_splits.push_back(as_i32(member(s, "split_index", where), where + " split_index"));
@@ -490,7 +493,7 @@ std::string write_json(const model& m) {
       splits.push_back(std::move(s));
     }
     const std::size_t n_leaves = std::size_t{1} << m.tree_sizes[t];
-    json tree{{"splits", splits}};
+    json tree{{"splits", splits.empty() ? json(nullptr) : splits}};
     tree["leaf_values"] =
         std::vector<double>(m.leaf_values.begin() + static_cast<std::ptrdiff_t>(leaf_offset * dim),
                             m.leaf_values.begin() + static_cast<std::ptrdiff_t>((leaf_offset + n_leaves) * dim));

@@ -2,6 +2,7 @@
 // The training dataset (dataset.hpp): relabelling, categorical columns, staging and quantization.
 #include "cbg/train/dataset.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "cbg/dist/train.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/train/class_labels.hpp"
+#include "cbg/train/param_table.hpp"
 
 namespace cbg::train {
 
@@ -149,6 +151,37 @@ std::unique_ptr<derived_table> relabel(const pool& src, const std::vector<double
   return s;
 }
 
+// per_float_feature_quantization as quantizer overrides of the pool the quantizer reads: the float
+// features come first there, in flat order (`float_flat`: their flat indexes; null: all features).
+void add_float_overrides(const pool& learn, const std::vector<float_quantization>& settings,
+                         const std::vector<std::int32_t>* float_flat, std::vector<quantize::feature_override>& out) {
+  const std::string key = "per_float_feature_quantization";
+  for (const float_quantization& q : settings) {
+    std::int64_t flat = q.feature;
+    if (!q.name.empty()) {
+      flat = -1;
+      for (std::int64_t j = 0; j < learn.num_features() && flat < 0; ++j)
+        if (learn.feature_name(j) == q.name) flat = j;
+      if (flat < 0) invalid_param(key, fmt::format("no feature is named '{}'", q.name));
+    }
+    if (flat >= learn.num_features()) {
+      invalid_param(key,
+                    fmt::format("feature {} is out of range (the pool has {} features)", flat, learn.num_features()));
+    }
+    if (learn.is_categorical(flat)) invalid_param(key, fmt::format("feature {} is categorical", flat));
+    std::int64_t at = flat;
+    if (float_flat != nullptr) {
+      at = std::find(float_flat->begin(), float_flat->end(), static_cast<std::int32_t>(flat)) - float_flat->begin();
+    }
+    quantize::feature_override o;
+    o.feature = at;
+    o.border_count = q.border_count.value_or(0);
+    o.mode = q.nan_mode ? static_cast<int>(*q.nan_mode) : -1;
+    o.type = q.border_type ? static_cast<int>(*q.border_type) : -1;
+    out.push_back(o);
+  }
+}
+
 }  // namespace
 
 dataset::dataset(const pool& learn, const pool* eval, const train_params& p)
@@ -171,6 +204,7 @@ dataset::dataset(const pool& learn, const pool* eval, const train_params& p)
   eval_ = labelled_eval_;
   quantize_.border_count = p.border_count;
   quantize_.mode = p.nan_mode;
+  quantize_.type = p.border_type;
   // Categorical features: one-hot and CTR columns appended to the float features.
   if (learn.num_categorical() > 0) {
     cat_.emplace(ctr::prepare_for_training(*labelled_learn_, labelled_eval_, p));
@@ -178,6 +212,7 @@ dataset::dataset(const pool& learn, const pool* eval, const train_params& p)
     eval_ = cat_->eval.get();
     quantize_.overrides = cat_->overrides;
   }
+  add_float_overrides(learn, p.per_float_quantization, cat_ ? &cat_->float_flat : nullptr, quantize_.overrides);
   // Pageable host inputs on a GPU context: staged to the device (after the CTR preparation, whose
   // host path gives pageable derived pools).
   if (!ctx.is_cpu()) {

@@ -44,6 +44,68 @@ constexpr metric_name_entry metric_names[] = {
     {"NormalizedGini", metric_kind::normalized_gini},
 };
 
+// CatBoost's metric names (ELossFunction) that cbgpu lacks, and those of them CatBoost takes as a loss.
+constexpr std::string_view unimplemented_losses[] = {"Cox",
+                                                     "Expectile",
+                                                     "Focal",
+                                                     "GroupQuantile",
+                                                     "Huber",
+                                                     "LambdaMart",
+                                                     "LogCosh",
+                                                     "LogLinQuantile",
+                                                     "Lq",
+                                                     "MAPE",
+                                                     "MultiCrossEntropy",
+                                                     "MultiLogloss",
+                                                     "MultiQuantile",
+                                                     "MultiRMSE",
+                                                     "MultiRMSEWithMissingValues",
+                                                     "PairLogit",
+                                                     "PairLogitPairwise",
+                                                     "QueryCrossEntropy",
+                                                     "QueryRMSE",
+                                                     "QuerySoftMax",
+                                                     "StochasticFilter",
+                                                     "StochasticRank",
+                                                     "SurvivalAft",
+                                                     "YetiRank",
+                                                     "YetiRankPairwise"};
+constexpr std::string_view unimplemented_metrics[] = {"AUCMulticlass",
+                                                      "AverageGain",
+                                                      "BalancedErrorRate",
+                                                      "Combination",
+                                                      "CtrFactor",
+                                                      "DCG",
+                                                      "ERR",
+                                                      "F",
+                                                      "FairLoss",
+                                                      "FilteredDCG",
+                                                      "HammingLoss",
+                                                      "HingeLoss",
+                                                      "MAP",
+                                                      "MRR",
+                                                      "MSLE",
+                                                      "MedianAbsoluteError",
+                                                      "NDCG",
+                                                      "NormalizedGiniMulticlass",
+                                                      "NumErrors",
+                                                      "PFound",
+                                                      "PRAUCMulticlass",
+                                                      "PairAccuracy",
+                                                      "PrecisionAt",
+                                                      "QueryAUC",
+                                                      "QueryAUCMulticlass",
+                                                      "QueryAverage",
+                                                      "RMSPE",
+                                                      "RecallAt",
+                                                      "SMAPE",
+                                                      "ZeroOneLoss"};
+
+template <std::size_t N>
+bool listed(const std::string_view (&names)[N], std::string_view name) {
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
 [[noreturn]] void invalid(const std::string& what, const std::string& message) {
   CBG_FAIL(status::invalid_argument, fmt::format("parameter '{}': {}", what, message));
 }
@@ -63,6 +125,12 @@ const char* metric_kind_name(metric_kind k) noexcept {
   }
   return "?";
 }
+
+bool is_unimplemented_catboost_metric(std::string_view name) noexcept {
+  return listed(unimplemented_losses, name) || listed(unimplemented_metrics, name);
+}
+
+bool is_unimplemented_catboost_loss(std::string_view name) noexcept { return listed(unimplemented_losses, name); }
 
 std::string supported_metric_names() {
   std::string list;

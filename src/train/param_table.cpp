@@ -8,10 +8,12 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cbg/core/error.hpp"
 #include "cbg/ctr/options.hpp"
+#include "cbg/train/metric_names.hpp"
 #include "cbg/train/params.hpp"
 
 namespace cbg::train {
@@ -53,7 +55,11 @@ loss_kind loss_of(metric_kind k) {
 }
 
 void set_loss(train_params& p, const param_value& v) {
-  const named_metric m = parse_metric(read_text(v.key, v.raw), v.key);
+  const std::string text = read_text(v.key, v.raw);
+  const std::string name = text.substr(0, text.find(':'));
+  CBG_EXPECTS(!is_unimplemented_catboost_loss(name), status::not_implemented,
+              fmt::format("parameter '{}': CatBoost's loss {} is not implemented", v.key, name));
+  const named_metric m = parse_metric(text, v.key);
   if (!is_loss_metric(m.spec.kind)) {
     invalid_param(v.key, fmt::format("'{}' is a metric, not a loss function", m.name));
   }
@@ -127,6 +133,69 @@ void set_class_names(train_params& p, const param_value& v) {
     p.class_values.push_back(numeric ? read_number(key, value[c]) : static_cast<double>(c));
   }
   if (any_text) p.class_name_texts = texts;
+}
+
+// per_float_feature_quantization: CatBoost's "FeatureId:border_count=N,nan_mode=M,border_type=T"
+// (ParsePerFeatureBinarization), one string or a list; FeatureId is a flat index or a feature name.
+void set_per_float_quantization(train_params& p, const param_value& v) {
+  std::vector<std::string> items;
+  if (v.raw.is_array()) {
+    for (const auto& item : v.raw) items.push_back(read_text(v.key, item));
+  } else {
+    items.push_back(read_text(v.key, v.raw));
+  }
+  for (const std::string& text : items) {
+    const std::size_t colon = text.find(':');
+    float_quantization q;
+    const std::string id = text.substr(0, colon);
+    if (id.empty()) invalid_param(v.key, fmt::format("'{}' names no feature (FeatureId:key=value,...)", text));
+    std::int64_t index = 0;
+    const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), index);
+    if (ec == std::errc() && end == id.data() + id.size() && index >= 0) {
+      q.feature = index;
+    } else {
+      q.name = id;
+    }
+    std::size_t start = colon == std::string::npos ? text.size() : colon + 1;
+    while (start < text.size()) {
+      const std::size_t stop = std::min(text.find(',', start), text.size());
+      const std::string item = text.substr(start, stop - start);
+      start = stop + 1;
+      if (item.empty()) continue;
+      const std::size_t eq = item.find('=');
+      if (eq == std::string::npos) invalid_param(v.key, fmt::format("'{}': '{}' is not key=value", text, item));
+      const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+      if (key == "border_count") {
+        int count = 0;
+        const auto [stop_at, err] = std::from_chars(value.data(), value.data() + value.size(), count);
+        if (err != std::errc() || stop_at != value.data() + value.size() || count < 1 ||
+            count > quantize::max_border_count) {
+          invalid_param(v.key, fmt::format("'{}': border_count '{}' is not an integer in [1, {}]", text, value,
+                                           quantize::max_border_count));
+        }
+        q.border_count = count;
+      } else if (key == "nan_mode") {
+        if (value == "Min")
+          q.nan_mode = quantize::nan_mode::min;
+        else if (value == "Max")
+          q.nan_mode = quantize::nan_mode::max;
+        else if (value == "Forbidden")
+          q.nan_mode = quantize::nan_mode::forbidden;
+        else
+          invalid_param(v.key, fmt::format("'{}': nan_mode '{}' is not one of Min, Max, Forbidden", text, value));
+      } else if (key == "border_type") {
+        quantize::border_type t{};
+        if (!quantize::border_type_from_name(value.c_str(), t)) {
+          invalid_param(v.key, fmt::format("'{}': '{}' is not a border type ({})", text, value,
+                                           fmt::join(quantize::border_type_names, ", ")));
+        }
+        q.border_type = t;
+      } else {
+        invalid_param(v.key, fmt::format("'{}': unknown key '{}' (border_count, nan_mode, border_type)", text, key));
+      }
+    }
+    p.per_float_quantization.push_back(std::move(q));
+  }
 }
 
 // The categorical-feature options are read by cbg/ctr/options.hpp.
@@ -319,6 +388,7 @@ std::vector<param_spec> make_table() {
        .stored = t::text,
        .kind = k::choice,
        .choices = {"Cosine", "L2", "NewtonCosine", "NewtonL2"},
+       .not_implemented = {"SolarL2", "LOOL2"},
        .default_json = R"("Cosine")",
        .doc = "the split score (the Newton ones: one-dimensional losses only)",
        .set =
@@ -399,6 +469,7 @@ std::vector<param_spec> make_table() {
        .stored = t::text,
        .kind = k::choice,
        .choices = {"Object"},
+       .not_implemented = {"Group"},
        .default_json = R"("Object")",
        .doc = "what is sampled",
        .set = [](train_params&, const param_value&) {}},
@@ -415,10 +486,18 @@ std::vector<param_spec> make_table() {
       {.name = "feature_border_type",
        .stored = t::text,
        .kind = k::choice,
-       .choices = {"GreedyLogSum"},
+       .choices = {"GreedyLogSum", "GreedyMinEntropy", "Median", "Uniform", "UniformAndQuantiles", "MinEntropy",
+                   "MaxLogSum"},
        .default_json = R"("GreedyLogSum")",
        .doc = "how the borders are chosen",
-       .set = [](train_params&, const param_value&) {}},
+       .set = [](train_params& p,
+                 const param_value& v) { (void)quantize::border_type_from_name(v.text.c_str(), p.border_type); }},
+      {.name = "per_float_feature_quantization",
+       .stored = t::text_or_list,
+       .kind = k::custom,
+       .doc = "per-feature border_count, nan_mode and border_type (\"FeatureId:border_count=N,nan_mode=M,"
+              "border_type=T\", FeatureId an index or a name)",
+       .set = set_per_float_quantization},
       {.name = "nan_mode",
        .stored = t::text,
        .kind = k::choice,
@@ -470,13 +549,40 @@ std::vector<param_spec> make_table() {
        .default_json = R"("SkipTest")",
        .doc = "whether Counter CTRs count the eval set too (Full)",
        .set = set_ctr_option},
+      {.name = "has_time",
+       .stored = t::boolean,
+       .kind = k::boolean,
+       .default_json = "false",
+       .doc = "false: the ordered CTRs visit the rows in a random permutation (true, the data's order, is not "
+              "implemented)",
+       .set =
+           [](train_params&, const param_value& v) {
+             CBG_EXPECTS(!v.boolean, status::not_implemented,
+                         "parameter 'has_time': true (the data's order instead of a permutation) is not implemented");
+           }},
+      {.name = "permutation_count",
+       .stored = t::integer,
+       .kind = k::integer,
+       .lo = 1,
+       .hi = 1000,
+       .default_json = "1",
+       .catboost_gpu_default = "4",
+       .doc = "the permutations of the ordered CTRs (one, fixed for every iteration; more are not implemented)",
+       .set =
+           [](train_params&, const param_value& v) {
+             CBG_EXPECTS(v.integer == 1, status::not_implemented,
+                         fmt::format("parameter 'permutation_count': {} is not implemented (one permutation, for every "
+                                     "iteration)",
+                                     v.integer));
+           }},
       {.name = "ctr_target_border_count",
        .stored = t::integer,
        .kind = k::custom,
        .lo = 1,
-       .hi = 255,
+       .hi = 254,
        .default_json = "1",
-       .doc = "the target borders of the CTRs (values other than 1 are not implemented)",
+       .doc = "the target borders of the CTRs of a regression target (RMSE, MAE, Quantile, Poisson), as CatBoost's "
+              "GPU trainer takes them",
        .set = set_ctr_option},
       // ---- output ----
       {.name = "metric_period",
@@ -568,6 +674,70 @@ std::vector<param_spec> make_table() {
 const std::vector<param_spec>& param_table() {
   static const std::vector<param_spec> table = make_table();
   return table;
+}
+
+bool is_unimplemented_catboost_param(std::string_view name) noexcept {
+  // CatBoost's parameters (its Python package's) that the table lacks.
+  static constexpr std::string_view names[] = {"allow_const_label",
+                                               "approx_on_full_history",
+                                               "auto_class_weights",
+                                               "best_model_min_trees",
+                                               "callback",
+                                               "cat_features",
+                                               "class_weights",
+                                               "colsample_bylevel",
+                                               "ctr_description",
+                                               "ctr_history_unit",
+                                               "ctr_leaf_count_limit",
+                                               "data_partition",
+                                               "dev_efb_max_buckets",
+                                               "dev_score_calc_obj_block_size",
+                                               "device_config",
+                                               "dictionaries",
+                                               "diffusion_temperature",
+                                               "embedding_features",
+                                               "eval_fraction",
+                                               "feature_calcers",
+                                               "feature_weights",
+                                               "final_ctr_computation_mode",
+                                               "first_feature_use_penalties",
+                                               "fixed_binary_splits",
+                                               "fold_len_multiplier",
+                                               "fold_permutation_block",
+                                               "gpu_cat_features_storage",
+                                               "gpu_ram_part",
+                                               "has_time",
+                                               "ignored_features",
+                                               "input_borders",
+                                               "langevin",
+                                               "max_leaves",
+                                               "metadata",
+                                               "min_child_samples",
+                                               "min_data_in_leaf",
+                                               "model_shrink_mode",
+                                               "model_shrink_rate",
+                                               "monotone_constraints",
+                                               "num_leaves",
+                                               "output_borders",
+                                               "penalties_coefficient",
+                                               "per_object_feature_penalties",
+                                               "permutation_count",
+                                               "pinned_memory_size",
+                                               "posterior_sampling",
+                                               "random_score_type",
+                                               "rsm",
+                                               "sampling_frequency",
+                                               "save_snapshot",
+                                               "scale_pos_weight",
+                                               "snapshot_file",
+                                               "snapshot_interval",
+                                               "sparse_features_conflict_fraction",
+                                               "store_all_simple_ctr",
+                                               "text_features",
+                                               "text_processing",
+                                               "tokenizers",
+                                               "used_ram_limit"};
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
 }
 
 const param_spec* find_param(std::string_view name_or_alias) noexcept {

@@ -159,6 +159,19 @@ void finish_params(train_params& p, const json& flat) {
     invalid_param("classes_count", fmt::format("is {} but class_names lists {} classes",
                                                flat["classes_count"].get<std::size_t>(), flat["class_names"].size()));
   }
+  // ctr_target_border_count above 1: CatBoost takes it for regression losses and MultiClass only.
+  if (p.ctr.ctr_target_border_count.value_or(1) > 1) {
+    const loss_kind k = p.loss.kind;
+    CBG_EXPECTS(k != loss_kind::multiclass, status::not_implemented,
+                "parameter 'ctr_target_border_count': above 1 with MultiClass is not implemented");
+    if (k != loss_kind::rmse && k != loss_kind::mae && k != loss_kind::quantile && k != loss_kind::poisson) {
+      invalid_param("ctr_target_border_count",
+                    fmt::format("above 1 is not supported for loss_function {} (CatBoost: RMSE, MAE, Quantile, "
+                                "Poisson, MAPE, LogLinQuantile, MultiClass)",
+                                p.loss_name));
+    }
+    ctr::apply_target_border_count(p.ctr);
+  }
   p.flat_json = flat.dump();
   if (p.eval_metric) {
     const metric_kind k = p.eval_metric->spec.kind;
@@ -218,6 +231,15 @@ std::string od_name(od_kind k) {
   return "None";
 }
 
+json binarization_json(int border_count, quantize::border_type type, quantize::nan_mode mode) {
+  return {{"border_count", border_count},
+          {"border_type", quantize::border_type_names[static_cast<int>(type)]},
+          {"nan_mode", mode == quantize::nan_mode::min   ? "Min"
+                       : mode == quantize::nan_mode::max ? "Max"
+                                                         : "Forbidden"},
+          {"dev_max_subset_size_for_build_borders", quantize::default_max_subset_size}};
+}
+
 json metric_json(const named_metric& m) {
   const auto [name, params] = split_description(m.name, "metric");
   json p = json::object();
@@ -274,7 +296,12 @@ named_metric parse_metric(const std::string& text, const std::string& what) {
   named_metric m;
   m.name = text;
   const std::optional<metric_kind> kind = metric_kind_of(name);
-  if (!kind) invalid_param(what, fmt::format("'{}' is not a supported metric ({})", name, supported_metric_names()));
+  if (!kind) {
+    CBG_EXPECTS(!is_unimplemented_catboost_metric(name), status::not_implemented,
+                fmt::format("parameter '{}': CatBoost's metric {} is not implemented (implemented: {})", what, name,
+                            supported_metric_names()));
+    invalid_param(what, fmt::format("'{}' is not a supported metric ({})", name, supported_metric_names()));
+  }
   m.spec.kind = *kind;
   m.spec.use_weights = default_use_weights(*kind);
   bool has_variance_power = false;
@@ -323,6 +350,8 @@ train_params parse_params(const std::string& json_text) {
   for (const auto& [given_key, value] : root.items()) {
     const param_spec* spec = find_param(given_key);
     if (spec == nullptr) {
+      CBG_EXPECTS(!is_unimplemented_catboost_param(given_key), status::not_implemented,
+                  fmt::format("parameter '{}': a CatBoost parameter cbgpu does not implement", given_key));
       CBG_FAIL(status::invalid_argument,
                fmt::format("unknown parameter '{}' (cbgpu takes CatBoost's parameter names)", given_key));
     }
@@ -537,13 +566,7 @@ std::string catboost_params_json(const resolved_params& r, const std::vector<std
         {"leaf_estimation_iterations", r.leaf_iterations},
         {"leaf_estimation_backtracking", backtracking_names[static_cast<int>(p.backtracking)]}}},
       {"data_processing_options",
-       {{"float_features_binarization",
-         {{"border_count", p.border_count},
-          {"border_type", "GreedyLogSum"},
-          {"nan_mode", p.nan_mode == quantize::nan_mode::min   ? "Min"
-                       : p.nan_mode == quantize::nan_mode::max ? "Max"
-                                                               : "Forbidden"},
-          {"dev_max_subset_size_for_build_borders", quantize::default_max_subset_size}}},
+       {{"float_features_binarization", binarization_json(p.border_count, p.border_type, p.nan_mode)},
         {"class_names", names},
         {"classes_count", flat.is_object() && flat.contains("classes_count") ? flat["classes_count"] : json(0)},
         {"target_border", p.target_border ? json(*p.target_border) : json(nullptr)}}},
@@ -551,6 +574,16 @@ std::string catboost_params_json(const resolved_params& r, const std::vector<std
        {{"objective_metric", loss}, {"eval_metric", metric_json(r.eval_metric)}, {"custom_metrics", custom}}},
       {"flat_params", flat},
   };
+  if (!p.per_float_quantization.empty()) {
+    // CatBoost's form: by feature id, each with the common settings filled in.
+    json per = json::object();
+    for (const float_quantization& q : p.per_float_quantization) {
+      per[q.name.empty() ? std::to_string(q.feature) : q.name] =
+          binarization_json(q.border_count.value_or(p.border_count), q.border_type.value_or(p.border_type),
+                            q.nan_mode.value_or(p.nan_mode));
+    }
+    out["data_processing_options"]["per_float_feature_quantization"] = std::move(per);
+  }
   return out.dump();
 }
 

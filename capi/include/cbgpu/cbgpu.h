@@ -1088,7 +1088,9 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  * @param pool         the learn pool (borrowed for the call).
  * @param params_json  NULL, "" or a JSON object of CatBoost parameters by CatBoost's names.
  *   Values are JSON numbers/booleans/strings or the same written as strings ("6", "true"); an
- *   unknown name is refused (CBG_ERR_INVALID_ARGUMENT naming it). The accepted names
+ *   unknown name is refused (CBG_ERR_INVALID_ARGUMENT naming it; CatBoost's parameters this
+ *   library lacks, and CatBoost's losses and metrics it lacks, are CBG_ERR_NOT_IMPLEMENTED). The
+ *   accepted names
  *   (docs/parameters.md lists them with their types, bounds and defaults):
  *   - Loss and metrics: loss_function (RMSE, Logloss, CrossEntropy, MultiClass,
  *     MultiClassOneVsAll, MAE, Quantile:alpha=A, Poisson, Tweedie:variance_power=P,
@@ -1114,8 +1116,10 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *   - Sampling: bootstrap_type (Bayesian, the default as on CatBoost's GPU, Bernoulli, MVS, Poisson, No),
  *     bagging_temperature (1, Bayesian), subsample (Bernoulli, MVS, Poisson), mvs_reg (MVS),
  *     sampling_unit (Object).
- *   - Quantization: border_count (128), feature_border_type (GreedyLogSum), nan_mode (Min, Max,
- *     Forbidden).
+ *   - Quantization: border_count (128), feature_border_type (GreedyLogSum, GreedyMinEntropy,
+ *     Median, Uniform, UniformAndQuantiles, MinEntropy, MaxLogSum), nan_mode (Min, Max,
+ *     Forbidden), per_float_feature_quantization ("FeatureId:border_count=N,nan_mode=M,
+ *     border_type=T", FeatureId an index or a feature name; a string or a list).
  *   - Categorical features: one_hot_max_size (2), simple_ctr, combinations_ctr and
  *     per_feature_ctr ("FeatureIndex:Description") in CatBoost's syntax
  *     "Type[:CtrBorderCount=N][:CtrBorderType=T][:TargetBorderType=T][:Prior=n/d]..." with types
@@ -1124,7 +1128,11 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *     counter_calc_method (SkipTest, Full), max_ctr_complexity (feature combinations of up to 4
  *     categorical features, CatBoost's default 4, 1 below 200 iterations: on the host and on one
  *     GPU; unset, a GPU uses 1 with a warning since combinations there are still slow),
- *     ctr_target_border_count (1).
+ *     ctr_target_border_count (1; above 1 for RMSE, MAE, Quantile and Poisson: the regression
+ *     target is split by that many borders, as CatBoost's GPU trainer does), has_time (false: one
+ *     random permutation; true is CBG_ERR_NOT_IMPLEMENTED), permutation_count (1, the one
+ *     permutation every iteration uses; CatBoost's GPU default 4 and other values are
+ *     CBG_ERR_NOT_IMPLEMENTED).
  *   - Output: metric_period (1), verbose / silent / logging_level (progress lines every
  *     metric_period iterations at CBG_LOG_INFO through the log callback, category
  *     "cbgpu.train"), train_dir (CatBoost's learn_error.tsv, test_error.tsv, time_left.tsv and
@@ -1139,8 +1147,10 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *   bootstrap and the score noise. Not implemented (CBG_ERR_NOT_IMPLEMENTED, naming the
  *   parameter): Ordered boosting, Depthwise/Lossguide trees, leaf_estimation_method Simple, the
  *   Newton score functions and the binary-only metrics above for multi-dimensional losses,
- *   TargetBorderCount > 1, PriorEstimation, ctr_target_border_count > 1, max_ctr_complexity > 1
- *   on several GPUs or for categorical columns in pageable host memory on a GPU.
+ *   score_function SolarL2 and LOOL2, sampling_unit Group, TargetBorderCount > 1 in a CTR
+ *   description (CatBoost's GPU trainer refuses it too), PriorEstimation BetaPrior,
+ *   ctr_target_border_count > 1 with MultiClass, max_ctr_complexity > 1 on several GPUs or for
+ *   categorical columns in pageable host memory on a GPU.
  * @param eval_pool    optional (NULL) eval set with the same features, on the same device: eval
  *   metric per iteration, early stopping, use_best_model.
  * @param callbacks    optional (NULL); see cbg_train_callbacks_t.

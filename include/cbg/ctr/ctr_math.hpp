@@ -32,8 +32,20 @@ CBG_HOST_DEVICE inline std::uint64_t permutation_key(std::uint64_t seed, std::ui
   return z ^ (z >> 31);
 }
 
-// A target class of a Borders CTR with one target border: 1 when the target is above the border.
-CBG_HOST_DEVICE inline std::uint8_t target_class(float target, float border) { return target > border ? 1 : 0; }
+// The most target borders of a regression target (ctr_target_border_count; classes fit a byte).
+inline constexpr int max_target_borders = 254;
+// The target borders of a regression target, by value (a kernel argument).
+struct target_borders {
+  float values[max_target_borders] = {};  // ascending
+  int count = 0;
+};
+// The target class of a regression target: how many of the ascending target borders it is above
+// (one border: 1 when the target is above it).
+CBG_HOST_DEVICE inline std::uint8_t target_class(float target, const target_borders& b) {
+  int c = 0;
+  while (c < b.count && target > b.values[c]) ++c;
+  return static_cast<std::uint8_t>(c);
+}
 
 // The target-based CTR types (Borders, Buckets, BinarizedTargetMeanValue) over C target classes
 // (C = 2 for a binary or binarized target; the class count for multiclass): how many CTR features a

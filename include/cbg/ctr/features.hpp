@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "cbg/ctr/ctr_math.hpp"
 #include "cbg/ctr/options.hpp"
 #include "cbg/data/pool.hpp"
 #include "cbg/memory/device_buffer.hpp"
@@ -51,8 +52,8 @@ struct prepared_data {
 };
 
 // Targets for the CTRs: the training target per learn row (what the loss sees) and the rule that
-// turns it into a class. `binarize`: regression targets are split by one MinEntropy border (the
-// target border of the CTR); else class = target > 0.5 (Logloss).
+// turns it into a class. `binarize`: regression targets are split by the CTR descriptions' target
+// borders (one MinEntropy border by default); else class = target > 0.5 (Logloss).
 struct ctr_targets {
   const std::vector<float>* learn = nullptr;
   bool binarize = false;
@@ -78,10 +79,11 @@ prepared_data prepare_categorical_device(const pool& learn, const pool* eval, co
 // The categorical hash of every row of column `flat` (integer columns hashed as decimal text).
 std::vector<std::uint32_t> column_hashes_host(const pool& p, std::int64_t flat);
 
-// The border of a regression target for CTR target binarization (MinEntropy, one border, over all
-// rows as CatBoost does; a subset above 2^24 rows).
-float target_border_host(const std::shared_ptr<context>& ctx, const std::vector<float>& targets,
-                         quantize::border_type type);
+// The borders of a regression target for CTR target binarization (by default MinEntropy, one
+// border; ctr_target_border_count of them), over all rows as CatBoost does (a subset above 2^24
+// rows). A constant target gets one border, its value (every row is class 0).
+target_borders target_borders_host(const std::shared_ptr<context>& ctx, const std::vector<float>& targets,
+                                   quantize::border_type type, int count);
 
 }  // namespace cbg::ctr
 

@@ -3,7 +3,9 @@
 // §2.2-§2.3): one_hot_max_size, simple_ctr, combinations_ctr, per_feature_ctr, max_ctr_complexity,
 // counter_calc_method. A CTR description is CatBoost's string
 //   CtrType[:TargetBorderCount=N][:TargetBorderType=T][:CtrBorderCount=N][:CtrBorderType=T]
-//          [:Prior=num[/denom]]...
+//          [:Prior=num[/denom]][:PriorEstimation=No]...
+// (TargetBorderCount other than 1 and PriorEstimation BetaPrior are refused as not implemented;
+// CatBoost's GPU trainer takes the target borders from ctr_target_border_count alone.)
 // and per_feature_ctr entries are "FeatureIndex:CtrDescription[;CtrDescription...]".
 #pragma once
 
@@ -62,6 +64,11 @@ std::vector<ctr_spec> default_ctrs(bool combinations);
 // The priors a type gets when the description names none (CatBoost: 0, 0.5, 1 for target types;
 // 0 for the counter types).
 std::vector<prior> default_priors(model::ctr_type t);
+
+// ctr_target_border_count (CatBoost's GPU way to binarize a regression target by several borders):
+// sets TargetBorderCount of every target-based description, the default lists' included. Called
+// once all options are read.
+void apply_target_border_count(options& o);
 
 // The CTR list of categorical feature `flat_index`: per_feature_ctr, else simple_ctr, else the
 // defaults.

@@ -11,6 +11,10 @@
 #include <cstdint>
 
 #include "cbg/config.hpp"
+#include "cbg/model/fast_exp.hpp"
+#include "cbg/model/libm_exp.hpp"
+#include "cbg/model/libm_log.hpp"
+#include "cbg/model/rounded.hpp"
 #include "cbg/model/hash.hpp"
 
 namespace cbg::model {
@@ -30,24 +34,6 @@ struct ctr_mean_history {
   float sum = 0.f;
   std::int32_t count = 0;
 };
-
-// ---- exact double arithmetic ---------------------------------------------------------------------
-// A product and a sum rounded one by one: nvcc would otherwise fuse `a * b + c` into an FMA, which
-// rounds once and changes the last bit against the host (which never fuses: ISO C++ mode, x86-64).
-CBG_HOST_DEVICE inline double mul_rounded(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-CBG_HOST_DEVICE inline double add_rounded(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
 
 // ---- float features ------------------------------------------------------------------------------
 // The value a float split compares: NaN becomes -inf (AsFalse) or +inf (AsTrue) only when the
@@ -214,9 +200,11 @@ CBG_HOST_DEVICE inline double scaled_raw(double sum, double scale, double bias, 
 }
 
 // ---- post-processing -----------------------------------------------------------------------------
-CBG_HOST_DEVICE inline double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+// CatBoost's CalcSigmoid and CalcLogSigmoid (eval_processing.h): the C library's exp and log, not
+// its fast exponent.
+CBG_HOST_DEVICE inline double sigmoid(double x) { return 1.0 / add_rounded(1.0, libm_exp(-x)); }
 // log(sigmoid(x)) as CatBoost writes it: -log(1 + exp(-x)).
-CBG_HOST_DEVICE inline double log_sigmoid(double x) { return -std::log(1.0 + std::exp(-x)); }
+CBG_HOST_DEVICE inline double log_sigmoid(double x) { return -libm_log(add_rounded(1.0, libm_exp(-x))); }
 
 // What a prediction type does to a row of raw values, once the model's loss is known
 // (eval_result/eval_helpers.cpp PrepareEval; plan_postprocess() in host_evaluator.hpp picks it).
@@ -248,7 +236,7 @@ CBG_HOST_DEVICE void postprocess_row(const postprocess_plan& p, const double* ra
       for (int k = 0; k < dim; ++k) out(k, raw[k]);
       break;
     case post_kind::exponent:
-      for (int k = 0; k < dim; ++k) out(k, std::exp(raw[k]));
+      for (int k = 0; k < dim; ++k) out(k, fast_exp(raw[k]));
       break;
     case post_kind::sigmoid_each:
       for (int k = 0; k < dim; ++k) out(k, sigmoid(raw[k]));
@@ -268,15 +256,17 @@ CBG_HOST_DEVICE void postprocess_row(const postprocess_plan& p, const double* ra
       break;
     case post_kind::softmax:
     case post_kind::log_softmax: {
+      // CalcSoftmax / CalcLogSoftmax (eval_processing.h): the first maximum subtracted, CatBoost's
+      // fast exponent over the row, the sum in order; log-softmax takes the C library's log of it.
       double mx = raw[0];
       for (int k = 1; k < dim; ++k) mx = mx < raw[k] ? raw[k] : mx;
       double sum = 0.0;
-      for (int k = 0; k < dim; ++k) sum += std::exp(raw[k] - mx);
+      for (int k = 0; k < dim; ++k) sum = add_rounded(sum, fast_exp_at(raw[k] - mx, k, dim));
       if (p.kind == post_kind::log_softmax) {
-        const double ls = std::log(sum);
-        for (int k = 0; k < dim; ++k) out(k, raw[k] - mx - ls);
+        const double ls = libm_log(sum);
+        for (int k = 0; k < dim; ++k) out(k, (raw[k] - mx) - ls);
       } else {
-        for (int k = 0; k < dim; ++k) out(k, std::exp(raw[k] - mx) / sum);
+        for (int k = 0; k < dim; ++k) out(k, fast_exp_at(raw[k] - mx, k, dim) / sum);
       }
       break;
     }
@@ -295,7 +285,7 @@ CBG_HOST_DEVICE void postprocess_row(const postprocess_plan& p, const double* ra
     }
     case post_kind::rmse_with_uncertainty:
       out(0, raw[0]);
-      out(1, std::exp(2.0 * raw[1]));
+      out(1, fast_exp(2.0 * raw[1]));  // CalcSquaredExponent
       break;
   }
 }

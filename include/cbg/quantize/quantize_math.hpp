@@ -41,6 +41,19 @@ enum class border_type : std::uint8_t {
   max_log_sum = 6,
 };
 inline constexpr int border_type_count = 7;
+// CatBoost's names of the border types (EBorderSelectionType), in border_type order.
+inline constexpr const char* border_type_names[border_type_count] = {
+    "GreedyLogSum", "GreedyMinEntropy", "Median", "Uniform", "UniformAndQuantiles", "MinEntropy", "MaxLogSum"};
+// The type of a CatBoost name; false for any other text.
+[[nodiscard]] inline bool border_type_from_name(const char* name, border_type& out) noexcept {
+  for (int i = 0; i < border_type_count; ++i) {
+    if (std::strcmp(name, border_type_names[i]) == 0) {
+      out = static_cast<border_type>(i);
+      return true;
+    }
+  }
+  return false;
+}
 
 [[nodiscard]] CBG_HOST_DEVICE constexpr bool is_greedy(border_type t) noexcept {
   return t == border_type::greedy_log_sum || t == border_type::greedy_min_entropy;

@@ -16,6 +16,10 @@ namespace cbg::train {
 std::optional<metric_kind> metric_kind_of(std::string_view name);
 // CatBoost's name of a metric kind.
 const char* metric_kind_name(metric_kind k) noexcept;
+// Whether `name` is one of CatBoost's metrics (or, for _loss, of its losses) that cbgpu does not
+// implement: refused as not implemented, where unknown names are invalid arguments.
+bool is_unimplemented_catboost_metric(std::string_view name) noexcept;
+bool is_unimplemented_catboost_loss(std::string_view name) noexcept;
 // Every supported name, comma separated (for messages and docs).
 std::string supported_metric_names();
 

@@ -67,6 +67,9 @@ struct param_spec {
 const std::vector<param_spec>& param_table();
 // The parameter of a canonical name or an alias, or nullptr.
 const param_spec* find_param(std::string_view name_or_alias) noexcept;
+// Whether `name` is one of CatBoost's parameters that the table lacks (refused as not implemented,
+// where other unknown names are invalid arguments).
+bool is_unimplemented_catboost_param(std::string_view name) noexcept;
 
 // Throws cbg::error(invalid_argument) "parameter 'key': what".
 [[noreturn]] void invalid_param(const std::string& key, const std::string& what);

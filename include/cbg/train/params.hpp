@@ -37,6 +37,17 @@ struct named_metric {
 // The most classes classes_count and class_names take (the trainer's MultiClass label limit).
 inline constexpr std::int64_t max_classes = 1000000;
 
+// One entry of per_float_feature_quantization (CatBoost's "FeatureId:border_count=N,nan_mode=M,
+// border_type=T"): the feature by flat index, or by name when `name` is set; unset settings keep the
+// common ones.
+struct float_quantization {
+  std::int64_t feature = -1;
+  std::string name;
+  std::optional<int> border_count;
+  std::optional<quantize::nan_mode> nan_mode;
+  std::optional<quantize::border_type> border_type;
+};
+
 // The parameters of one training, typed; each is described (name, aliases, bounds, default, doc) in
 // cbg/train/param_table.hpp, which parse_params() follows.
 struct train_params {
@@ -64,6 +75,8 @@ struct train_params {
   // quantization
   int border_count = quantize::default_border_count;
   quantize::nan_mode nan_mode = quantize::nan_mode::min;
+  quantize::border_type border_type = quantize::border_type::greedy_log_sum;
+  std::vector<float_quantization> per_float_quantization;  // per_float_feature_quantization
   // leaves
   std::optional<leaf_method> method;
   std::optional<int> leaf_iterations;

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,22 @@ TEST_CASE("CTR options parse CatBoost's syntax and refuse bad values by name", "
   CHECK(bad(R"({"per_feature_ctr": ["Borders"]})") == status::invalid_argument);
   CHECK(bad(R"({"simple_ctr": ["Borders:TargetBorderCount=2"]})") == status::not_implemented);
   CHECK(bad(R"({"simple_ctr": ["Borders:PriorEstimation=BetaPrior"]})") == status::not_implemented);
+  CHECK(bad(R"({"simple_ctr": ["Borders:PriorEstimation=Beta"]})") == status::invalid_argument);
+  CHECK(bad(R"({"simple_ctr": ["Borders:PriorEstimation=No"]})") == status::ok);
+  // ctr_target_border_count: CatBoost's regression losses; MultiClass not implemented; others refused.
+  CHECK(bad(R"({"ctr_target_border_count": 3})") == status::ok);
+  CHECK(bad(R"({"ctr_target_border_count": 3, "loss_function": "Poisson"})") == status::ok);
+  CHECK(bad(R"({"ctr_target_border_count": 3, "loss_function": "MultiClass"})") == status::not_implemented);
+  CHECK(bad(R"({"ctr_target_border_count": 3, "loss_function": "Logloss"})") == status::invalid_argument);
+  CHECK(bad(R"({"ctr_target_border_count": 255})") == status::invalid_argument);
+  const auto q = cbg::train::parse_params(
+      R"({"ctr_target_border_count": 4, "simple_ctr": ["Borders", "Counter"], "per_feature_ctr": ["1:Buckets"]})");
+  CHECK(ctr::simple_ctrs_of(q.ctr, 0)[0].target_border_count == 4);
+  CHECK(ctr::simple_ctrs_of(q.ctr, 0)[1].target_border_count == 1);  // Counter takes no target
+  CHECK(ctr::simple_ctrs_of(q.ctr, 1)[0].target_border_count == 4);
+  REQUIRE(q.ctr.combinations_ctr.has_value());  // the defaults, with the count
+  CHECK((*q.ctr.combinations_ctr)[0].type == cbg::model::ctr_type::borders);
+  CHECK((*q.ctr.combinations_ctr)[0].target_border_count == 4);
   CHECK(bad(R"({"max_ctr_complexity": 0})") == status::invalid_argument);  // above 1: combinations.hpp
   try {
     (void)cbg::train::parse_params(R"({"simple_ctr": ["Borders:CtrBorderCount=0"]})");
@@ -399,6 +416,34 @@ TEST_CASE("MultiClass training with target CTRs: the model's eval predictions ar
   CHECK(std::fabs(loss - last_eval) < 1e-6);
 }
 
+TEST_CASE("ctr_target_border_count: a regression target split by several borders", "[ctr]") {
+  auto ctx = make_context(CBG_DEVICE_CPU);
+  auto learn = make_cat_data(ctx, 1500, false, 31);
+  auto eval = make_cat_data(ctx, 400, false, 32);
+  const std::string params = R"({"iterations": 20, "depth": 4, "verbose": false, "loss_function": "RMSE",
+      "use_best_model": false, "ctr_target_border_count": 3,
+      "simple_ctr": ["Borders", "Buckets", "BinarizedTargetMeanValue", "Counter"]})";
+  const auto [m, last_eval] = cbg::test::train_with_eval(*learn->pool, params, *eval->pool);
+  std::set<int> border_indexes;
+  for (const auto& f : m.ctr_features) {
+    if (f.ctr.base.type == cbg::model::ctr_type::borders) border_indexes.insert(f.ctr.target_border_idx);
+  }
+  CHECK(border_indexes.size() > 1);
+  CHECK(*border_indexes.rbegin() <= 2);
+  for (const auto& t : m.ctr_tables) {
+    const bool classes = t.base.type == cbg::model::ctr_type::borders || t.base.type == cbg::model::ctr_type::buckets;
+    if (classes) CHECK(t.target_classes_count == 4);
+  }
+  // The trainer's eval RMSE is the model's own prediction on the eval set.
+  const std::vector<double> pred = predict(m, *eval);
+  double se = 0;
+  for (std::int64_t r = 0; r < eval->rows; ++r) {
+    const double d = pred[static_cast<std::size_t>(r)] - eval->label[static_cast<std::size_t>(r)];
+    se += d * d;
+  }
+  CHECK(std::fabs(std::sqrt(se / static_cast<double>(eval->rows)) - last_eval) < 1e-6);
+}
+
 TEST_CASE("GPU training on categorical data equals the host reference byte for byte", "[ctr][gpu]") {
   CBG_REQUIRE_GPU();
   auto cpu = make_context(CBG_DEVICE_CPU);
@@ -418,6 +463,12 @@ TEST_CASE("GPU training on categorical data equals the host reference byte for b
     const cbg::model::model c = cbg::train::train(*device_data->pool, cbg::train::parse_params(params), go);
     // With an eval set the model keeps the best iteration: both paths pick the same one.
     CHECK(cbg::model::write_cbm(a) == cbg::model::write_cbm(c));
+    if (!binary) {  // several target borders
+      const std::string more = R"({"iterations": 20, "depth": 5, "verbose": false, "loss_function": "RMSE",
+          "ctr_target_border_count": 4, "simple_ctr": ["Borders", "Buckets", "BinarizedTargetMeanValue"]})";
+      CHECK(cbg::model::write_cbm(cbg::train::train(*host_data->pool, cbg::train::parse_params(more), ho)) ==
+            cbg::model::write_cbm(cbg::train::train(*device_data->pool, cbg::train::parse_params(more), go)));
+    }
   }
 }
 
@@ -443,8 +494,8 @@ TEST_CASE("GPU CTR preparation equals the host reference bit for bit", "[ctr][gp
   namespace ctr = cbg::ctr;
   auto cpu = make_context(CBG_DEVICE_CPU);
   auto gpu = make_context(0);
-  for (const int kind : {0, 1, 2}) {  // binary, regression, 3 classes
-    const bool binary = kind != 1;
+  for (const int kind : {0, 1, 2, 3}) {  // binary, regression, 3 classes, regression with 3 target borders
+    const bool binary = kind != 1 && kind != 3;
     const int classes = kind == 2 ? 3 : 2;
     auto hl = make_cat_data(cpu, 20000, binary, 21, false, classes);
     auto he = make_cat_data(cpu, 3000, binary, 22, false, classes);
@@ -459,6 +510,10 @@ TEST_CASE("GPU CTR preparation equals the host reference bit for bit", "[ctr][gp
                                               ctr::parse_ctr_spec("FloatTargetMeanValue:Prior=0.5", "x"),
                                               ctr::parse_ctr_spec("FeatureFreq:Prior=1", "x")};
     o.counter_calc_method = binary ? ctr::counter_calc::full : ctr::counter_calc::skip_test;
+    if (kind == 3) {
+      o.ctr_target_border_count = 3;
+      ctr::apply_target_border_count(o);
+    }
     cbg::train::target_rule rule;
     rule.loss = kind == 2 ? cbg::train::loss_kind::multiclass
                 : binary  ? cbg::train::loss_kind::logloss
@@ -471,6 +526,11 @@ TEST_CASE("GPU CTR preparation equals the host reference bit for bit", "[ctr][gp
     const ctr::prepared_data h = ctr::prepare_categorical_host(*hl->pool, he->pool.get(), o, t, 5);
     const ctr::prepared_data d = ctr::prepare_categorical_device(*dl->pool, de->pool.get(), o, rule, !binary, 5);
     REQUIRE(d.derived.size() == h.derived.size());
+    if (kind == 3) {  // three target borders: four classes
+      for (const auto& table : h.tables) {
+        if (table.base.type == cbg::model::ctr_type::borders) CHECK(table.target_classes_count == 4);
+      }
+    }
     cbg::test::check_same_tables(h.tables, d.tables);
     for (std::size_t k = 0; k < h.derived.size(); ++k) {
       CHECK(d.derived[k].ctr == h.derived[k].ctr);

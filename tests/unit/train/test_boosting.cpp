@@ -431,7 +431,8 @@ TEST_CASE("parameters: an unknown or invalid one is refused by name", "[train]")
   fails_with(R"({"depth": 2.5})", cbg::status::invalid_argument, "'depth'");
   fails_with(R"({"learning_rate": -1})", cbg::status::invalid_argument, "'learning_rate'");
   fails_with(R"({"learning_rate": "fast"})", cbg::status::invalid_argument, "'learning_rate'");
-  fails_with(R"({"loss_function": "Huber"})", cbg::status::invalid_argument, "'loss_function'");
+  fails_with(R"({"loss_function": "Huber"})", cbg::status::not_implemented, "'loss_function'");  // CatBoost's
+  fails_with(R"({"loss_function": "Hubber"})", cbg::status::invalid_argument, "'loss_function'");
   fails_with(R"({"loss_function": "AUC"})", cbg::status::invalid_argument, "'loss_function'");
   fails_with(R"({"loss_function": "Quantile:alpha=2"})", cbg::status::invalid_argument, "'loss_function'");
   fails_with(R"({"loss_function": "Tweedie"})", cbg::status::invalid_argument, "'loss_function'");
@@ -651,6 +652,12 @@ TEST_CASE("GPU training equals the host reference tree for tree, byte for byte",
       {"regression", R"({"loss_function": "MAE", "iterations": 10, "boosting_type": "Plain", "depth": 3})"},
       // 1024 leaves x 3 channels: leaf sums past the block's shared copy (global atomics).
       {"binary", R"({"loss_function": "Logloss", "iterations": 4, "depth": 10, "leaf_estimation_iterations": 2})"},
+      // Other border types, and per-feature quantization in CatBoost's syntax.
+      {"regression", R"({"loss_function": "RMSE", "iterations": 8, "feature_border_type": "Median",
+                        "per_float_feature_quantization": ["0:border_count=9,border_type=Uniform", "2:nan_mode=Max",
+                                                           "3:border_type=MaxLogSum,border_count=16"]})"},
+      {"binary", R"({"loss_function": "Logloss", "iterations": 8, "feature_border_type": "UniformAndQuantiles",
+                     "border_count": 32})"},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     if (!cbg::test::in_test_part(i)) continue;

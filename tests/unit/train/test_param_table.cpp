@@ -67,6 +67,7 @@ std::string sample_value(const tr::param_spec& s) {
       {"combinations_ctr", R"("Counter")"},
       {"per_feature_ctr", R"(["0:Borders"])"},
       {"max_ctr_complexity", "2"},
+      {"per_float_feature_quantization", R"(["0:border_count=8,border_type=Median"])"},
   };
   if (!s.default_json.empty()) return std::string(s.default_json);
   if (const auto it = custom.find(s.name); it != custom.end()) return it->second;
@@ -259,7 +260,8 @@ TEST_CASE("param table: cbg_train's documentation lists exactly the table's para
   // Every snake_case word of the block is a parameter, but for these.
   const std::set<std::string> not_parameters{"params_json", "variance_power",    "learn_error",        "test_error",
                                              "time_left",   "catboost_training", "cbg_context_desc_t", "use_weights",
-                                             "skip_train"};  // metric parameters
+                                             "skip_train",    // metric parameters
+                                             "border_type"};  // a key of per_float_feature_quantization
   for (const std::string& w : words) {
     if (w.find('_') == std::string::npos || not_parameters.contains(w)) continue;
     CAPTURE(w);
