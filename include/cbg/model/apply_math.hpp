@@ -12,8 +12,6 @@
 
 #include "cbg/config.hpp"
 #include "cbg/model/fast_exp.hpp"
-#include "cbg/model/libm_exp.hpp"
-#include "cbg/model/libm_log.hpp"
 #include "cbg/model/rounded.hpp"
 #include "cbg/model/hash.hpp"
 
@@ -200,6 +198,24 @@ CBG_HOST_DEVICE inline double scaled_raw(double sum, double scale, double bias, 
 }
 
 // ---- post-processing -----------------------------------------------------------------------------
+// The C library's exp and log, as CatBoost's process calls them. On a GPU they are CUDA's, which may
+// differ from glibc's in the last bit (so may the outputs built on them: sigmoid, log-sigmoid and
+// log-softmax); everything else in post-processing is the same bits on both sides.
+CBG_HOST_DEVICE inline double libm_exp(double x) {
+#if defined(__CUDA_ARCH__)
+  return ::exp(x);
+#else
+  return std::exp(x);
+#endif
+}
+CBG_HOST_DEVICE inline double libm_log(double x) {
+#if defined(__CUDA_ARCH__)
+  return ::log(x);
+#else
+  return std::log(x);
+#endif
+}
+
 // CatBoost's CalcSigmoid and CalcLogSigmoid (eval_processing.h): the C library's exp and log, not
 // its fast exponent.
 CBG_HOST_DEVICE inline double sigmoid(double x) { return 1.0 / add_rounded(1.0, libm_exp(-x)); }

@@ -33,15 +33,6 @@ CBG_HOST_DEVICE inline double sub_rounded(double a, double b) {
   return a - b;
 #endif
 }
-// a * b + c rounded once.
-CBG_HOST_DEVICE inline double fused_multiply_add(double a, double b, double c) {
-#if defined(__CUDA_ARCH__)
-  return __fma_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
-
 CBG_HOST_DEVICE inline std::uint64_t bits_of(double d) {
 #if defined(__CUDA_ARCH__)
   return static_cast<std::uint64_t>(__double_as_longlong(d));

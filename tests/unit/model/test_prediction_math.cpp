@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The prediction post-processing math CatBoost's outputs depend on bit for bit: its fast exponent
-// (values taken from CatBoost's own softmax and Exponent outputs), the portable C-library exp and
-// log the GPU uses (equal to std::exp and std::log), and the softmax / log-softmax rows built from
-// them.
+// (values taken from CatBoost's own softmax and Exponent outputs) and the softmax / log-softmax rows
+// built from it.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -51,61 +50,6 @@ TEST_CASE("CatBoost's fast exponent: its values, its clamping, its vector lanes"
     const double x = u(rng);
     REQUIRE(std::abs(cm::fast_exp(x) / std::exp(x) - 1.0) < 2e-13);
   }
-}
-
-TEST_CASE("the portable C-library log equals std::log bit for bit", "[model]") {
-  // glibc runs the build the GPU reproduces (its FMA variant) on x86-64 CPUs with FMA and AVX2.
-  if (!__builtin_cpu_supports("fma") || !__builtin_cpu_supports("avx2")) {
-    WARN("this CPU has no FMA/AVX2: glibc's log runs another variant here; not compared");
-    return;
-  }
-  std::mt19937_64 rng(7);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::size_t checked = 0, differ = 0;
-  const auto check = [&](double x) {
-    ++checked;
-    if (bits(cm::libm_log_portable(x)) != bits(std::log(x)) && differ++ < 5) {
-      UNSCOPED_INFO("x = " << x << ": portable " << cm::libm_log_portable(x) << " std::log " << std::log(x));
-    }
-  };
-  for (int i = 0; i < 300000; ++i) {
-    check(1.0 + unit(rng) * 63.0);                                                // sums of softmax rows
-    check(1.0 + unit(rng) * std::ldexp(1.0, -(i % 52) - 1));                      // just above 1 (the near-1 branch)
-    check(1.0 - unit(rng) * std::ldexp(1.0, -(i % 52) - 1));                      // just below 1
-    check(std::ldexp(0.5 + unit(rng) * 0.5, static_cast<int>(i % 2000) - 1000));  // any exponent
-  }
-  for (double x : {1.0, 2.0, 0.5, 1e-310, 0.0, std::numeric_limits<double>::infinity(), 1e308}) check(x);
-  CHECK(std::isnan(cm::libm_log_portable(std::numeric_limits<double>::quiet_NaN())));
-  CHECK(std::isnan(cm::libm_log_portable(-1.0)));
-  CHECK(differ == 0);
-  CHECK(checked > 1000000);
-}
-
-TEST_CASE("the portable C-library exp equals std::exp bit for bit", "[model]") {
-  if (!__builtin_cpu_supports("fma") || !__builtin_cpu_supports("avx2")) {
-    WARN("this CPU has no FMA/AVX2: glibc's exp runs another variant here; not compared");
-    return;
-  }
-  std::mt19937_64 rng(9);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::size_t checked = 0, differ = 0;
-  const auto check = [&](double x) {
-    ++checked;
-    if (bits(cm::libm_exp_portable(x)) != bits(std::exp(x)) && differ++ < 5) {
-      UNSCOPED_INFO("x = " << x << ": portable " << cm::libm_exp_portable(x) << " std::exp " << std::exp(x));
-    }
-  };
-  for (int i = 0; i < 300000; ++i) {
-    check((unit(rng) - 0.5) * 80.0);                        // sigmoid arguments
-    check(-745.2 + unit(rng) * 1455.0);                     // the whole range, subnormals included
-    check((unit(rng) - 0.5) * std::ldexp(1.0, -(i % 60)));  // tiny
-    check(512.0 + unit(rng) * 197.0);                       // the scaled branches
-  }
-  const double inf = std::numeric_limits<double>::infinity();
-  for (double x : {0.0, -0.0, 1.0, -1.0, 709.78, 709.79, -745.2, -746.0, 1e300, -1e300, inf, -inf}) check(x);
-  CHECK(std::isnan(cm::libm_exp_portable(std::numeric_limits<double>::quiet_NaN())));
-  CHECK(differ == 0);
-  CHECK(checked > 1000000);
 }
 
 TEST_CASE("softmax and log-softmax rows as CatBoost computes them", "[model]") {
