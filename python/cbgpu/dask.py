@@ -377,12 +377,13 @@ def predict(client: distributed.Client, model: Model | Any, data: Any, *, predic
     """Predictions of `model` (a cbgpu.Model, or a fitted cbgpu estimator) for every partition of
     `data`, on the workers: a dask.array partitioned like a dask.array input ([rows] or [rows,
     columns]; NumPy or CuPy chunks like the input's), a dask Series/DataFrame (pandas) partitioned
-    like a dask.dataframe input. The model travels once as .cbm bytes. labels: values to map class
+    like a dask.dataframe input. The model travels as .cbm bytes, once per worker. labels: values to map class
     indexes to (prediction_type "Class")."""
     model = model._model() if hasattr(model, "_model") else model
     cbm = model.to_bytes("cbm")
     columns = model.prediction_columns(prediction_type) if prediction_type != "Class" else 1
-    shared = client.scatter(cbm, broadcast=True, hash=True)
+    # One task holds the bytes; every partition's task depends on it (the workers fetch it once each).
+    shared = dask.delayed(cbm, pure=True)
     label_values = None if labels is None else np.asarray(labels)
     args = (shared, prediction_type, ntree_start, ntree_end, label_values, columns)
     if isinstance(data, da.Array):

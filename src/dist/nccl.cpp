@@ -26,7 +26,7 @@ namespace {
 
 // ---- NCCL's ABI (nccl.h, 2.x) ----------------------------------------------------------------------
 using nccl_comm = void*;  // ncclComm_t
-struct nccl_unique_id {
+struct nccl_uid {
   char internal[128];
 };
 using nccl_result = int;                     // ncclResult_t: 0 is ncclSuccess
@@ -47,10 +47,10 @@ enum nccl_op : int { nccl_sum = 0, nccl_max = 2, nccl_min = 3 };
 
 struct nccl_api {
   nccl_result (*comm_init_all)(nccl_comm*, int, const int*) = nullptr;
-  nccl_result (*get_unique_id)(nccl_unique_id*) = nullptr;
-  nccl_result (*comm_init_rank)(nccl_comm*, int, nccl_unique_id, int) = nullptr;
+  nccl_result (*get_unique_id)(nccl_uid*) = nullptr;
+  nccl_result (*comm_init_rank)(nccl_comm*, int, nccl_uid, int) = nullptr;
   // NCCL >= 2.14 (optional: without them a communicator's creation cannot time out).
-  nccl_result (*comm_init_rank_config)(nccl_comm*, int, nccl_unique_id, int, nccl_config*) = nullptr;
+  nccl_result (*comm_init_rank_config)(nccl_comm*, int, nccl_uid, int, nccl_config*) = nullptr;
   nccl_result (*comm_get_async_error)(nccl_comm, nccl_result*) = nullptr;
   nccl_result (*comm_destroy)(nccl_comm) = nullptr;
   nccl_result (*comm_abort)(nccl_comm) = nullptr;
@@ -359,7 +359,7 @@ bool nccl_available(std::string* why) {
 
 std::array<std::uint8_t, nccl_unique_id_bytes> nccl_unique_id() {
   const nccl_api& a = require_api();
-  nccl_unique_id id{};
+  nccl_uid id{};
   check(a.get_unique_id(&id), "ncclGetUniqueId");
   std::array<std::uint8_t, nccl_unique_id_bytes> out{};
   static_assert(sizeof(id) == nccl_unique_id_bytes);
@@ -373,7 +373,7 @@ communicator make_id_communicator(const std::array<std::uint8_t, nccl_unique_id_
               fmt::format("NCCL rank {} of size {}: expected 0 <= rank < size", rank, size));
   CBG_EXPECTS(timeout.count() > 0, status::invalid_argument, "the NCCL timeout must be positive");
   const nccl_api& a = require_api();
-  nccl_unique_id uid{};
+  nccl_uid uid{};
   std::memcpy(&uid, id.data(), sizeof(uid));
   scoped_device on(device);
   nccl_comm comm = nullptr;

@@ -430,15 +430,15 @@ void sharded_backend::setup_communicator(const train::backend_inputs& in, const 
   const auto sample = static_cast<std::int64_t>(plan.size);
   const std::int64_t own = learn.num_rows();
   const std::int64_t total = sample + own;
-  const auto mine = static_cast<std::int64_t>(plan.local.size());
-  device_buffer<std::int64_t> sample_rows(static_cast<std::size_t>(std::max<std::int64_t>(mine, 1)), base->stream(),
+  const auto held = static_cast<std::int64_t>(plan.local.size());
+  device_buffer<std::int64_t> sample_rows(static_cast<std::size_t>(std::max<std::int64_t>(held, 1)), base->stream(),
                                           base->resource());
-  if (mine > 0) {
+  if (held > 0) {
     copy_bytes(sample_rows.data(), memory_kind::device, plan.local.data(), memory_kind::host,
                plan.local.size() * sizeof(std::int64_t), base->stream(), base->copies(), base->rules(),
                CBG_COPY_SITE("border sample rows"));
   }
-  device_buffer<unsigned char> picked(static_cast<std::size_t>(std::max<std::int64_t>(mine, 1)) * 8, base->stream(),
+  device_buffer<unsigned char> picked(static_cast<std::size_t>(std::max<std::int64_t>(held, 1)) * 8, base->stream(),
                                       base->resource());
   const auto nf = static_cast<std::size_t>(learn.num_features());
   g->shape.assign(nf, total);
@@ -455,8 +455,8 @@ void sharded_backend::setup_communicator(const train::backend_inputs& in, const 
     unsigned char* into = g->columns.back().data();
     std::vector<std::size_t> bytes;
     for (const std::int64_t n : plan.counts) bytes.push_back(static_cast<std::size_t>(n) * elem);
-    gather_rows(col.data, col.stride, sample_rows.data(), elem, mine, picked.data(), base->stream());
-    link.gather_blocks(picked.data(), static_cast<std::size_t>(mine) * elem, bytes, into);
+    gather_rows(col.data, col.stride, sample_rows.data(), elem, held, picked.data(), base->stream());
+    link.gather_blocks(picked.data(), static_cast<std::size_t>(held) * elem, bytes, into);
     gather(col.data, col.stride, elem, own, into + static_cast<std::size_t>(sample) * elem, base->stream());
     DLTensor& d = g->dl[j];
     d.data = into;

@@ -2,6 +2,7 @@
 // The border sample of several processes (border_sample.hpp), on the host reference: for every
 // split of the rows over ranks, quantizing [the gathered sample; a rank's rows] gives the borders
 // of the whole set quantized at once (the single-GPU borders) and that rank's rows their bins.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -13,6 +14,7 @@
 #include "cbg/dist/border_sample.hpp"
 #include "cbg/quantize/quantizer.hpp"
 #include "cbg/quantize/sampling.hpp"
+#include "cbg/runtime/context.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
 

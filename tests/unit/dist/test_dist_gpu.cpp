@@ -272,7 +272,8 @@ TEST_CASE("a communicator from a unique id: one rank gives the single-GPU model 
   check_same_model(single, tr::train(*learn1.pool, tr::parse_params(params), {}));
   ranked->memory()->reset_peak();
   (void)tr::train(*learn1.pool, tr::parse_params(params), {});  // the communicator is kept on the context
-  WARN("one rank of 260000 x 6: peak device memory " << ranked->memory()->stats().peak / 1e6 << " MB");
+  WARN("one rank of 260000 x 6: peak device memory " << static_cast<double>(ranked->memory()->stats().peak) / 1e6
+                                                     << " MB");
 }
 
 TEST_CASE("a communicator from a unique id: a rank whose peers never join times out", "[gpu][dist]") {
