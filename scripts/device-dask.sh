@@ -13,8 +13,15 @@
 # others stopped, and the peak device memory per rank of examples/multi_host over --rows rows
 # (default 16M) - with --baseline, the same binary over an older libcbgpu.so (the whole feature set
 # gathered on every rank) for the before/after figures.
-# Logs go to $OUT (or /tmp/cbgpu-device-dask). A device tool call (carry the bundle and .whl):
-#   scripts/device-dask.sh .carry/dask/build --ranks 2 --baseline .carry/dask/baseline
+# Logs go to $OUT (or /tmp/cbgpu-device-dask). Preparing the carry on the build machine (about 35 MB
+# with the wheels; the baseline adds one stripped libcbgpu.so of the older build, about 13 MB):
+#   scripts/fetch-device-wheels.sh
+#   mkdir -p .carry/dask/build/tests && cp -P build/ci/libcbgpu.so* .carry/dask/build/ &&
+#   cp build/ci/tests/cbgpu_unit_tests build/ci/tests/cbgpu-multi-host-example .carry/dask/build/tests/ &&
+#   strip --strip-debug .carry/dask/build/libcbgpu.so.*.* .carry/dask/build/tests/*
+# then the device tool's run with carry [".carry/dask", ".whl"]:
+#   scripts/device-dask.sh .carry/dask/build                       (one GPU)
+#   scripts/device-dask.sh .carry/dask/build --ranks 2 --baseline .carry/dask/baseline   (two GPUs)
 set -u
 cd "$(dirname "$0")/.."
 build="${1:?usage: device-dask.sh <build dir> [--ranks N] [--rows N] [--baseline <dir>]}"

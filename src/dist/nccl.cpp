@@ -130,7 +130,7 @@ void check(nccl_result r, const char* what) {
 nccl_result settle(nccl_comm comm, nccl_result r, std::chrono::milliseconds timeout, nccl_owner* owner = nullptr) {
   if (r != nccl_in_progress || api().comm_get_async_error == nullptr) return r;
   const auto until = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
+  for (int polls = 0;; ++polls) {
     nccl_result state = 0, q = 0;
     if (owner == nullptr) {
       q = api().comm_get_async_error(comm, &state);
@@ -140,7 +140,12 @@ nccl_result settle(nccl_comm comm, nccl_result r, std::chrono::milliseconds time
     if (q != 0) return q;
     if (state != nccl_in_progress) return state;
     if (std::chrono::steady_clock::now() > until) return nccl_in_progress;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // Usually settled within microseconds (a collective's enqueue): spin first, then sleep.
+    if (polls < 1000) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
   }
 }
 
