@@ -172,3 +172,16 @@ def test_cupy_chunks_on_one_gpu(client, cp):
     out = pred.compute()
     assert type(out).__module__.startswith("cupy")
     np.testing.assert_allclose(cp.asnumpy(out), model.predict(X).reshape(-1), rtol=1e-6)
+
+
+def test_ranks_and_eval_placement_for_several_workers():
+    """Rank order follows the first partition each worker holds; every rank gets an eval partition
+    (one moved from the rank holding the most), or the eval set is refused as too small."""
+    by_worker = {"tcp://b": [(2, "p2"), (3, "p3")], "tcp://a": [(0, "p0"), (1, "p1")], "tcp://c": [(4, "p4")]}
+    workers = cdask._rank_order(by_worker)
+    assert workers == ["tcp://a", "tcp://b", "tcp://c"]
+    placed = cdask._eval_placement({"tcp://a": [(0, "e0"), (1, "e1"), (2, "e2")], "tcp://d": [(3, "e3")]}, workers)
+    assert all(placed[w] for w in workers)
+    assert sorted(i for w in workers for i, _ in placed[w]) == [0, 1, 2, 3]  # nothing lost or doubled
+    with pytest.raises(ValueError, match="fewer partitions than there are workers"):
+        cdask._eval_placement({"tcp://a": [(0, "e0")]}, workers)
