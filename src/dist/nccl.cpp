@@ -271,6 +271,7 @@ class nccl_reducer final : public reducer {
             "reduce-scatter", stream);
   }
   [[nodiscard]] counters enqueued() const noexcept override { return {calls_, host_ms_}; }
+  void check_live() const override { live(); }
   void cancel() noexcept override {
     if (aborted_.exchange(true)) return;
     // A caller's communicator is theirs to abort; ours is aborted so that no rank waits forever.

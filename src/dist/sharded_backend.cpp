@@ -406,6 +406,7 @@ void sharded_backend::setup_communicator(const train::backend_inputs& in, const 
   copy_bytes(all.data(), memory_kind::host, counts.data() + 2, memory_kind::device, all.size() * sizeof(std::int64_t),
              base->stream(), base->copies(), base->rules(), CBG_COPY_SITE("rank row counts"));
   CBG_CUDA_TRY(cudaStreamSynchronize(base->stream()));
+  red.check_live();  // the counts are garbage when a rank never came (a timeout aborted the gather)
   int with_eval = 0;
   for (int k = 0; k < c.size; ++k) {
     const std::int64_t l = all[static_cast<std::size_t>(2 * k)], e = all[static_cast<std::size_t>(2 * k + 1)];
@@ -483,6 +484,7 @@ void sharded_backend::setup_communicator(const train::backend_inputs& in, const 
   g->p.emplace(pool::build(base, std::move(pi)));
   const quantize::device_quantized full =
       quantize::quantize_device(*g->p, sample_first_options(in.quantize, plan.size));
+  red.check_live();  // the sample's gathers completed (not aborted by a timeout)
   auto r = std::make_unique<rank_state>();
   r->ctx = base;
   r->quantized = slice_quantized(full, sample, own, *base, *base);

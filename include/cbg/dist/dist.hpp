@@ -79,6 +79,9 @@ class reducer {
   // Makes every pending and later collective of this reducer fail (after another rank failed), so
   // that no rank waits forever. Idempotent.
   virtual void cancel() noexcept = 0;
+  // Throws why, when this reducer's communicator was aborted (a timeout, a failed rank,
+  // cbg_context_abort): the results of its collectives since are not to be used.
+  virtual void check_live() const {}
   // Collectives enqueued so far and the host time spent enqueuing them (the sharded backend's
   // stage timings when its context profiles).
   struct counters {
