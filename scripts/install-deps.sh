@@ -44,6 +44,9 @@ done
 python3 -c "import sklearn" >/dev/null 2>&1 || py_missing+=("scikit-learn")
 # scikit-build-core: the build backend of pyproject.toml (pip wheel --no-build-isolation in the tests).
 python3 -c "import scikit_build_core" >/dev/null 2>&1 || py_missing+=("scikit-build-core")
+# dask and distributed: cbgpu.dask's tests (a LocalCluster in-process; pure-Python wheels).
+python3 -c "import dask.dataframe" >/dev/null 2>&1 || py_missing+=("dask[dataframe]")
+python3 -c "import distributed" >/dev/null 2>&1 || py_missing+=("distributed")
 if ((${#py_missing[@]})); then
   echo "install-deps: pip install ${py_missing[*]}"
   python3 -m pip install -q --disable-pip-version-check "${py_missing[@]}" 2>/dev/null ||

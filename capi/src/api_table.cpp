@@ -74,6 +74,8 @@ cbg_api_v1_t make_table_v1() noexcept {
   t.model_feature_importance = &cbg_model_feature_importance;
   t.context_stage_times = &cbg_context_stage_times;
   t.context_stage_times_reset = &cbg_context_stage_times_reset;
+  t.nccl_unique_id = &cbg_nccl_unique_id;
+  t.context_abort = &cbg_context_abort;
   return t;
 }
 

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Context entry points and copy statistics.
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstddef>
+#include <optional>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +24,7 @@ void fill_defaults(cbg_context_desc_t& d) {
   init_desc(d);
   d.device = CBG_DEVICE_AUTO;
   d.log_level = CBG_LOG_TRACE;
+  d.nccl_timeout_ms = 600000;
 }
 
 }  // namespace
@@ -64,13 +68,51 @@ CBG_API cbg_status cbg_context_create(const cbg_context_desc_t* desc, cbg_contex
     CBG_EXPECTS((d.nccl_comm == nullptr) == (d.nccl_size == 0), cbg::status::invalid_argument,
                 fmt::format("nccl_comm is {} but nccl_size is {}: set both or neither",
                             d.nccl_comm == nullptr ? "NULL" : "set", d.nccl_size));
+    CBG_EXPECTS(d.nccl_id_size >= 0, cbg::status::invalid_argument,
+                fmt::format("nccl_id_size is {}: 0 (none) or the number of ranks", d.nccl_id_size));
+    CBG_EXPECTS(d.nccl_id_size == 0 || d.nccl_comm == nullptr, cbg::status::invalid_argument,
+                "set nccl_comm (a communicator of yours) or nccl_id_size (one the library makes), not both");
+    CBG_EXPECTS(
+        d.nccl_id_size == 0 || (d.nccl_id_rank >= 0 && d.nccl_id_rank < d.nccl_id_size), cbg::status::invalid_argument,
+        fmt::format("nccl_id_rank {} of nccl_id_size {}: expected 0 <= rank < size", d.nccl_id_rank, d.nccl_id_size));
+    CBG_EXPECTS(d.nccl_timeout_ms > 0, cbg::status::invalid_argument,
+                fmt::format("nccl_timeout_ms is {}: it must be positive", d.nccl_timeout_ms));
     cbg_context_t handle{cbg::context::create(o), {}};
     if (d.nccl_comm != nullptr) {
       // Checked against the communicator now (NCCL loaded at run time), kept for cbg_train.
       (void)cbg::dist::make_comm_reducer(d.nccl_comm, d.nccl_rank, d.nccl_size);
-      cbg::dist::attach_communicator(handle.impl, cbg::dist::communicator{d.nccl_comm, d.nccl_rank, d.nccl_size});
+      cbg::dist::communicator c;
+      c.comm = d.nccl_comm;
+      c.rank = d.nccl_rank;
+      c.size = d.nccl_size;
+      cbg::dist::attach_communicator(handle.impl, c);
+    } else if (d.nccl_id_size > 0) {
+      CBG_EXPECTS(!handle.impl->is_cpu(), cbg::status::invalid_argument,
+                  "a communicator from nccl_id needs a GPU context (device is CBG_DEVICE_CPU)");
+      std::array<std::uint8_t, cbg::dist::nccl_unique_id_bytes> id{};
+      static_assert(sizeof(d.nccl_id) == cbg::dist::nccl_unique_id_bytes);
+      std::memcpy(id.data(), d.nccl_id, id.size());
+      cbg::dist::attach_communicator(
+          handle.impl, cbg::dist::make_id_communicator(id, d.nccl_id_rank, d.nccl_id_size, handle.impl->device(),
+                                                       std::chrono::milliseconds(d.nccl_timeout_ms)));
     }
     publish(out, std::move(handle));
+  });
+}
+
+CBG_API cbg_status cbg_nccl_unique_id(uint8_t out[128]) {
+  return guarded(__func__, [&] {
+    require(out, "out");
+    const auto id = cbg::dist::nccl_unique_id();
+    std::memcpy(out, id.data(), id.size());
+  });
+}
+
+CBG_API cbg_status cbg_context_abort(cbg_context_t* ctx) {
+  return guarded(__func__, [&] {
+    auto& c = checked(ctx, "ctx");
+    const std::optional<cbg::dist::communicator> comm = cbg::dist::communicator_of(*c.impl);
+    if (comm.has_value() && comm->owner != nullptr) comm->owner->abort("cbg_context_abort was called on this rank");
   });
 }
 

@@ -8,6 +8,8 @@
  *   two_ranks <rank> <size> <id_file> <out_prefix> [rows]
  *
  * Writes <out_prefix>.<rank>.cbm; rank 0 also trains alone on all rows into <out_prefix>.single.cbm.
+ * Each prints the peak device memory the library took on its context (the border computation over
+ * all ranks' rows, then training): O(rows per rank) with the border sample.
  * NCCL is loaded with dlopen (no link-time dependency); the data are generated from the global row
  * index, so every rank can make its block and rank 0 the whole set. */
 #define _DEFAULT_SOURCE 1
@@ -101,6 +103,14 @@ static cbg_model_t* train_rows(cbg_context_t* ctx, int device, int64_t first, in
   return model;
 }
 
+static double peak_mb(const cbg_context_t* ctx) {
+  cbg_memory_stats_t m;
+  memset(&m, 0, sizeof(m));
+  m.struct_size = sizeof(m);
+  check(cbg_context_memory_stats(ctx, &m), "cbg_context_memory_stats");
+  return (double)m.peak_bytes / 1e6;
+}
+
 static void save(cbg_model_t* model, const char* prefix, const char* name) {
   char path[4096];
   snprintf(path, sizeof(path), "%s.%s.cbm", prefix, name);
@@ -178,8 +188,8 @@ int main(int argc, char** argv) {
   char name[32];
   snprintf(name, sizeof(name), "%d", rank);
   save(model, prefix, name);
-  printf("rank %d of %d: rows %lld..%lld trained on device %d\n", rank, size, (long long)first,
-         (long long)(first + rows), device);
+  printf("rank %d of %d: rows %lld..%lld trained on device %d, peak device memory %.1f MB\n", rank, size,
+         (long long)first, (long long)(first + rows), device, peak_mb(ctx));
   cbg_model_free(model);
   cbg_context_free(ctx);
   destroy(comm);
@@ -190,6 +200,7 @@ int main(int argc, char** argv) {
     cd.device = device;
     check(cbg_context_create(&cd, &ctx), "cbg_context_create");
     model = train_rows(ctx, device, 0, total, params);
+    printf("one GPU, all %lld rows: peak device memory %.1f MB\n", (long long)total, peak_mb(ctx));
     save(model, prefix, "single");
     cbg_model_free(model);
     cbg_context_free(ctx);

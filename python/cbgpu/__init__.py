@@ -13,7 +13,7 @@ from ._capi import (CBG_CONTEXT_STRICT_NO_D2H, CBG_DEVICE_AUTO, CBG_DEVICE_CPU, 
                     CBG_ERR_STRICT_D2H, CBG_ERR_UNSUPPORTED, CBG_LOG_CRITICAL, CBG_LOG_DEBUG,
                     CBG_LOG_ERROR, CBG_LOG_INFO, CBG_LOG_OFF, CBG_LOG_TRACE, CBG_LOG_WARN, CBG_OK,
                     STATUS_NAMES, CbgError, last_error, status_string)
-from ._context import Context
+from ._context import Context, nccl_unique_id
 from ._copy import tensor_copy
 from ._info import build_info, device_count, version, version_number
 from ._log import set_log_callback
@@ -33,6 +33,6 @@ __all__ = [
     "CBG_DEVICE_AUTO", "CBG_DEVICE_CPU", "CBG_CONTEXT_STRICT_NO_D2H",
     "CBG_LOG_TRACE", "CBG_LOG_DEBUG", "CBG_LOG_INFO", "CBG_LOG_WARN", "CBG_LOG_ERROR",
     "CBG_LOG_CRITICAL", "CBG_LOG_OFF", *STATUS_NAMES.values(),
-    "train", "CatBoostRegressor", "CatBoostClassifier",
+    "train", "CatBoostRegressor", "CatBoostClassifier", "nccl_unique_id",
     "OUTPUT_TYPES", "DLPackArray", "show_versions", "__version__",
 ]

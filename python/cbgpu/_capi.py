@@ -106,6 +106,11 @@ class cbg_context_desc_t(ctypes.Structure):
         ("nccl_rank", ctypes.c_int32),
         ("nccl_size", ctypes.c_int32),
         ("profile", ctypes.c_int32),  # 1: stage timings (cbg_context_stage_times)
+        # a communicator the library makes from an NCCL unique id (cbg_nccl_unique_id)
+        ("nccl_id", ctypes.c_uint8 * 128),
+        ("nccl_id_rank", ctypes.c_int32),
+        ("nccl_id_size", ctypes.c_int32),
+        ("nccl_timeout_ms", ctypes.c_int32),
     ]
 
 
@@ -386,6 +391,8 @@ _PROTOTYPES = {
     "cbg_copy_stats_reset": (_st, [_vp]),
     "cbg_context_stage_times": (_st, [_vp, _P(ctypes.c_char_p)]),
     "cbg_context_stage_times_reset": (_st, [_vp]),
+    "cbg_nccl_unique_id": (_st, [_P(ctypes.c_uint8)]),
+    "cbg_context_abort": (_st, [_vp]),
     "cbg_pool_desc_init": (_st, [_P(cbg_pool_desc_t)]),
     "cbg_pool_from_dlpack": (_st, [_vp, _P(cbg_pool_desc_t), _P(_vp)]),
     "cbg_pool_free": (_st, [_vp]),

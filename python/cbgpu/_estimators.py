@@ -80,6 +80,57 @@ def _n_columns(x: Any) -> int | None:
         return None
 
 
+def make_pool(ctx: Context, X: Any, y: Any, cat_features: Sequence[Any] | None, weight: Any = None,
+              baseline: Any = None) -> Pool:
+    """A learn or eval pool of (X, y, weight, baseline) on `ctx`: GPU arrays as they are, host tables
+    (DataFrames, object arrays) column by column with their categorical features, numeric host
+    matrices as one float32 matrix (the estimators' and cbgpu.dask's workers' pools)."""
+    if _device_of(X) != CBG_DEVICE_CPU:
+        cats = resolve_cat_features(cat_features, None, None)
+        return Pool(ctx, X, label=y, weight=weight, baseline=baseline, cat_features=cats or None)
+    y = None if y is None else np.ascontiguousarray(np.asarray(y, dtype=np.float32))
+    weight = None if weight is None else np.ascontiguousarray(np.asarray(weight, dtype=np.float32))
+    baseline = None if baseline is None else np.ascontiguousarray(np.asarray(baseline, dtype=np.float64))
+    table = host_table(X, cat_features)
+    if table is None:
+        X = np.ascontiguousarray(np.asarray(X, dtype=np.float32))
+        return Pool(ctx, X, label=y, weight=weight, baseline=baseline)
+    return Pool(ctx, columns=table.columns, string_columns=table.string_columns,
+                cat_features=table.cat_features or None, feature_names=table.names, label=y, weight=weight,
+                baseline=baseline)
+
+
+def _check_n_features(model: Model, X: Any) -> None:
+    expected = int(model.info()["n_flat_features"])
+    n = _n_columns(X)
+    if n is not None and n != expected:
+        raise ValueError(f"X has {n} features, but the model was trained on {expected} features")
+
+
+@contextlib.contextmanager
+def prediction_input(model: Model, X: Any) -> Iterator[Any]:
+    """`X` as `model` takes it: GPU arrays and pools as they are; host tables (DataFrames, object
+    arrays, or any host data when the model has categorical features) as a pool on a CPU context,
+    with the model's categorical features; plain numeric host matrices as they are."""
+    cats = model.cat_feature_indices()
+    X = from_catboost_pool(X)[0]
+    _check_n_features(model, X)
+    if isinstance(X, Pool) or _output.is_device_array(X):
+        yield X
+        return
+    table = host_table(X, cats)
+    if table is None:
+        yield X
+        return
+    with Context(CBG_DEVICE_CPU) as ctx:
+        pool = Pool(ctx, columns=table.columns, string_columns=table.string_columns,
+                    cat_features=table.cat_features or None)
+        try:
+            yield pool
+        finally:
+            pool.close()
+
+
 class _CatBoostEstimator(BaseEstimator):
     """What the two estimators share, their constructor included: CatBoost's common parameters by
     name (scikit-learn reads them from this signature), any other CatBoost parameter in **kwargs."""
@@ -177,19 +228,7 @@ class _CatBoostEstimator(BaseEstimator):
 
     def _pool(self, ctx: Context, X: Any, y: Any, cat_features: Sequence[Any] | None, weight: Any = None,
               baseline: Any = None) -> Pool:
-        if _device_of(X) != CBG_DEVICE_CPU:
-            cats = resolve_cat_features(cat_features, None, None)
-            return Pool(ctx, X, label=y, weight=weight, baseline=baseline, cat_features=cats or None)
-        y = None if y is None else np.ascontiguousarray(np.asarray(y, dtype=np.float32))
-        weight = None if weight is None else np.ascontiguousarray(np.asarray(weight, dtype=np.float32))
-        baseline = None if baseline is None else np.ascontiguousarray(np.asarray(baseline, dtype=np.float64))
-        table = host_table(X, cat_features)
-        if table is None:
-            X = np.ascontiguousarray(np.asarray(X, dtype=np.float32))
-            return Pool(ctx, X, label=y, weight=weight, baseline=baseline)
-        return Pool(ctx, columns=table.columns, string_columns=table.string_columns,
-                    cat_features=table.cat_features or None, feature_names=table.names, label=y, weight=weight,
-                    baseline=baseline)
+        return make_pool(ctx, X, y, cat_features, weight, baseline)
 
     def _fit(self, X: Any, y: Any, eval_set: Any, sample_weight: Any, baseline: Any,
              callback: Callable[[dict], Any] | None, params: dict, cat_features: Sequence[Any] | None,
@@ -239,34 +278,10 @@ class _CatBoostEstimator(BaseEstimator):
     # ---- prediction inputs ----------------------------------------------------------------------------
 
     def _check_n_features(self, X: Any) -> None:
-        expected = int(self._model().info()["n_flat_features"])
-        n = _n_columns(X)
-        if n is not None and n != expected:
-            raise ValueError(f"X has {n} features, but the model was trained on {expected} features")
+        _check_n_features(self._model(), X)
 
-    @contextlib.contextmanager
-    def _input(self, X: Any) -> Iterator[Any]:
-        """`X` as the model takes it: GPU arrays and pools as they are; host tables (DataFrames,
-        object arrays, or any host data when the model has categorical features) as a pool on a CPU
-        context, with the model's categorical features; plain numeric host matrices as they are."""
-        model = self._model()
-        cats = model.cat_feature_indices()
-        X = from_catboost_pool(X)[0]
-        self._check_n_features(X)
-        if isinstance(X, Pool) or _output.is_device_array(X):
-            yield X
-            return
-        table = host_table(X, cats)
-        if table is None:
-            yield X
-            return
-        with Context(CBG_DEVICE_CPU) as ctx:
-            pool = Pool(ctx, columns=table.columns, string_columns=table.string_columns,
-                        cat_features=table.cat_features or None)
-            try:
-                yield pool
-            finally:
-                pool.close()
+    def _input(self, X: Any) -> contextlib.AbstractContextManager:
+        return prediction_input(self._model(), X)
 
     def _model(self) -> Model:
         model = getattr(self, "model_", None)

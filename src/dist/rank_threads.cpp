@@ -143,11 +143,20 @@ void rank_threads::loop(int rank) {
     start_[r] = steady::now();
     const std::function<void(int)>* f = task_;
     std::exception_ptr failed;
+    const reducer* own = reducers_.empty() ? nullptr : reducers_[std::min(r, reducers_.size() - 1)];
     try {
       CBG_EXPECTS(device_set, status::cuda, fmt::format("cannot make device {} current", devices_[r]));
       (*f)(rank);
+      if (own != nullptr) own->check_live();  // an aborted collective's results are garbage, thrown or not
     } catch (...) {
       failed = std::current_exception();
+      // What went wrong after an abort (a timeout, another process's failure) is its consequence:
+      // report the abort's reason.
+      try {
+        if (own != nullptr) own->check_live();
+      } catch (...) {
+        failed = std::current_exception();
+      }
     }
     end_[r] = steady::now();
     if (failed) {

@@ -16,12 +16,14 @@
 
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/core/error.hpp"
+#include "cbg/dist/border_sample.hpp"
 #include "cbg/dist/rank.hpp"
 #include "cbg/dist/shard.hpp"
 #include "cbg/dist/train.hpp"
 #include "cbg/runtime/device.hpp"
 #include "cbg/train/boosting_math.hpp"
 #include "cbg/train/reduce_math.hpp"
+#include "kernels/dist/gather.hpp"
 #include "src/dist/rank_threads.hpp"
 
 namespace cbg::dist {
@@ -59,11 +61,10 @@ std::shared_ptr<context> rank_context(const context& base, int device) {
   return ctx;
 }
 
-// The features of this rank's learn pool, gathered from every rank (row order) into one pool of
-// compact columns on this rank's device, for the borders of the whole set.
+// The border sample gathered from every rank (row order) followed by this rank's rows, as one pool
+// of compact columns on this rank's device, for the borders of the whole set.
 struct gathered_pool {
   std::vector<device_buffer<unsigned char>> columns;
-  std::vector<std::shared_ptr<shard_pool>> local;  // compact copies of this rank's columns
   std::vector<std::int64_t> shape, strides;
   std::vector<DLTensor> dl;
   std::optional<pool> p;
@@ -393,7 +394,7 @@ void sharded_backend::setup_communicator(const train::backend_inputs& in, const 
   const pool& learn = *in.learn;
   const std::shared_ptr<context>& base = learn.ctx();
   scoped_device on(base->device());
-  reducers_.push_back(make_comm_reducer(c.comm, c.rank, c.size));
+  reducers_.push_back(make_reducer(c, base->device()));
   reducer& red = *reducers_[0];
   // Every rank's row counts (-1: no eval set).
   const std::int64_t mine[2] = {learn.num_rows(), in.eval != nullptr ? in.eval->num_rows() : -1};
@@ -405,6 +406,7 @@ void sharded_backend::setup_communicator(const train::backend_inputs& in, const 
   copy_bytes(all.data(), memory_kind::host, counts.data() + 2, memory_kind::device, all.size() * sizeof(std::int64_t),
              base->stream(), base->copies(), base->rules(), CBG_COPY_SITE("rank row counts"));
   CBG_CUDA_TRY(cudaStreamSynchronize(base->stream()));
+  red.check_live();  // the counts are garbage when a rank never came (a timeout aborted the gather)
   int with_eval = 0;
   for (int k = 0; k < c.size; ++k) {
     const std::int64_t l = all[static_cast<std::size_t>(2 * k)], e = all[static_cast<std::size_t>(2 * k + 1)];
@@ -415,28 +417,50 @@ void sharded_backend::setup_communicator(const train::backend_inputs& in, const 
   }
   CBG_EXPECTS(with_eval == 0 || with_eval == c.size, status::invalid_argument,
               fmt::format("{} of {} ranks have an eval set: every rank or none must", with_eval, c.size));
-  // The borders of the whole set: every rank's features, gathered in rank order.
+  // The borders of the whole set from its border sample (border_sample.hpp): the sample's rows,
+  // gathered from the ranks that hold them in row order, then this rank's rows, quantized together
+  // so that the borders come from the sample alone; this rank keeps its rows' bins.
+  const border_sample plan = plan_border_sample(learn_split_, c.rank, in.quantize,
+                                                quantize::resolve_settings(learn, in.quantize), base->seed());
   auto g = std::make_shared<gathered_pool>();
   rank_inputs gather_in;
   gather_in.red = &red;
   gather_in.learn = learn_split_;
   gather_in.eval = eval_split_;
   rank_link link(gather_in, *base);
-  g->local.push_back(make_shard_pool(learn, 0, learn.num_rows(), base, true));
-  const pool& compact = *g->local.back()->p;
-  const std::int64_t total = learn_split_.total();
-  const auto nf = static_cast<std::size_t>(compact.num_features());
+  const auto sample = static_cast<std::int64_t>(plan.size);
+  const std::int64_t own = learn.num_rows();
+  const std::int64_t total = sample + own;
+  const auto held = static_cast<std::int64_t>(plan.local.size());
+  device_buffer<std::int64_t> sample_rows(static_cast<std::size_t>(std::max<std::int64_t>(held, 1)), base->stream(),
+                                          base->resource());
+  if (held > 0) {
+    copy_bytes(sample_rows.data(), memory_kind::device, plan.local.data(), memory_kind::host,
+               plan.local.size() * sizeof(std::int64_t), base->stream(), base->copies(), base->rules(),
+               CBG_COPY_SITE("border sample rows"));
+  }
+  device_buffer<unsigned char> picked(static_cast<std::size_t>(std::max<std::int64_t>(held, 1)) * 8, base->stream(),
+                                      base->resource());
+  const auto nf = static_cast<std::size_t>(learn.num_features());
   g->shape.assign(nf, total);
   g->strides.assign(nf, 1);
   g->dl.resize(nf);
   pool_inputs pi;
   for (std::size_t j = 0; j < nf; ++j) {
-    const column_view& col = compact.features()[j];
+    const column_view& col = learn.features()[j];
+    CBG_EXPECTS(col.memory != memory_kind::host, status::device,
+                "training over several processes reads device, managed or pinned memory; a column is in "
+                "pageable host memory");
     const std::size_t elem = size_of(col.type);
     g->columns.emplace_back(static_cast<std::size_t>(total) * elem, base->stream(), base->resource());
-    link.gather_rows(col.data, elem, false, g->columns.back().data());
+    unsigned char* into = g->columns.back().data();
+    std::vector<std::size_t> bytes;
+    for (const std::int64_t n : plan.counts) bytes.push_back(static_cast<std::size_t>(n) * elem);
+    gather_rows(col.data, col.stride, sample_rows.data(), elem, held, picked.data(), base->stream());
+    link.gather_blocks(picked.data(), static_cast<std::size_t>(held) * elem, bytes, into);
+    gather(col.data, col.stride, elem, own, into + static_cast<std::size_t>(sample) * elem, base->stream());
     DLTensor& d = g->dl[j];
-    d.data = g->columns.back().data();
+    d.data = into;
     d.device.device_type = kDLCUDA;
     d.device.device_id = base->device();
     d.ndim = 1;
@@ -455,19 +479,21 @@ void sharded_backend::setup_communicator(const train::backend_inputs& in, const 
     r.kind = tensor_ref_kind::dltensor;
     r.ptr = &d;
     pi.columns.push_back(r);
-    if (compact.is_categorical(static_cast<std::int64_t>(j))) pi.cat_features.push_back(static_cast<std::int32_t>(j));
+    if (learn.is_categorical(static_cast<std::int64_t>(j))) pi.cat_features.push_back(static_cast<std::int32_t>(j));
   }
   g->p.emplace(pool::build(base, std::move(pi)));
-  const quantize::device_quantized full = quantize::quantize_device(*g->p, in.quantize);
+  const quantize::device_quantized full =
+      quantize::quantize_device(*g->p, sample_first_options(in.quantize, plan.size));
+  red.check_live();  // the sample's gathers completed (not aborted by a timeout)
   auto r = std::make_unique<rank_state>();
   r->ctx = base;
-  r->quantized = slice_quantized(full, learn_split_.first(c.rank), learn.num_rows(), *base, *base);
+  r->quantized = slice_quantized(full, sample, own, *base, *base);
   r->inputs.red = &red;
   r->inputs.learn = learn_split_;
   r->inputs.eval = eval_split_;
   r->inputs.quantized = &r->quantized;
   ranks_.push_back(std::move(r));
-  // g (the whole feature set) is freed here, ordered after the quantization on the stream.
+  // g (the sample and this rank's rows) is freed here, ordered after the quantization on the stream.
 }
 
 }  // namespace

@@ -352,3 +352,25 @@ def test_every_status_name_exported():
     for code, name in cbgpu.STATUS_NAMES.items():
         assert getattr(cbgpu, name) == code
     assert len(cbgpu.STATUS_NAMES) == 20
+
+
+def test_context_communicator_from_a_unique_id_fields():
+    """Context's nccl_id fields reach the library's checks; nccl_unique_id needs NCCL; abort without a
+    communicator is a no-op. (Training over several GPUs: tests/python/test_dask.py, scripts/device-dask.sh.)"""
+    with pytest.raises(ValueError, match="128"):
+        cbgpu.Context(cbgpu.CBG_DEVICE_CPU, nccl_id=b"short", nccl_id_size=2)
+    with pytest.raises(cbgpu.CbgError, match="GPU context") as e:
+        cbgpu.Context(cbgpu.CBG_DEVICE_CPU, nccl_id=bytes(128), nccl_id_rank=0, nccl_id_size=1)
+    assert e.value.code == cbgpu.CBG_ERR_INVALID_ARGUMENT
+    with pytest.raises(cbgpu.CbgError, match="nccl_id_rank 3 of nccl_id_size 2"):
+        cbgpu.Context(cbgpu.CBG_DEVICE_CPU, nccl_id=bytes(128), nccl_id_rank=3, nccl_id_size=2)
+    with pytest.raises(cbgpu.CbgError, match="nccl_timeout_ms"):
+        cbgpu.Context(cbgpu.CBG_DEVICE_CPU, nccl_timeout_ms=0)
+    with cbgpu.Context(cbgpu.CBG_DEVICE_CPU) as ctx:
+        ctx.abort()  # nothing to abort
+    if cbgpu.build_info()["nccl"] == "available":
+        assert len(cbgpu.nccl_unique_id()) == 128
+    else:
+        with pytest.raises(cbgpu.CbgError, match="NCCL") as e:
+            cbgpu.nccl_unique_id()
+        assert e.value.code == cbgpu.CBG_ERR_UNSUPPORTED

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""examples/python: each script runs to its end (exit 0), or skips (exit 77) without CuPy or a GPU."""
+"""examples/python and examples/dask: each script runs to its end (exit 0), or skips (exit 77) without CuPy or a GPU."""
 import os
 import subprocess
 import sys
@@ -10,7 +10,7 @@ import pytest
 import cbgpu
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((ROOT / "examples" / "python").glob("*.py"))
+EXAMPLES = sorted((ROOT / "examples" / "python").glob("*.py")) + sorted((ROOT / "examples" / "dask").glob("*.py"))
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])

@@ -274,6 +274,20 @@ typedef struct cbg_context_desc_t {
    * stage then waits for the context's stream at its end, so profiled work runs slower; 0
    * (default): off. The stages are NVTX ranges either way (Nsight Systems shows them). @since 0.1 */
   int32_t profile;
+  /* Training over several processes with a communicator the library makes (no NCCL code of the
+   * caller's): rank 0 gets a unique id with cbg_nccl_unique_id() and the caller's launcher (Dask,
+   * MPI, ...) gives those bytes to every rank; each rank then creates its context (one GPU each,
+   * nccl_comm NULL) with the id, its rank and the size, all at about the same time:
+   * cbg_context_create blocks until every rank has joined (ncclCommInitRank) or nccl_timeout_ms
+   * passed (#CBG_ERR_CUDA naming the timeout). cbg_train then behaves as with nccl_comm above. The
+   * communicator is the context's: destroyed with it, and aborted when a rank fails, when a
+   * collective does not complete within nccl_timeout_ms (a rank that failed or stopped: the others
+   * return #CBG_ERR_CUDA saying so instead of waiting forever) or by cbg_context_abort(). @since 0.1 */
+  uint8_t nccl_id[128];    /**< The bytes of cbg_nccl_unique_id() (all ranks the same). */
+  int32_t nccl_id_rank;    /**< This process's rank, 0 <= nccl_id_rank < nccl_id_size (default 0). */
+  int32_t nccl_id_size;    /**< The number of ranks (default 0: no communicator from an id). */
+  int32_t nccl_timeout_ms; /**< Longest wait for the ranks to join and for one collective to complete
+                                (default 600000: 10 minutes; > 0). */
 } cbg_context_desc_t;
 
 /**
@@ -291,6 +305,25 @@ CBG_API cbg_status cbg_context_desc_init(cbg_context_desc_t* desc);
  * Thread-safe; blocks (creates a stream and memory pool). @since 0.1
  */
 CBG_API cbg_status cbg_context_create(const cbg_context_desc_t* desc, cbg_context_t** out);
+
+/**
+ * @brief A new NCCL unique id (ncclGetUniqueId) for cbg_context_desc_t.nccl_id. Call it on the
+ * process of rank 0 and keep that process alive while the ranks create their contexts (it serves
+ * their first connection).
+ * @param[out] out  128 bytes.
+ * @return #CBG_OK, #CBG_ERR_NULL_POINTER, #CBG_ERR_UNSUPPORTED (NCCL is not installed; the message
+ *         says why), #CBG_ERR_CUDA (NCCL failed). Thread-safe; blocks. @since 0.1
+ */
+CBG_API cbg_status cbg_nccl_unique_id(uint8_t out[128]);
+
+/**
+ * @brief Aborts the NCCL communicator the library made for this context (nccl_id_size > 0), so that
+ * a cbg_train blocked in a collective on any thread returns (#CBG_ERR_CUDA, "aborted"); for example
+ * when the caller learns that another rank failed. The context can no longer train over several
+ * processes. A no-op for a context without such a communicator. @return #CBG_OK,
+ * #CBG_ERR_INVALID_HANDLE. Thread-safe (may be called during a cbg_train on this context). @since 0.1
+ */
+CBG_API cbg_status cbg_context_abort(cbg_context_t* ctx);
 
 /**
  * @brief Frees a context. Objects created with it (pools, ...) stay valid: they keep what they need.
@@ -1349,6 +1382,8 @@ typedef struct cbg_api_v1_t {
                                          int32_t*);
   cbg_status (*context_stage_times)(cbg_context_t*, const char**);
   cbg_status (*context_stage_times_reset)(cbg_context_t*);
+  cbg_status (*nccl_unique_id)(uint8_t*);
+  cbg_status (*context_abort)(cbg_context_t*);
 } cbg_api_v1_t;
 
 /**

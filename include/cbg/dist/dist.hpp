@@ -11,7 +11,8 @@
 //    shard's tile sums are the single-GPU tile sums; they are gathered in row order and folded as
 //    on one GPU;
 //  * per-row draws (bootstrap) are keyed by the global row index;
-//  * borders come from the whole learn set, quantized once, and every shard gets its rows' bins.
+//  * borders come from the whole learn set, quantized once, and every shard gets its rows' bins
+//    (several processes: from the border sample of the whole set, border_sample.hpp).
 // With a caller's communicator (several processes) the shards are the callers' row blocks: the
 // model is exact when every rank but the last holds a multiple of 4096 rows, else ordered sums
 // are taken over each rank's own tiles (deterministic and the same on every rank, but a double
@@ -19,9 +20,14 @@
 // bits, and so could a line-search or early-stopping decision that depends on them).
 #pragma once
 
+#include <array>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -73,6 +79,9 @@ class reducer {
   // Makes every pending and later collective of this reducer fail (after another rank failed), so
   // that no rank waits forever. Idempotent.
   virtual void cancel() noexcept = 0;
+  // Throws why, when this reducer's communicator was aborted (a timeout, a failed rank,
+  // cbg_context_abort): the results of its collectives since are not to be used.
+  virtual void check_live() const {}
   // Collectives enqueued so far and the host time spent enqueuing them (the sharded backend's
   // stage timings when its context profiles).
   struct counters {
@@ -107,11 +116,60 @@ std::vector<std::unique_ptr<reducer>> make_local_reducers(const std::vector<int>
 // the reducer and be used by no one else meanwhile. Checks rank and size against the communicator.
 std::unique_ptr<reducer> make_comm_reducer(void* comm, int rank, int size);
 
-// ---- a caller's communicator on a context -----------------------------------------------------------
+// A communicator the library made (ncclCommInitAll, ncclCommInitRank): destroyed with its last
+// owner, unless aborted (a failed rank, a timeout, cbg_context_abort), which frees it too and makes
+// the reducers over it fail with the reason.
+class nccl_owner {
+ public:
+  explicit nccl_owner(void* comm);
+  ~nccl_owner();
+  nccl_owner(const nccl_owner&) = delete;
+  nccl_owner& operator=(const nccl_owner&) = delete;
+  // Runs f(comm) unless the communicator was aborted (then returns false): abort waits for the
+  // calls in progress, so that NCCL never sees a freed communicator.
+  template <class F>
+  bool use(F&& f) {
+    const std::shared_lock<std::shared_mutex> lock(use_);
+    if (aborted_.load()) return false;
+    f(comm_);
+    return true;
+  }
+  // ncclCommAbort once (thread-safe, idempotent): collectives in flight on any rank's stream end.
+  void abort(const std::string& why) noexcept;
+  [[nodiscard]] bool aborted() const noexcept { return aborted_.load(); }
+  [[nodiscard]] std::string reason() const;
+
+ private:
+  void* comm_;
+  std::shared_mutex use_;
+  mutable std::mutex mutex_;
+  std::atomic<bool> aborted_{false};
+  std::string reason_;
+};
+
+// ---- a communicator on a context -------------------------------------------------------------------
 struct communicator {
-  void* comm = nullptr;  // ncclComm_t, borrowed
+  void* comm = nullptr;  // ncclComm_t
   int rank = 0;
   int size = 1;
+  // Set when the library made it from a unique id (owned; aborted on failures and timeouts); null
+  // for a caller's communicator (borrowed).
+  std::shared_ptr<nccl_owner> owner;
+  // Owned ones: how long a collective may take to complete before the communicator is aborted.
+  std::chrono::milliseconds timeout{0};
 };
+
+// NCCL's unique id (ncclGetUniqueId): made once, on the process of rank 0 (it serves the other
+// ranks' connection until they have joined), and given to every rank.
+inline constexpr std::size_t nccl_unique_id_bytes = 128;
+std::array<std::uint8_t, nccl_unique_id_bytes> nccl_unique_id();
+// This process's rank of a communicator over `size` ranks, made from `id` on `device`
+// (ncclCommInitRank, non-blocking where NCCL >= 2.14: fails with status cuda when not every rank
+// joined within `timeout`). Blocks until every rank has joined.
+communicator make_id_communicator(const std::array<std::uint8_t, nccl_unique_id_bytes>& id, int rank, int size,
+                                  int device, std::chrono::milliseconds timeout);
+// The reducer of a context's communicator: borrowed (make_comm_reducer) or owned (with a watchdog
+// that aborts it when a collective does not complete within its timeout). `device`: the rank's.
+std::unique_ptr<reducer> make_reducer(const communicator& c, int device);
 
 }  // namespace cbg::dist

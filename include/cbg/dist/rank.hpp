@@ -39,10 +39,11 @@ class rank_link {
   // Every rank's values of a per-row array (`elem` bytes per row) in row order, into `out`
   // (total_rows(eval) * elem bytes).
   void gather_rows(const void* local, std::size_t elem, bool eval, void* out);
-
- private:
+  // Blocks of bytes[r] bytes from every rank r, in rank order, into `out`; `local` holds this rank's
+  // local_bytes (== bytes[rank()]).
   void gather_blocks(const void* local, std::size_t local_bytes, const std::vector<std::size_t>& bytes, void* out);
 
+ private:
   const context& ctx_;
   rank_inputs in_;
   device_buffer<unsigned char> send_, recv_;

@@ -5,9 +5,10 @@
 //    and its bins, labels, weights and baselines are copied device to device to the ranks (rows in
 //    blocks of a multiple of 4096); the eval set likewise. The trainer's loop runs once; every
 //    backend call runs on all ranks at once (a thread per rank) and they agree through NCCL.
-//  * a context given a caller's communicator (several processes, one GPU each): this process's
-//    pool is its rank's rows; the features are gathered from every rank for the borders (so they
-//    are the whole set's), then each rank keeps its rows' bins.
+//  * a context with a communicator (the caller's, or one the library made from a unique id; several
+//    processes, one GPU each): this process's pool is its rank's rows; the border sample of the
+//    whole set is gathered from the ranks that hold it (border_sample.hpp), so the borders are the
+//    whole set's, and each rank keeps its rows' bins.
 #pragma once
 
 #include <memory>
@@ -23,8 +24,8 @@ namespace cbg::dist {
 bool wants_sharding(const train::backend_inputs& in);
 std::unique_ptr<train::boosting_backend> make_sharded_backend(const train::backend_inputs& in);
 
-// A caller's communicator attached to a context (the C ABI's context descriptor sets it). The
-// attachment lives as long as the context.
+// A communicator attached to a context (the C ABI's context descriptor sets it: the caller's, or
+// one made from a unique id). The attachment lives as long as the context.
 void attach_communicator(const std::shared_ptr<context>& ctx, const communicator& c);
 std::optional<communicator> communicator_of(const context& ctx);
 

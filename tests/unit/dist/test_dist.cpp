@@ -2,6 +2,8 @@
 // Multi-GPU (issue 9), host side: device lists, row splits, why gathered tile sums fold to the
 // single-GPU ordered sum, and NCCL loading. The GPU side is tests/unit/dist/test_dist_gpu.cpp.
 #include <algorithm>
+#include <cstdint>
+#include <iterator>
 #include <cstddef>
 #include <random>
 #include <string>
@@ -168,6 +170,54 @@ TEST_CASE("C ABI: a context's communicator fields are checked; build info report
   const char* info = nullptr;
   REQUIRE(cbg_build_info(&info) == CBG_OK);
   CHECK(std::string(info).find("\"nccl\"") != std::string::npos);
+}
+
+TEST_CASE("C ABI: a communicator from a unique id: fields checked, the id needs NCCL, abort is safe", "[dist]") {
+  cbg_context_desc_t d;
+  REQUIRE(cbg_context_desc_init(&d) == CBG_OK);
+  CHECK(d.nccl_id_size == 0);
+  CHECK(d.nccl_id_rank == 0);
+  CHECK(d.nccl_timeout_ms == 600000);
+  d.device = CBG_DEVICE_CPU;
+  cbg_context_t* ctx = nullptr;
+  d.nccl_id_size = 2;
+  d.nccl_id_rank = 2;  // out of range
+  CHECK(cbg_context_create(&d, &ctx) == CBG_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(cbg_last_error()).find("nccl_id_rank 2 of nccl_id_size 2") != std::string::npos);
+  d.nccl_id_rank = 1;
+  int not_a_comm = 0;
+  d.nccl_comm = &not_a_comm;  // both ways at once
+  d.nccl_size = 2;
+  CHECK(cbg_context_create(&d, &ctx) == CBG_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(cbg_last_error()).find("not both") != std::string::npos);
+  d.nccl_comm = nullptr;
+  d.nccl_size = 0;
+  d.nccl_timeout_ms = 0;
+  CHECK(cbg_context_create(&d, &ctx) == CBG_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(cbg_last_error()).find("nccl_timeout_ms") != std::string::npos);
+  d.nccl_timeout_ms = 1000;
+  CHECK(cbg_context_create(&d, &ctx) == CBG_ERR_INVALID_ARGUMENT);  // the CPU makes no communicator
+  CHECK(std::string(cbg_last_error()).find("GPU context") != std::string::npos);
+  CHECK(ctx == nullptr);
+  // An older caller's struct (up to `profile`) is still accepted, with the defaults after it.
+  cbg_context_desc_t old;
+  REQUIRE(cbg_context_desc_init(&old) == CBG_OK);
+  old.struct_size = offsetof(cbg_context_desc_t, nccl_id);
+  old.device = CBG_DEVICE_CPU;
+  old.nccl_timeout_ms = -5;  // beyond the old struct: not read
+  REQUIRE(cbg_context_create(&old, &ctx) == CBG_OK);
+  CHECK(cbg_context_abort(ctx) == CBG_OK);  // no communicator: nothing to abort
+  CHECK(cbg_context_free(ctx) == CBG_OK);
+  CHECK(cbg_context_abort(nullptr) != CBG_OK);
+  CHECK(cbg_nccl_unique_id(nullptr) == CBG_ERR_NULL_POINTER);
+  std::uint8_t id[128] = {};
+  if (cd::nccl_available()) {
+    REQUIRE(cbg_nccl_unique_id(id) == CBG_OK);
+    CHECK(std::any_of(std::begin(id), std::end(id), [](std::uint8_t b) { return b != 0; }));
+  } else {
+    CHECK(cbg_nccl_unique_id(id) == CBG_ERR_UNSUPPORTED);
+    CHECK(std::string(cbg_last_error()).find("NCCL") != std::string::npos);
+  }
 }
 
 TEST_CASE("feature slices: contiguous, covering, balanced by columns, padded to the widest", "[dist]") {

@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <chrono>
 #include <map>
+#include <optional>
 #include <memory>
 #include <random>
 #include <string>
@@ -22,6 +24,7 @@
 #include "cbg/core/error.hpp"
 #include "cbg/data/pool.hpp"
 #include "cbg/dist/dist.hpp"
+#include "cbg/dist/train.hpp"
 #include "cbg/dist/predict.hpp"
 #include "cbg/memory/device_buffer.hpp"
 #include "cbg/memory/resource.hpp"
@@ -232,6 +235,116 @@ TEST_CASE("sharded training: a small eval set (ranks without eval rows), devices
     check_same_model(single, tr::train(*learn.pool, tr::parse_params(with_devices(params, "0-3")), o));
   // One device other than the pool's: the same path with one rank (no NCCL traffic).
   check_same_model(single, tr::train(*learn.pool, tr::parse_params(with_devices(params, "1")), o));
+}
+
+namespace {
+
+// Rows [first, first + count) of a data set.
+data rows_of(const data& d, std::int64_t first, std::int64_t count) {
+  data out;
+  out.rows = count;
+  out.features = d.features;
+  for (int f = 0; f < d.features; ++f) {
+    const auto* col = d.x.data() + static_cast<std::size_t>(f * d.rows + first);
+    out.x.insert(out.x.end(), col, col + count);
+  }
+  out.label.assign(d.label.begin() + first, d.label.begin() + first + count);
+  out.weight.assign(d.weight.begin() + first, d.weight.begin() + first + count);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a communicator from a unique id: one rank gives the single-GPU model through the border sample",
+          "[gpu][dist]") {
+  CBG_REQUIRE_GPUS(1);
+  // More rows than the border subset (200000): the sample is drawn, gathered and quantized with the
+  // rank's rows; the borders and bins must still be the single-GPU ones.
+  const data d = make_data(260000, 6, "regression", 21);
+  const std::string params = R"({"loss_function": "RMSE", "iterations": 8, "depth": 5})";
+  auto plain = context_on(0);
+  auto learn = cbg::test::device_pool(plain, d, true);
+  const cbg::model::model single = tr::train(*learn.pool, tr::parse_params(params), {});
+  auto ranked = context_on(0);
+  cbg::dist::attach_communicator(
+      ranked, cbg::dist::make_id_communicator(cbg::dist::nccl_unique_id(), 0, 1, 0, std::chrono::milliseconds(60000)));
+  auto learn1 = cbg::test::device_pool(ranked, d, true);
+  check_same_model(single, tr::train(*learn1.pool, tr::parse_params(params), {}));
+  ranked->memory()->reset_peak();
+  (void)tr::train(*learn1.pool, tr::parse_params(params), {});  // the communicator is kept on the context
+  WARN("one rank of 260000 x 6: peak device memory " << static_cast<double>(ranked->memory()->stats().peak) / 1e6
+                                                     << " MB");
+}
+
+TEST_CASE("a communicator from a unique id: a rank whose peers never join times out", "[gpu][dist]") {
+  CBG_REQUIRE_GPUS(1);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    (void)cbg::dist::make_id_communicator(cbg::dist::nccl_unique_id(), 0, 2, 0, std::chrono::milliseconds(1500));
+    FAIL("expected a timeout");
+  } catch (const cbg::error& e) {
+    CHECK(e.code() == cbg::status::cuda);
+    CHECK(std::string(e.what()).find("did not complete within 1500 ms") != std::string::npos);
+  }
+  CHECK((std::chrono::steady_clock::now() - start < std::chrono::seconds(30)));
+}
+
+TEST_CASE(
+    "communicators from a unique id: two ranks on two GPUs give the single-GPU model; a rank that stops "
+    "makes the other time out",
+    "[gpu][dist]") {
+  CBG_REQUIRE_GPUS(2);
+  const data d = make_data(2 * 4096 * 30 + 777, 6, "binary", 22);  // rank 0: a multiple of 4096 rows
+  const std::int64_t first_rows = 4096 * 30;
+  const std::string params = R"({"loss_function": "Logloss", "iterations": 10, "depth": 5})";
+  auto plain = context_on(0);
+  auto whole = cbg::test::device_pool(plain, d, false);
+  const cbg::model::model single = tr::train(*whole.pool, tr::parse_params(params), {});
+  const auto id = cbg::dist::nccl_unique_id();
+  const std::vector<data> parts = {rows_of(d, 0, first_rows), rows_of(d, first_rows, d.rows - first_rows)};
+  // stop_rank: -1 both train; else that rank leaves after making its communicator.
+  const auto run = [&](int stop_rank, std::chrono::milliseconds timeout) {
+    std::vector<std::optional<cbg::model::model>> models(2);
+    std::vector<std::string> errors(2);
+    std::vector<std::shared_ptr<cbg::context>> contexts = {context_on(0), context_on(1)};
+    std::vector<std::thread> threads;
+    const auto rank_id = stop_rank < 0 ? id : cbg::dist::nccl_unique_id();
+    for (int r = 0; r < 2; ++r) {
+      threads.emplace_back([&, r] {
+        try {
+          cbg::scoped_device on(r);
+          cbg::dist::attach_communicator(contexts[static_cast<std::size_t>(r)],
+                                         cbg::dist::make_id_communicator(rank_id, r, 2, r, timeout));
+          if (r == stop_rank) {  // leaves without a word (its communicator freed, as a dead process's)
+            cbg::dist::communicator_of(*contexts[static_cast<std::size_t>(r)])->owner->abort("this rank stopped");
+            return;
+          }
+          auto pool =
+              cbg::test::device_pool(contexts[static_cast<std::size_t>(r)], parts[static_cast<std::size_t>(r)], false);
+          models[static_cast<std::size_t>(r)] = tr::train(*pool.pool, tr::parse_params(params), {});
+        } catch (const std::exception& e) {
+          errors[static_cast<std::size_t>(r)] = e.what();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    return std::make_pair(std::move(models), errors);
+  };
+  {
+    auto [models, errors] = run(-1, std::chrono::milliseconds(120000));
+    INFO(errors[0] << " | " << errors[1]);
+    REQUIRE(models[0].has_value());
+    REQUIRE(models[1].has_value());
+    check_same_model(single, *models[0]);
+    CHECK(cbg::model::write_cbm(*models[0]) == cbg::model::write_cbm(*models[1]));
+  }
+  {
+    const auto start = std::chrono::steady_clock::now();
+    auto [models, errors] = run(1, std::chrono::milliseconds(3000));
+    CHECK_FALSE(models[0].has_value());
+    CHECK(errors[0].find("did not complete within 3000 ms") != std::string::npos);
+    CHECK((std::chrono::steady_clock::now() - start < std::chrono::seconds(60)));
+  }
 }
 
 TEST_CASE("sharded training refuses too few rows for the devices", "[gpu][dist]") {

@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cbgpu.dask over several GPU workers (scripts/device-dask.sh --ranks N, on a machine with N GPUs):
+starts a scheduler and N workers (one process and one GPU each), places rank r's rows on worker r
+(every rank but the last a multiple of 4096 rows) as CuPy chunks, and checks that
+  1. cbgpu.dask.train gives the single-GPU model of all rows byte for byte (an eval set and early
+     stopping included), and predict keeps the partitions;
+  2. a rank that fails (a NaN label in its rows only) makes the client raise that rank's error
+     while the other ranks stop (aborted, not hung) within a minute;
+  3. the peak device memory of each rank's context.
+Prints one line per check and OK at the end; exits non-zero on a failure."""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def start_cluster(ranks: int):
+    """A scheduler and `ranks` workers, worker r seeing only GPU r."""
+    procs = []
+    sched_file = f"/tmp/cbgpu-dask-scheduler-{os.getpid()}.json"
+    procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--scheduler-file",
+                                   sched_file, "--no-dashboard", "--port", "0"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    for _ in range(200):
+        if os.path.exists(sched_file):
+            break
+        time.sleep(0.1)
+    for r in range(ranks):
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(r))
+        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                                       sched_file, "--nworkers", "1", "--nthreads", "2", "--no-dashboard",
+                                       "--name", f"gpu{r}"], env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return procs, sched_file
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--block", type=int, default=4096 * 40, help="rows of every rank but the last")
+    args = parser.parse_args()
+    import cupy
+    import dask.array as da
+    import distributed
+
+    import cbgpu
+    import cbgpu.dask as cdask
+
+    if cupy.cuda.runtime.getDeviceCount() < args.ranks:
+        print(f"dask-ranks: {args.ranks} GPUs needed: skipped")
+        return 77
+    procs, sched_file = start_cluster(args.ranks)
+    try:
+        client = distributed.Client(scheduler_file=sched_file)
+        client.wait_for_workers(args.ranks, timeout=120)
+        workers = sorted(client.scheduler_info()["workers"],
+                         key=lambda w: client.scheduler_info()["workers"][w]["name"])
+        rng = np.random.default_rng(0)
+        sizes = [args.block] * (args.ranks - 1) + [args.block // 2 + 1234]
+        rows = sum(sizes)
+        X = rng.normal(size=(rows, 12)).astype(np.float32)
+        X[::13, 2] = np.nan
+        y = (X[:, 0] + 0.5 * np.nan_to_num(X[:, 2]) ** 2 + rng.normal(scale=0.3, size=rows) > 0.4).astype(np.float32)
+        ex = rng.normal(size=(args.ranks * 5000, 12)).astype(np.float32)
+        ey = (ex[:, 0] > 0.4).astype(np.float32)
+
+        def placed(a: np.ndarray, sizes_: list[int]) -> da.Array:
+            """`a` in blocks of sizes_, block r as a CuPy array on worker r."""
+            blocks, at = [], 0
+            for r, n in enumerate(sizes_):
+                part = client.scatter(a[at:at + n], workers=[workers[r]])
+                on_gpu = client.submit(cupy.asarray, part, workers=[workers[r]], pure=False)
+                shape = (n,) + a.shape[1:]
+                blocks.append(da.from_delayed(on_gpu, shape=shape, dtype=a.dtype, meta=cupy.empty((0,) * a.ndim,
+                                                                                                   dtype=a.dtype)))
+                at += n
+            return da.concatenate(blocks, axis=0)
+
+        params = {"iterations": 60, "depth": 6, "loss_function": "Logloss", "learning_rate": 0.3,
+                  "early_stopping_rounds": 10, "random_seed": 3, "task_type": "GPU"}
+        dx, dy = placed(X, sizes), placed(y, sizes)
+        esizes = [5000] * args.ranks
+        dex, dey = placed(ex, esizes), placed(ey, esizes)
+        t0 = time.time()
+        model = cdask.train(client, params, dx, dy, eval_set=(dex, dey), nccl_timeout_ms=120000)
+        took = time.time() - t0
+        # The reference: one GPU, every row in rank order, the eval set likewise.
+        with cbgpu.Context(0, seed=3) as ctx:
+            learn = cbgpu.Pool(ctx, cupy.asarray(X), label=cupy.asarray(y))
+            test = cbgpu.Pool(ctx, cupy.asarray(ex), label=cupy.asarray(ey))
+            single = cbgpu.train(learn, params, eval_set=test)
+        same = model.to_bytes("cbm") == single.to_bytes("cbm")
+        print(f"dask-ranks: {args.ranks} workers, {rows} rows: {model.tree_count} trees in {took:.1f} s; "
+              f"equal to one GPU byte for byte: {same}")
+        pred = cdask.predict(client, model, dx)
+        ok_pred = pred.chunks == (tuple(sizes),) and np.allclose(cupy.asnumpy(pred.compute()),
+                                                                 single.predict(X).reshape(-1), rtol=1e-6)
+        print(f"dask-ranks: predictions partitioned like the input and equal to one GPU's: {ok_pred}")
+
+        # A rank that fails: a NaN label in the last rank's rows only.
+        bad = y.copy()
+        bad[-5] = np.nan
+        t0 = time.time()
+        message = ""
+        try:
+            cdask.train(client, {**params, "iterations": 5}, dx, placed(bad, sizes), nccl_timeout_ms=60000)
+        except Exception as e:  # noqa: BLE001 - the check reads the message
+            message = f"{type(e).__name__}: {e}"
+        stopped = time.time() - t0
+        failed_ok = bool(message) and "PeerFailed" not in message and stopped < 90
+        print(f"dask-ranks: a failing rank: raised on the client in {stopped:.1f} s: {message[:200]!r}: {failed_ok}")
+
+        # Peak device memory per rank (the library's allocations on each rank's context).
+        ident = client.submit(cbgpu.nccl_unique_id, workers=[workers[0]], pure=False).result()
+
+        def peak(x: "cupy.ndarray", lab: "cupy.ndarray", rank: int) -> float:
+            with cbgpu.Context(0, seed=3, nccl_id=ident, nccl_id_rank=rank, nccl_id_size=args.ranks) as c:
+                with cbgpu.Pool(c, x, label=lab) as p:
+                    cbgpu.train(p, {"iterations": 5, "depth": 6, "loss_function": "Logloss"}).close()
+                return c.memory_stats()["peak_bytes"] / 1e6
+
+        parts_x = dx.to_delayed().ravel().tolist()
+        parts_y = dy.to_delayed().ravel().tolist()
+        peaks = client.gather([client.submit(peak, client.compute(parts_x[r]), client.compute(parts_y[r]), r,
+                                             workers=[workers[r]], pure=False) for r in range(args.ranks)])
+        print("dask-ranks: peak device memory per rank (MB): " + ", ".join(f"{p:.1f}" for p in peaks))
+        client.close()
+        if not (same and ok_pred and failed_ok):
+            return 1
+        print("OK")
+        return 0
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
