@@ -4,6 +4,9 @@
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cuda/std/functional>
+
+#include <algorithm>
 
 #include "kernels/common/cccl.cuh"
 #include "kernels/ctr/ctr_device.hpp"
@@ -58,6 +61,79 @@ __global__ void ids_kernel(const std::uint64_t* sorted, const std::uint32_t* row
   }
 }
 
+// The keys in permutation order and the positions 0..n-1.
+__global__ void keys_in_order_kernel(const std::uint32_t* order, const std::uint64_t* keys, std::int64_t n,
+                                     std::uint64_t* out, std::uint32_t* positions) {
+  const std::int64_t j = thread_index();
+  if (j >= n) return;
+  out[j] = keys[order[j]];
+  positions[j] = static_cast<std::uint32_t>(j);
+}
+
+// Per sorted position j (runs of equal keys, each in permutation order): the id of its run, the
+// row's id, and per id its key, first position (run start) and first row (the smallest). The
+// smallest row of a run is taken per warp first (its positions are consecutive, ids ascend along the
+// warp) and then with one atomicMin per run piece: a frequent key's rows do not all hit one address.
+__global__ void run_ids_kernel(const std::uint64_t* sorted, const std::uint32_t* sorted_pos, const std::uint32_t* order,
+                               const std::uint32_t* rank, std::int64_t n, std::uint32_t* sorted_ids, std::uint32_t* ids,
+                               std::uint64_t* keys, std::uint32_t* start, std::uint32_t* first) {
+  const std::int64_t j = thread_index();
+  const bool valid = j < n;
+  std::uint32_t id = 0xffffffffu, row = 0xffffffffu;
+  if (valid) {
+    id = rank[j] - 1;
+    row = order[sorted_pos[j]];
+    sorted_ids[j] = id;
+    ids[row] = id;
+    if (j == 0 || sorted[j] != sorted[j - 1]) {
+      keys[id] = sorted[j];
+      start[id] = static_cast<std::uint32_t>(j);
+    }
+  }
+  const unsigned lane = threadIdx.x & 31u;
+  for (unsigned off = 1; off < 32; off <<= 1) {
+    const std::uint32_t other_row = __shfl_down_sync(0xffffffffu, row, off);
+    const std::uint32_t other_id = __shfl_down_sync(0xffffffffu, id, off);
+    if (lane + off < 32 && other_id == id && other_row < row) row = other_row;
+  }
+  const std::uint32_t before = __shfl_up_sync(0xffffffffu, id, 1);
+  if (valid && (lane == 0 || before != id)) atomicMin(first + id, row);
+}
+
+// The rows before each in its run.
+__global__ void run_totals_kernel(const std::uint32_t* sorted_ids, const std::uint32_t* start, std::int64_t n,
+                                  std::uint32_t* total) {
+  const std::int64_t j = thread_index();
+  if (j < n) total[j] = static_cast<std::uint32_t>(j) - start[sorted_ids[j]];
+}
+
+// The bucket layout of inserting the keys one by one (linear probing) in parallel: a key takes a slot
+// from any later key (atomicMin on the owner's insertion index), which then probes on. At the end each
+// key sits at the first slot of its path that no earlier key holds: the sequential layout.
+__global__ void bucket_owners_kernel(const std::uint64_t* keys, std::uint32_t unique, std::uint64_t mask,
+                                     std::uint32_t* owner, int* bad) {
+  const std::int64_t i = thread_index();
+  if (i >= static_cast<std::int64_t>(unique)) return;
+  auto k = static_cast<std::uint32_t>(i);
+  if (keys[k] == ~std::uint64_t{0}) *bad = 1;  // model::ctr_empty_hash
+  std::uint64_t pos = keys[k] & mask;
+  for (;;) {
+    const std::uint32_t old = atomicMin(owner + pos, k);
+    if (old == 0xffffffffu) return;
+    if (old > k) k = old;  // took the slot: the later key probes on
+    pos = (pos + 1) & mask;
+  }
+}
+
+__global__ void bucket_fill_kernel(const std::uint64_t* keys, const std::uint32_t* owner, std::int64_t slots,
+                                   std::uint64_t* hashes, std::uint32_t* indices) {
+  const std::int64_t s = thread_index();
+  if (s >= slots) return;
+  const std::uint32_t o = owner[s];
+  hashes[s] = o == 0xffffffffu ? ~std::uint64_t{0} : keys[o];
+  indices[s] = o == 0xffffffffu ? 0u : o;
+}
+
 // counter_calc Full: eval rows whose key the learn rows have count too (keys sorted ascending).
 __global__ void eval_counts_kernel(const std::uint64_t* eval_keys, std::int64_t n, const std::uint64_t* keys,
                                    std::uint32_t unique, std::int32_t* counts) {
@@ -79,6 +155,27 @@ __global__ void eval_counts_kernel(const std::uint64_t* eval_keys, std::int64_t 
 __global__ void feature_bins_kernel(const std::uint32_t* index, std::int64_t n, unsigned shift, std::uint8_t* bins) {
   const std::int64_t i = thread_index();
   if (i < n) bins[i] = static_cast<std::uint8_t>((index[i] >> shift) & 0xffu);
+}
+
+__global__ void sequence_kernel(std::size_t n, std::uint32_t* out) {
+  const std::int64_t i = thread_index();
+  if (i < static_cast<std::int64_t>(n)) out[i] = static_cast<std::uint32_t>(i);
+}
+
+template <class T>
+__global__ void gather_rows_kernel(const std::uint32_t* order, std::size_t rows, int width, const T* in, T* out) {
+  const std::int64_t i = thread_index();
+  if (i >= static_cast<std::int64_t>(rows) * width) return;
+  const std::int64_t r = i / width, c = i % width;
+  out[i] = in[static_cast<std::int64_t>(order[r]) * width + c];
+}
+
+template <class T>
+void gather_rows_of(const context& ctx, const std::uint32_t* order, std::size_t rows, int width, const T* in, T* out) {
+  const auto total = static_cast<std::int64_t>(rows) * width;
+  if (total <= 0) return;
+  gather_rows_kernel<<<blocks_for(total), ctr_block, 0, ctx.stream()>>>(order, rows, width, in, out);
+  CBG_CHECK_CUDA(ctx.stream());
 }
 
 __global__ void eval_values_kernel(const std::uint64_t* keys, std::int64_t n, model::ctr_table_view t,
@@ -123,6 +220,98 @@ std::size_t dense_ids(const context& ctx, const std::uint64_t* keys, std::int64_
                                                       first_out);
   CBG_CHECK_CUDA(stream);
   return download(ctx, rank.data() + (n - 1), 1, "combination distinct count")[0];
+}
+
+void ids_by_first_row(const context& ctx, const std::uint32_t* first, std::size_t unique, std::int64_t n,
+                      std::uint32_t* by_first) {
+  if (unique == 0) return;
+  const cudaStream_t stream = ctx.stream();
+  const auto& res = ctx.resource();
+  const int items = static_cast<int>(unique);
+  device_buffer<std::uint32_t> ids(unique, stream, res), sorted_first(unique, stream, res);
+  sequence_kernel<<<blocks_for(static_cast<std::int64_t>(unique)), ctr_block, 0, stream>>>(unique, ids.data());
+  CBG_CHECK_CUDA(stream);
+  int bits = 1;
+  while (bits < 32 && (std::int64_t{1} << bits) < n) ++bits;
+  std::size_t bytes = 0;
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, first, sorted_first.data(), ids.data(), by_first, items,
+                                               0, bits, stream));
+  device_buffer<unsigned char> temp(bytes, stream, res);
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, first, sorted_first.data(), ids.data(), by_first,
+                                               items, 0, bits, stream));
+}
+
+void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t rows, int width, const std::uint64_t* in,
+                 std::uint64_t* out) {
+  gather_rows_of(ctx, order, rows, width, in, out);
+}
+
+void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t rows, int width, const std::uint32_t* in,
+                 std::uint32_t* out) {
+  gather_rows_of(ctx, order, rows, width, in, out);
+}
+
+void dense_ids_and_runs(const context& ctx, const target_state& t, const std::uint64_t* keys, std::int64_t n,
+                        std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out, category_runs& r,
+                        std::uint32_t* unique) {
+  if (n <= 0) {
+    CBG_CUDA_TRY(cudaMemsetAsync(unique, 0, sizeof(std::uint32_t), ctx.stream()));
+    return;
+  }
+  const cudaStream_t stream = ctx.stream();
+  const auto& res = ctx.resource();
+  const auto un = static_cast<std::size_t>(n);
+  const int n_items = static_cast<int>(n);
+  device_buffer<std::uint64_t> ordered(un, stream, res), sorted(un, stream, res);
+  device_buffer<std::uint32_t> pos(un, stream, res), heads(un, stream, res), rank(un, stream, res),
+      start(un, stream, res);
+  r.sorted_pos = device_buffer<std::uint32_t>(un, stream, res);
+  r.sorted_ids = device_buffer<std::uint32_t>(un, stream, res);
+  r.total = device_buffer<std::uint32_t>(un, stream, res);
+  r.terms = device_buffer<std::uint32_t>(un, stream, res);
+  r.run_terms = device_buffer<std::uint32_t>(un, stream, res);
+  r.scanned = false;
+  keys_in_order_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), keys, n, ordered.data(), pos.data());
+  CBG_CHECK_CUDA(stream);
+  std::size_t sort_bytes = 0, scan_bytes = 0, by_key_bytes = 0;
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, ordered.data(), sorted.data(), pos.data(),
+                                               r.sorted_pos.data(), n_items, 0, 64, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, heads.data(), rank.data(), n_items, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, by_key_bytes, r.sorted_ids.data(), r.run_terms.data(),
+                                                  r.terms.data(), n_items, ::cuda::std::equal_to<>{}, stream));
+  // The scratch stays with the runs for ordered_values' scans.
+  r.scan_temp = device_buffer<unsigned char>(std::max({sort_bytes, scan_bytes, by_key_bytes}), stream, res);
+  std::size_t tb = r.scan_temp.size();
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(r.scan_temp.data(), tb, ordered.data(), sorted.data(), pos.data(),
+                                               r.sorted_pos.data(), n_items, 0, 64, stream));
+  heads_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(sorted.data(), n, heads.data());
+  CBG_CHECK_CUDA(stream);
+  tb = r.scan_temp.size();
+  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(r.scan_temp.data(), tb, heads.data(), rank.data(), n_items, stream));
+  CBG_CUDA_TRY(cudaMemsetAsync(first_out, 0xff, un * sizeof(std::uint32_t), stream));
+  run_ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(sorted.data(), r.sorted_pos.data(), t.order.data(),
+                                                          rank.data(), n, r.sorted_ids.data(), ids, keys_out,
+                                                          start.data(), first_out);
+  CBG_CHECK_CUDA(stream);
+  run_totals_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_ids.data(), start.data(), n, r.total.data());
+  CBG_CHECK_CUDA(stream);
+  CBG_CUDA_TRY(cudaMemcpyAsync(unique, rank.data() + (n - 1), sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, stream));
+}
+
+void ctr_buckets(const context& ctx, const std::uint64_t* keys, std::size_t unique, std::size_t slots,
+                 std::uint64_t* hashes, std::uint32_t* indices, int* bad) {
+  const cudaStream_t stream = ctx.stream();
+  device_buffer<std::uint32_t> owner(slots, stream, ctx.resource());
+  CBG_CUDA_TRY(cudaMemsetAsync(owner.data(), 0xff, slots * sizeof(std::uint32_t), stream));
+  CBG_CUDA_TRY(cudaMemsetAsync(bad, 0, sizeof(int), stream));
+  if (unique > 0) {
+    bucket_owners_kernel<<<blocks_for(static_cast<std::int64_t>(unique)), ctr_block, 0, stream>>>(
+        keys, static_cast<std::uint32_t>(unique), static_cast<std::uint64_t>(slots - 1), owner.data(), bad);
+    CBG_CHECK_CUDA(stream);
+  }
+  const auto n = static_cast<std::int64_t>(slots);
+  bucket_fill_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(keys, owner.data(), n, hashes, indices);
+  CBG_CHECK_CUDA(stream);
 }
 
 void count_known_keys(const context& ctx, const std::uint64_t* keys, std::int64_t n, const std::uint64_t* sorted,

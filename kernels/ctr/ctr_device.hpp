@@ -134,6 +134,29 @@ void projection_keys(const context& ctx, const key_plan& plan, std::int64_t n, s
 // (one 4-byte copy back).
 std::size_t dense_ids(const context& ctx, const std::uint64_t* keys, std::int64_t n, std::uint32_t* ids,
                       std::uint64_t* keys_out, std::uint32_t* first_out);
+// The ids of a projection in order of first appearance (the host extension's and the model table's
+// order): `first` (per id its first row, < n) sorted ascending, into by_first[unique].
+void ids_by_first_row(const context& ctx, const std::uint32_t* first, std::size_t unique, std::int64_t n,
+                      std::uint32_t* by_first);
+// out[r * width + c] = in[order[r] * width + c] for r < rows, c < width (a table's per-id values in
+// the order `order` gives).
+void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t rows, int width, const std::uint64_t* in,
+                 std::uint64_t* out);
+void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t rows, int width, const std::uint32_t* in,
+                 std::uint32_t* out);
+// dense_ids and ensure_runs in one sort: the keys taken in the permutation order of `t` and sorted
+// stably (each key's rows form a run in permutation order), so the ids (the same as dense_ids'),
+// each id's key and first row (keys_out, first_out: n entries of room) and the runs `r` come from
+// one device-wide sort of the keys. The distinct count goes to *unique (device memory): nothing is
+// copied back, so a level's projections queue without waiting for each other.
+void dense_ids_and_runs(const context& ctx, const target_state& t, const std::uint64_t* keys, std::int64_t n,
+                        std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out, category_runs& r,
+                        std::uint32_t* unique);
+// model::build_ctr_buckets on the device: the buckets (hashes, indices: `slots` each, a power of two
+// >= 2 * unique) of `unique` distinct keys inserted in order (linear probing). *bad (device) becomes
+// 1 when a key equals the empty-bucket marker.
+void ctr_buckets(const context& ctx, const std::uint64_t* keys, std::size_t unique, std::size_t slots,
+                 std::uint64_t* hashes, std::uint32_t* indices, int* bad);
 // counts[id] += 1 for each of n keys found among the `unique` sorted keys.
 void count_known_keys(const context& ctx, const std::uint64_t* keys, std::int64_t n, const std::uint64_t* sorted,
                       std::size_t unique, std::int32_t* counts);

@@ -1122,8 +1122,9 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *     Borders, Buckets, BinarizedTargetMeanValue, FloatTargetMeanValue, Counter, FeatureFreq
  *     (default: CatBoost's GPU set, Borders with priors 0, 0.5, 1 and FeatureFreq),
  *     counter_calc_method (SkipTest, Full), max_ctr_complexity (feature combinations of up to 4
- *     categorical features, CatBoost's default 4, 1 below 200 iterations: on the host and on one
- *     GPU; unset, a GPU uses 1 with a warning since combinations there are still slow),
+ *     categorical features, CatBoost's default 4, 1 below 200 iterations, on the host and on one
+ *     GPU, whatever memory the columns are in: on a GPU pageable columns and labels are staged to
+ *     the device; several GPUs: unset means 1 there, with a warning),
  *     ctr_target_border_count (1).
  *   - Output: metric_period (1), verbose / silent / logging_level (progress lines every
  *     metric_period iterations at CBG_LOG_INFO through the log callback, category
@@ -1140,7 +1141,7 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *   parameter): Ordered boosting, Depthwise/Lossguide trees, leaf_estimation_method Simple, the
  *   Newton score functions and the binary-only metrics above for multi-dimensional losses,
  *   TargetBorderCount > 1, PriorEstimation, ctr_target_border_count > 1, max_ctr_complexity > 1
- *   on several GPUs or for categorical columns in pageable host memory on a GPU.
+ *   on several GPUs.
  * @param eval_pool    optional (NULL) eval set with the same features, on the same device: eval
  *   metric per iteration, early stopping, use_best_model.
  * @param callbacks    optional (NULL); see cbg_train_callbacks_t.
