@@ -250,7 +250,7 @@ void write_json(const std::string& path, const bench_options& o, const bench_fac
     j.end_object();
   };
   j.key("prediction").begin_object();
-  j.key("evaluator").value(f.device >= 0 ? "cbg_predict_to_device" : "cbg_predict_to_host");
+  j.key("evaluator").value(f.device >= 0 && o.input != "host" ? "cbg_predict_to_device" : "cbg_predict_to_host");
   j.key("learn_rows").value(p.learn.rows).key("learn_metrics");
   metrics(p.learn_metrics);
   j.key("learn_metric_matches_training");
@@ -498,7 +498,9 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   // the held-out rows are timed and measure the model.
   t = stopwatch();
   prediction_facts& pf = f.prediction;
-  pf.learn = predict_raw(ctx.get(), run.model.get(), pool.get(), f.rows);
+  // Columns in pageable host memory (--input host) are read by the host evaluator.
+  const bool host_evaluator = f.device < 0 || o.input == "host";
+  pf.learn = predict_raw(ctx.get(), run.model.get(), pool.get(), f.rows, host_evaluator);
   pf.learn_metrics = label_metrics(o.loss_function, pf.learn, learn_label);
   const double from_training = tf.learn_metric, from_evaluator = pf.learn_metrics.front().value;
   // With CTRs training scores the learn rows with ordered CTR values, the model with its tables: the
@@ -508,13 +510,13 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
         std::fabs(from_evaluator - from_training) <= 1e-9 * std::fmax(1.0, std::fabs(from_training));
   }
   if (held_out_pool) {
-    pf.held_out =
-        predict_raw(ctx.get(), run.model.get(), held_out_pool.get(), static_cast<int64_t>(held_out_label.size()));
+    pf.held_out = predict_raw(ctx.get(), run.model.get(), held_out_pool.get(),
+                              static_cast<int64_t>(held_out_label.size()), host_evaluator);
     pf.held_out_metrics = label_metrics(o.loss_function, pf.held_out, held_out_label);
   }
   f.ms.predict = t.elapsed_ms();
   const char* evaluator =
-      f.device >= 0 ? "GPU evaluator, cbg_predict_to_device" : "host evaluator, cbg_predict_to_host";
+      host_evaluator ? "host evaluator, cbg_predict_to_host" : "GPU evaluator, cbg_predict_to_device";
   if (held_out_pool) {
     const auto& h = pf.held_out;
     std::string scores;

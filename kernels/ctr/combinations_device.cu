@@ -7,6 +7,7 @@
 #include <cuda/std/functional>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/common/cccl.cuh"
 #include "kernels/ctr/ctr_device.hpp"
@@ -61,22 +62,55 @@ __global__ void ids_kernel(const std::uint64_t* sorted, const std::uint32_t* row
   }
 }
 
-// The keys in permutation order and the positions 0..n-1.
-__global__ void keys_in_order_kernel(const std::uint32_t* order, const std::uint64_t* keys, std::int64_t n,
-                                     std::uint64_t* out, std::uint32_t* positions) {
+// Each row's slot of its key in an open-addressing table (`mask` + 1 slots, linear probing, ~0 empty;
+// the key ~0 itself gets slot mask + 1). Which key of a probe chain gets which slot may depend on
+// timing; only the partition of the rows by key is used.
+__global__ void key_slots_kernel(const std::uint64_t* keys, std::int64_t n, unsigned shift, std::uint64_t mask,
+                                 unsigned long long* table, std::uint32_t* slot) {
+  const std::int64_t i = thread_index();
+  if (i >= n) return;
+  const unsigned long long k = keys[i];
+  constexpr unsigned long long empty = ~0ull;
+  if (k == empty) {
+    slot[i] = static_cast<std::uint32_t>(mask + 1);
+    return;
+  }
+  std::uint64_t h = (k * 0x9E3779B97F4A7C15ull) >> shift;
+  for (;;) {
+    unsigned long long cur = table[h];
+    if (cur == empty) {
+      cur = atomicCAS(table + h, empty, k);
+      if (cur == empty) break;
+    }
+    if (cur == k) break;
+    h = (h + 1) & mask;
+  }
+  slot[i] = static_cast<std::uint32_t>(h);
+}
+
+// The rows' slots in permutation order and the positions 0..n-1.
+__global__ void slots_in_order_kernel(const std::uint32_t* order, const std::uint32_t* slot, std::int64_t n,
+                                      std::uint32_t* out, std::uint32_t* positions) {
   const std::int64_t j = thread_index();
   if (j >= n) return;
-  out[j] = keys[order[j]];
+  out[j] = slot[order[j]];
   positions[j] = static_cast<std::uint32_t>(j);
 }
 
-// Per sorted position j (runs of equal keys, each in permutation order): the id of its run, the
+// Sorted slots: 1 at the first of each run of equal slots.
+__global__ void slot_heads_kernel(const std::uint32_t* sorted, std::int64_t n, std::uint32_t* heads) {
+  const std::int64_t i = thread_index();
+  if (i < n) heads[i] = i == 0 || sorted[i] != sorted[i - 1] ? 1u : 0u;
+}
+
+// Per sorted position j (runs of equal slots, each in permutation order): the id of its run, the
 // row's id, and per id its key, first position (run start) and first row (the smallest). The
 // smallest row of a run is taken per warp first (its positions are consecutive, ids ascend along the
 // warp) and then with one atomicMin per run piece: a frequent key's rows do not all hit one address.
-__global__ void run_ids_kernel(const std::uint64_t* sorted, const std::uint32_t* sorted_pos, const std::uint32_t* order,
-                               const std::uint32_t* rank, std::int64_t n, std::uint32_t* sorted_ids, std::uint32_t* ids,
-                               std::uint64_t* keys, std::uint32_t* start, std::uint32_t* first) {
+__global__ void run_ids_kernel(const std::uint32_t* sorted, const std::uint32_t* sorted_pos, const std::uint32_t* order,
+                               const std::uint32_t* rank, const std::uint64_t* row_keys, std::int64_t n,
+                               std::uint32_t* sorted_ids, std::uint32_t* ids, std::uint64_t* keys, std::uint32_t* start,
+                               std::uint32_t* first) {
   const std::int64_t j = thread_index();
   const bool valid = j < n;
   std::uint32_t id = 0xffffffffu, row = 0xffffffffu;
@@ -86,7 +120,7 @@ __global__ void run_ids_kernel(const std::uint64_t* sorted, const std::uint32_t*
     sorted_ids[j] = id;
     ids[row] = id;
     if (j == 0 || sorted[j] != sorted[j - 1]) {
-      keys[id] = sorted[j];
+      keys[id] = row_keys[row];
       start[id] = static_cast<std::uint32_t>(j);
     }
   }
@@ -253,49 +287,58 @@ void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t row
 
 void dense_ids_and_runs(const context& ctx, const target_state& t, const std::uint64_t* keys, std::int64_t n,
                         std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out, category_runs& r,
-                        std::uint32_t* unique) {
+                        ids_scratch& s, std::uint32_t* unique) {
+  const cudaStream_t stream = ctx.stream();
   if (n <= 0) {
-    CBG_CUDA_TRY(cudaMemsetAsync(unique, 0, sizeof(std::uint32_t), ctx.stream()));
+    CBG_CUDA_TRY(cudaMemsetAsync(unique, 0, sizeof(std::uint32_t), stream));
     return;
   }
-  const cudaStream_t stream = ctx.stream();
   const auto& res = ctx.resource();
   const auto un = static_cast<std::size_t>(n);
   const int n_items = static_cast<int>(n);
-  device_buffer<std::uint64_t> ordered(un, stream, res), sorted(un, stream, res);
-  device_buffer<std::uint32_t> pos(un, stream, res), heads(un, stream, res), rank(un, stream, res),
-      start(un, stream, res);
-  r.sorted_pos = device_buffer<std::uint32_t>(un, stream, res);
-  r.sorted_ids = device_buffer<std::uint32_t>(un, stream, res);
-  r.total = device_buffer<std::uint32_t>(un, stream, res);
-  r.terms = device_buffer<std::uint32_t>(un, stream, res);
-  r.run_terms = device_buffer<std::uint32_t>(un, stream, res);
+  unsigned log_slots = 1;
+  while ((std::size_t{1} << log_slots) < 2 * un) ++log_slots;
+  const std::size_t slots = std::size_t{1} << log_slots;
+  const int bits = static_cast<int>(log_slots) + 1;  // slots are <= `slots` (the key ~0's)
+  const auto sized = [&](auto& b, std::size_t size) {
+    if (b.size() != size) b = std::decay_t<decltype(b)>(size, stream, res);
+  };
+  sized(s.table, slots);
+  for (auto* b : {&s.slot, &s.perm_slot, &s.sorted_slot, &s.pos, &s.heads, &s.rank, &s.start}) sized(*b, un);
+  for (auto* b : {&r.sorted_pos, &r.sorted_ids, &r.total, &r.terms, &r.run_terms}) sized(*b, un);
   r.scanned = false;
-  keys_in_order_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), keys, n, ordered.data(), pos.data());
-  CBG_CHECK_CUDA(stream);
   std::size_t sort_bytes = 0, scan_bytes = 0, by_key_bytes = 0;
-  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, ordered.data(), sorted.data(), pos.data(),
-                                               r.sorted_pos.data(), n_items, 0, 64, stream));
-  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, heads.data(), rank.data(), n_items, stream));
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, s.perm_slot.data(), s.sorted_slot.data(),
+                                               s.pos.data(), r.sorted_pos.data(), n_items, 0, bits, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, s.heads.data(), s.rank.data(), n_items, stream));
   CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, by_key_bytes, r.sorted_ids.data(), r.run_terms.data(),
                                                   r.terms.data(), n_items, ::cuda::std::equal_to<>{}, stream));
   // The scratch stays with the runs for ordered_values' scans.
-  r.scan_temp = device_buffer<unsigned char>(std::max({sort_bytes, scan_bytes, by_key_bytes}), stream, res);
+  const std::size_t temp = std::max({sort_bytes, scan_bytes, by_key_bytes});
+  if (r.scan_temp.size() < temp) r.scan_temp = device_buffer<unsigned char>(temp, stream, res);
+  CBG_CUDA_TRY(cudaMemsetAsync(s.table.data(), 0xff, slots * sizeof(unsigned long long), stream));
+  key_slots_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(keys, n, 64u - log_slots, slots - 1, s.table.data(),
+                                                            s.slot.data());
+  CBG_CHECK_CUDA(stream);
+  slots_in_order_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), s.slot.data(), n, s.perm_slot.data(),
+                                                                 s.pos.data());
+  CBG_CHECK_CUDA(stream);
   std::size_t tb = r.scan_temp.size();
-  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(r.scan_temp.data(), tb, ordered.data(), sorted.data(), pos.data(),
-                                               r.sorted_pos.data(), n_items, 0, 64, stream));
-  heads_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(sorted.data(), n, heads.data());
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(r.scan_temp.data(), tb, s.perm_slot.data(), s.sorted_slot.data(),
+                                               s.pos.data(), r.sorted_pos.data(), n_items, 0, bits, stream));
+  slot_heads_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(s.sorted_slot.data(), n, s.heads.data());
   CBG_CHECK_CUDA(stream);
   tb = r.scan_temp.size();
-  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(r.scan_temp.data(), tb, heads.data(), rank.data(), n_items, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(r.scan_temp.data(), tb, s.heads.data(), s.rank.data(), n_items, stream));
   CBG_CUDA_TRY(cudaMemsetAsync(first_out, 0xff, un * sizeof(std::uint32_t), stream));
-  run_ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(sorted.data(), r.sorted_pos.data(), t.order.data(),
-                                                          rank.data(), n, r.sorted_ids.data(), ids, keys_out,
-                                                          start.data(), first_out);
+  run_ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(s.sorted_slot.data(), r.sorted_pos.data(), t.order.data(),
+                                                          s.rank.data(), keys, n, r.sorted_ids.data(), ids, keys_out,
+                                                          s.start.data(), first_out);
   CBG_CHECK_CUDA(stream);
-  run_totals_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_ids.data(), start.data(), n, r.total.data());
+  run_totals_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_ids.data(), s.start.data(), n, r.total.data());
   CBG_CHECK_CUDA(stream);
-  CBG_CUDA_TRY(cudaMemcpyAsync(unique, rank.data() + (n - 1), sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, stream));
+  CBG_CUDA_TRY(
+      cudaMemcpyAsync(unique, s.rank.data() + (n - 1), sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, stream));
 }
 
 void ctr_buckets(const context& ctx, const std::uint64_t* keys, std::size_t unique, std::size_t slots,

@@ -144,14 +144,22 @@ void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t row
                  std::uint64_t* out);
 void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t rows, int width, const std::uint32_t* in,
                  std::uint32_t* out);
-// dense_ids and ensure_runs in one sort: the keys taken in the permutation order of `t` and sorted
-// stably (each key's rows form a run in permutation order), so the ids (the same as dense_ids'),
-// each id's key and first row (keys_out, first_out: n entries of room) and the runs `r` come from
-// one device-wide sort of the keys. The distinct count goes to *unique (device memory): nothing is
-// copied back, so a level's projections queue without waiting for each other.
+// The scratch of dense_ids_and_runs, kept between calls (a level's projections reuse it).
+struct ids_scratch {
+  device_buffer<unsigned long long> table;
+  device_buffer<std::uint32_t> slot, perm_slot, sorted_slot, pos, heads, rank, start;
+};
+// dense_ids and ensure_runs together, without sorting the 64-bit keys: each key gets a slot in an
+// open-addressing table (one pass), the rows' slots taken in the permutation order of `t` are sorted
+// stably (a 32-bit sort of about log2(2 n) bits), so each key's rows form a run in permutation order.
+// The ids are the ranks of the slots (not of the keys: only their labels differ from dense_ids'; what
+// is computed from them does not depend on the labels), each id's key and first row go to keys_out
+// and first_out (n entries of room), and the runs to `r` (whose buffers are reused when they have n
+// rows). The distinct count goes to *unique (device memory): nothing is copied back, so a level's
+// projections queue without waiting for each other.
 void dense_ids_and_runs(const context& ctx, const target_state& t, const std::uint64_t* keys, std::int64_t n,
                         std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out, category_runs& r,
-                        std::uint32_t* unique);
+                        ids_scratch& s, std::uint32_t* unique);
 // model::build_ctr_buckets on the device: the buckets (hashes, indices: `slots` each, a power of two
 // >= 2 * unique) of `unique` distinct keys inserted in order (linear probing). *bad (device) becomes
 // 1 when a key equals the empty-bucket marker.

@@ -408,20 +408,27 @@ class device_primitives {
     bool any_counter = false, any_target = false;
     for (const combination_feature& f : features) (is_counter(f.desc.base.type) ? any_counter : any_target) = true;
     if (any_target) ensure_targets();
-    // The target types' runs (ordered statistics) come with the ids from one sort of the keys.
-    // Counter needs the distinct count now (its denominator, counter_calc Full's eval counts).
-    bool now = !any_target;
-    for (const combination_feature& f : features) now = now || f.desc.base.type == model::ctr_type::counter;
+    // The target types' runs (ordered statistics) come with the ids (dense_ids_and_runs: no sort of
+    // the 64-bit keys).
+    // Counter needs the distinct count now (its denominator, counter_calc Full's eval counts), and
+    // counter_calc Full's eval counts need the ids of dense_ids (ranks of the sorted keys).
+    bool now = !any_target, sorted_ids = false;
+    for (const combination_feature& f : features) {
+      now = now || f.desc.base.type == model::ctr_type::counter;
+      sorted_ids = sorted_ids || (is_counter(f.desc.base.type) && counts_eval(f.desc.base.type));
+    }
     deferred = !now;
-    detail::category_runs runs;
+    const bool hashed_ids = any_target && !sorted_ids;
+    detail::category_runs own_runs;  // the runs of dense_ids' ids (ensure_runs)
+    detail::category_runs& runs = hashed_ids ? runs_ : own_runs;
     {
       const stage_range range(ctx_, "combinations.keys");
       const device_buffer<std::uint64_t> keys = row_keys(proj, false);
       device_buffer<std::uint64_t> ukeys(un, stream, res);
       device_buffer<std::uint32_t> first(un, stream, res);
-      if (any_target) {
+      if (hashed_ids) {
         detail::dense_ids_and_runs(ctx_, ts_, keys.data(), n_, p->ids.data(), ukeys.data(), first.data(), runs,
-                                   unique_slot);
+                                   scratch_, unique_slot);
         if (now) p->unique = download(ctx_, unique_slot, 1, "combination distinct count")[0];
       } else {
         p->unique = detail::dense_ids(ctx_, keys.data(), n_, p->ids.data(), ukeys.data(), first.data());
@@ -497,6 +504,9 @@ class device_primitives {
   std::vector<ctr_spec> specs_;
   std::vector<std::uint8_t> nan_is_one_;  // per float feature: NaN goes to the "1" side
   std::map<std::int32_t, device_buffer<std::uint32_t>> hashes_, eval_hashes_;
+  // dense_ids_and_runs' scratch and runs, reused by every projection (one stream orders them).
+  detail::ids_scratch scratch_;
+  detail::category_runs runs_;
   detail::target_state ts_;
 };
 
