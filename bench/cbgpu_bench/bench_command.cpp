@@ -250,7 +250,7 @@ void write_json(const std::string& path, const bench_options& o, const bench_fac
     j.end_object();
   };
   j.key("prediction").begin_object();
-  j.key("evaluator").value(f.device >= 0 && o.input != "host" ? "cbg_predict_to_device" : "cbg_predict_to_host");
+  j.key("evaluator").value(f.device >= 0 ? "cbg_predict_to_device" : "cbg_predict_to_host");
   j.key("learn_rows").value(p.learn.rows).key("learn_metrics");
   metrics(p.learn_metrics);
   j.key("learn_metric_matches_training");
@@ -495,29 +495,38 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   fmt::print("copies: {} (up to the trained model)\n", describe_copy_stats(f.copies));
 
   // Prediction: the learn rows' metric must be training's (the evaluator and the trainer agree);
-  // the held-out rows are timed and measure the model.
+  // the held-out rows are timed and measure the model. Not for columns in pageable host memory on a
+  // GPU (--input host): the GPU evaluator reads device memory.
   t = stopwatch();
   prediction_facts& pf = f.prediction;
-  // Columns in pageable host memory (--input host) are read by the host evaluator.
-  const bool host_evaluator = f.device < 0 || o.input == "host";
-  pf.learn = predict_raw(ctx.get(), run.model.get(), pool.get(), f.rows, host_evaluator);
-  pf.learn_metrics = label_metrics(o.loss_function, pf.learn, learn_label);
-  const double from_training = tf.learn_metric, from_evaluator = pf.learn_metrics.front().value;
-  // With CTRs training scores the learn rows with ordered CTR values, the model with its tables: the
-  // two learn metrics differ by design.
-  if (pf.learn_metrics.front().name == tf.metric && f.cat_features == 0) {
-    pf.learn_metric_matches =
-        std::fabs(from_evaluator - from_training) <= 1e-9 * std::fmax(1.0, std::fabs(from_training));
-  }
-  if (held_out_pool) {
-    pf.held_out = predict_raw(ctx.get(), run.model.get(), held_out_pool.get(),
-                              static_cast<int64_t>(held_out_label.size()), host_evaluator);
-    pf.held_out_metrics = label_metrics(o.loss_function, pf.held_out, held_out_label);
+  const bool predicts = f.device < 0 || o.input != "host";
+  const double from_training = tf.learn_metric;
+  double from_evaluator = 0;
+  if (predicts) {
+    pf.learn = predict_raw(ctx.get(), run.model.get(), pool.get(), f.rows);
+    pf.learn_metrics = label_metrics(o.loss_function, pf.learn, learn_label);
+    from_evaluator = pf.learn_metrics.front().value;
+    // With CTRs training scores the learn rows with ordered CTR values, the model with its tables: the
+    // two learn metrics differ by design.
+    if (pf.learn_metrics.front().name == tf.metric && f.cat_features == 0) {
+      pf.learn_metric_matches =
+          std::fabs(from_evaluator - from_training) <= 1e-9 * std::fmax(1.0, std::fabs(from_training));
+    }
+    if (held_out_pool) {
+      pf.held_out =
+          predict_raw(ctx.get(), run.model.get(), held_out_pool.get(), static_cast<int64_t>(held_out_label.size()));
+      pf.held_out_metrics = label_metrics(o.loss_function, pf.held_out, held_out_label);
+    }
   }
   f.ms.predict = t.elapsed_ms();
   const char* evaluator =
-      host_evaluator ? "host evaluator, cbg_predict_to_host" : "GPU evaluator, cbg_predict_to_device";
-  if (held_out_pool) {
+      f.device >= 0 ? "GPU evaluator, cbg_predict_to_device" : "host evaluator, cbg_predict_to_host";
+  if (!predicts) {
+    fmt::print(
+        "{:<10} {:>10}     skipped: the pool's columns are in pageable host memory (--input host), which the "
+        "GPU evaluator does not read\n",
+        "predict", "-");
+  } else if (held_out_pool) {
     const auto& h = pf.held_out;
     std::string scores;
     for (const metric_value& m : pf.held_out_metrics) scores += fmt::format(", {} {:.6f}", m.name, m.value);
@@ -528,6 +537,8 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
     fmt::print("check      learn {} from the evaluator {:.9g}, from training {:.9g}: {}\n",
                pf.learn_metrics.front().name, from_evaluator, from_training,
                *pf.learn_metric_matches ? "the same" : "DIFFERENT");
+  } else if (!predicts) {
+    fmt::print("check      skipped: no prediction\n");
   } else if (f.cat_features > 0) {
     fmt::print("check      skipped: with CTRs training's learn metric uses ordered CTR values, not the model's\n");
   } else {

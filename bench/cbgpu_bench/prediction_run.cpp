@@ -12,8 +12,7 @@
 
 namespace cbgpu_bench {
 
-prediction_run predict_raw(cbg_context_t* ctx, const cbg_model_t* model, const cbg_pool_t* pool, int64_t rows,
-                           bool host_evaluator) {
+prediction_run predict_raw(cbg_context_t* ctx, const cbg_model_t* model, const cbg_pool_t* pool, int64_t rows) {
   prediction_run run;
   run.rows = rows;
   check(cbg_model_prediction_columns(model, CBG_PREDICTION_RAW_FORMULA_VAL, &run.columns),
@@ -28,7 +27,7 @@ prediction_run predict_raw(cbg_context_t* ctx, const cbg_model_t* model, const c
   const cbg_tensor_ref_t host_ref{CBG_TENSOR_DLTENSOR, &host_out};
   const int32_t device = context_device(ctx);
   double* timings[2] = {&run.first_ms, &run.ms};
-  if (device < 0 || host_evaluator) {
+  if (device < 0) {
     for (double* ms : timings) {
       const stopwatch t;
       check(cbg_predict_to_host(model, pool, &desc, &host_ref, nullptr), "cbg_predict_to_host");

@@ -22,11 +22,9 @@ struct prediction_run {
   std::vector<double> raw;  // RawFormulaVal, [rows, columns] row-major
 };
 
-// Predicts RawFormulaVal for the `rows` rows of `pool` twice, timing each call to its end: with the
-// GPU evaluator on a GPU context unless `host_evaluator` (a pool in pageable host memory), else with
-// the host evaluator. Throws library_error.
-prediction_run predict_raw(cbg_context_t* ctx, const cbg_model_t* model, const cbg_pool_t* pool, int64_t rows,
-                           bool host_evaluator = false);
+// Predicts RawFormulaVal for the `rows` rows of `pool` twice, timing each call to its end.
+// Throws library_error.
+prediction_run predict_raw(cbg_context_t* ctx, const cbg_model_t* model, const cbg_pool_t* pool, int64_t rows);
 
 struct metric_value {
   std::string name;

@@ -109,8 +109,8 @@ __global__ void slot_heads_kernel(const std::uint32_t* sorted, std::int64_t n, s
 // warp) and then with one atomicMin per run piece: a frequent key's rows do not all hit one address.
 __global__ void run_ids_kernel(const std::uint32_t* sorted, const std::uint32_t* sorted_pos, const std::uint32_t* order,
                                const std::uint32_t* rank, const std::uint64_t* row_keys, std::int64_t n,
-                               std::uint32_t* sorted_ids, std::uint32_t* ids, std::uint64_t* keys, std::uint32_t* start,
-                               std::uint32_t* first) {
+                               std::uint32_t* sorted_ids, std::uint32_t* sorted_rows, std::uint32_t* ids,
+                               std::uint64_t* keys, std::uint32_t* start, std::uint32_t* first) {
   const std::int64_t j = thread_index();
   const bool valid = j < n;
   std::uint32_t id = 0xffffffffu, row = 0xffffffffu;
@@ -118,6 +118,7 @@ __global__ void run_ids_kernel(const std::uint32_t* sorted, const std::uint32_t*
     id = rank[j] - 1;
     row = order[sorted_pos[j]];
     sorted_ids[j] = id;
+    sorted_rows[j] = row;
     ids[row] = id;
     if (j == 0 || sorted[j] != sorted[j - 1]) {
       keys[id] = row_keys[row];
@@ -305,7 +306,7 @@ void dense_ids_and_runs(const context& ctx, const target_state& t, const std::ui
   };
   sized(s.table, slots);
   for (auto* b : {&s.slot, &s.perm_slot, &s.sorted_slot, &s.pos, &s.heads, &s.rank, &s.start}) sized(*b, un);
-  for (auto* b : {&r.sorted_pos, &r.sorted_ids, &r.total, &r.terms, &r.run_terms}) sized(*b, un);
+  for (auto* b : {&r.sorted_pos, &r.sorted_ids, &r.sorted_rows, &r.total, &r.terms, &r.run_terms}) sized(*b, un);
   r.scanned = false;
   std::size_t sort_bytes = 0, scan_bytes = 0, by_key_bytes = 0;
   CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, s.perm_slot.data(), s.sorted_slot.data(),
@@ -331,9 +332,9 @@ void dense_ids_and_runs(const context& ctx, const target_state& t, const std::ui
   tb = r.scan_temp.size();
   CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(r.scan_temp.data(), tb, s.heads.data(), s.rank.data(), n_items, stream));
   CBG_CUDA_TRY(cudaMemsetAsync(first_out, 0xff, un * sizeof(std::uint32_t), stream));
-  run_ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(s.sorted_slot.data(), r.sorted_pos.data(), t.order.data(),
-                                                          s.rank.data(), keys, n, r.sorted_ids.data(), ids, keys_out,
-                                                          s.start.data(), first_out);
+  run_ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(
+      s.sorted_slot.data(), r.sorted_pos.data(), t.order.data(), s.rank.data(), keys, n, r.sorted_ids.data(),
+      r.sorted_rows.data(), ids, keys_out, s.start.data(), first_out);
   CBG_CHECK_CUDA(stream);
   run_totals_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_ids.data(), s.start.data(), n, r.total.data());
   CBG_CHECK_CUDA(stream);

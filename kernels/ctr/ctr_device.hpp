@@ -78,6 +78,7 @@ device_buffer<std::uint32_t> permutation(const context& ctx, std::uint64_t seed,
 // category's rows form a run in permutation order) and the rows before each in its run.
 struct category_runs {
   device_buffer<std::uint32_t> sorted_pos, sorted_ids, total, terms, run_terms;
+  device_buffer<std::uint32_t> sorted_rows;  // per sorted position its row (order[sorted_pos]), read coalesced
   device_buffer<unsigned char> scan_temp;
   device_buffer<long long> fixed_terms, fixed_prefix;
   bool scanned = false;  // terms / fixed_prefix hold the current feature's prefix sums
