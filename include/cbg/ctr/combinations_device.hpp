@@ -14,9 +14,8 @@
 // so the model builder writes the same table; its eval values are computed on the device from it.
 //
 // Copies back: per level its projections' distinct counts (one copy; per projection with Counter
-// CTRs, which need it at once), per quantization its columns'
-// borders (at most 255 floats each), per committed column its table (category-sized, in pieces strict
-// mode allows). Nothing per row.
+// CTRs, which need it at once), per quantization its columns' borders (at most 255 floats each), per
+// committed column its table (category-sized, in pieces strict mode allows). Nothing per row.
 //
 #pragma once
 
