@@ -452,11 +452,16 @@ class device_primitives {
     std::map<model::ctr_type, std::int32_t> denominators;
     model::ctr_type last_type = model::ctr_type::borders;
     int last_j = -1;
-    for (const combination_feature& f : features) {
+    std::vector<device_buffer<float>> ready(features.size());  // made with an earlier feature's priors
+    for (std::size_t i = 0; i < features.size(); ++i) {
+      const combination_feature& f = features[i];
       const model::ctr_description& d = f.desc;
-      device_buffer<float> values(un, stream, res);
+      device_buffer<float> values;
       std::optional<stage_range> range(std::in_place, ctx_, "combinations.ctr_values");
-      if (is_counter(d.base.type)) {
+      if (ready[i].size() > 0) {
+        values = std::move(ready[i]);
+      } else if (is_counter(d.base.type)) {
+        values = device_buffer<float>(un, stream, res);
         if (counts_eval(d.base.type) && p->full_counts.size() == 0) {
           p->full_counts = device_buffer<std::int32_t>(std::max<std::size_t>(unique, 1), stream, res);
           if (unique > 0) {
@@ -477,8 +482,21 @@ class device_primitives {
         if (d.base.type != last_type || d.target_border_idx != last_j) runs.scanned = false;
         last_type = d.base.type;
         last_j = d.target_border_idx;
-        detail::ordered_values(ctx_, ts_, runs, n_, d.base.type, d.target_border_idx, d.prior_num, d.prior_denom,
-                               values.data());
+        // This feature and the next ones of the same target feature (its other priors) in one pass.
+        detail::prior_outputs po;
+        for (std::size_t e = i; e < features.size() && po.count < detail::max_priors_at_once; ++e) {
+          const model::ctr_description& de = features[e].desc;
+          if (is_counter(de.base.type) || de.base.type != d.base.type || de.target_border_idx != d.target_border_idx) {
+            break;
+          }
+          ready[e] = device_buffer<float>(un, stream, res);
+          po.num[po.count] = de.prior_num;
+          po.denom[po.count] = de.prior_denom;
+          po.out[po.count] = ready[e].data();
+          ++po.count;
+        }
+        detail::ordered_values_of_priors(ctx_, ts_, runs, n_, d.base.type, d.target_border_idx, po);
+        values = std::move(ready[i]);
       }
       range.reset();
       device_column c;
