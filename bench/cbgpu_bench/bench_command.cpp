@@ -12,9 +12,12 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cbg/io/atomic_file.hpp"
+#include "categorical_data.hpp"
 #include "cuda_device.hpp"
+#include "dataset_pool.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
 #include "json_writer.hpp"
@@ -48,7 +51,9 @@ struct phase_times {
 
 struct training_facts {
   int64_t iterations = 0;
-  double ms_per_iteration = 0;  // median after warm-up
+  double ms_per_iteration = 0;       // median after warm-up
+  double mean_ms_per_iteration = 0;  // mean after --warmup iterations
+  std::string stage_times = "{}";    // the library's stage times after the warm-up (--profile)
   double first_iteration_ms = 0;
   std::string metric;
   double learn_metric = 0;
@@ -70,7 +75,8 @@ struct prediction_facts {
 };
 
 struct bench_facts {
-  int64_t rows = 0, features = 0, positives = 0;
+  int64_t rows = 0, features = 0, positives = 0, cat_features = 0;
+  std::vector<int64_t> cardinality;
   int32_t visible_devices = 0;
   int32_t device = CBG_DEVICE_CPU;
   std::string device_name;
@@ -124,6 +130,37 @@ pool_tensors place_data(cbg_context_t* ctx, int32_t device, synthetic_dataset da
   // The host arrays x and y are freed on return: only the device copies go on.
 }
 
+// The categorical workload's pool: one tensor per column (the numeric ones float32, the categorical
+// ones int64 codes), in device memory on a GPU unless `host` (pageable host memory), the label too.
+pool_handle make_column_pool(cbg_context_t* ctx, int32_t device, bool host, synthetic_dataset data,
+                             categorical_columns cats) {
+  const int64_t rows = data.rows;
+  const int32_t where = host ? CBG_DEVICE_CPU : device;
+  const auto tensor = [&](auto values) {
+    return where < 0 ? managed_tensor::host(std::move(values), {rows}) : device_tensor(values, {rows}, where);
+  };
+  feature_tensors columns;
+  for (int64_t j = 0; j < data.n_features; ++j) {
+    const auto first = data.features.begin() + j * rows;
+    columns.add_numeric(tensor(std::vector<float>(first, first + rows)));
+  }
+  std::vector<int32_t> cat_index;
+  for (std::vector<int64_t>& c : cats.values) {
+    cat_index.push_back(static_cast<int32_t>(data.n_features + static_cast<int64_t>(cat_index.size())));
+    columns.add_numeric(tensor(std::move(c)));
+  }
+  managed_tensor label = tensor(std::move(data.label));
+  cbg_pool_desc_t desc;
+  check(cbg_pool_desc_init(&desc), "cbg_pool_desc_init");
+  columns.give_to(desc);
+  desc.label = label.give();
+  desc.cat_features = cat_index.data();
+  desc.n_cat_features = cat_index.size();
+  cbg_pool_t* pool = nullptr;
+  check(cbg_pool_from_dlpack(ctx, &desc, &pool), "cbg_pool_from_dlpack (categorical workload)");
+  return pool_handle(pool);
+}
+
 void write_json(const std::string& path, const bench_options& o, const bench_facts& f,
                 const std::vector<std::string>& command_line) {
   json_writer j;
@@ -148,6 +185,9 @@ void write_json(const std::string& path, const bench_options& o, const bench_fac
 
   j.key("dataset").begin_object();
   j.key("generator").value("synthetic-higgs-like").key("rows").value(f.rows);
+  j.key("categorical_features").value(f.cat_features).key("cardinalities").begin_array();
+  for (const int64_t c : f.cardinality) j.value(c);
+  j.end_array();
   j.key("features").value(f.features).key("seed").value(o.seed);
   j.key("layout").value(o.layout == "column" ? "column-major" : "row-major");
   j.key("dtype").value("float32").key("label_rule").value(synthetic_label_rule());
@@ -179,6 +219,11 @@ void write_json(const std::string& path, const bench_options& o, const bench_fac
   j.key("params").raw(f.training.params);
   j.key("iterations").value(f.training.iterations).key("trees").value(f.training.trees);
   j.key("ms_per_iteration_median").value(f.training.ms_per_iteration);
+  j.key("warmup_iterations")
+      .value(o.warmup)
+      .key("ms_per_iteration_mean_after_warmup")
+      .value(f.training.mean_ms_per_iteration);
+  j.key("stage_times").raw(f.training.stage_times);
   j.key("first_iteration_ms").value(f.training.first_iteration_ms);
   j.key("metric").value(f.training.metric).key("learn_metric").value(f.training.learn_metric);
   j.key("peak_device_bytes").value(f.training.peak_device_bytes);
@@ -260,6 +305,26 @@ CLI::App* add_bench_command(CLI::App& app, bench_options& o) {
   cmd->add_option("--loss-function", o.loss_function, "Loss (the label is binary)")->capture_default_str();
   cmd->add_option("-m,--model-file", o.model_file, "Write the trained model (.cbm) here");
   cmd->add_flag("-v,--verbose", o.verbose, "Show the library's debug log on stderr");
+  cmd->add_option("--cat-features", o.cat_features,
+                  "Categorical columns (Zipf-distributed integer codes) beside the --features numeric ones")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 10));
+  cmd->add_option("--cat-max-cardinality", o.cat_max_cardinality,
+                  "Cardinality of the last categorical column (the first has 10, log-evenly between)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{10}, int64_t{1} << 31));
+  cmd->add_option("--max-ctr-complexity", o.max_ctr_complexity,
+                  "max_ctr_complexity for training (0: not set, the library's default)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{16}));
+  cmd->add_option("--input", o.input, "Where the pool's columns are: auto (the GPU's memory on a GPU) or host")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "host"}));
+  cmd->add_option("--warmup", o.warmup, "Iterations left out of the mean time per iteration")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  cmd->add_flag("--profile", o.profile,
+                "Time the library's stages (slower: each waits for the GPU) over the iterations after --warmup");
   cmd->footer(exit_codes_help);
   return cmd;
 }
@@ -291,6 +356,15 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   held_out_options.seed = o.seed + 1;
   synthetic_dataset held_out =
       held_out_options.rows > 0 ? make_synthetic_dataset(held_out_options) : synthetic_dataset{};
+  categorical_columns cats, held_out_cats;
+  if (o.cat_features > 0) {
+    if (o.layout != "column") throw usage_error("--cat-features: the categorical workload is column-major");
+    const categorical_options co{o.cat_features, o.cat_max_cardinality};
+    cats = add_categorical_columns(co, o.seed, data);
+    if (held_out.rows > 0) held_out_cats = add_categorical_columns(co, o.seed + 1, held_out);
+    f.cat_features = o.cat_features;
+    f.cardinality = cats.cardinality;
+  }
   f.ms.generate = t.elapsed_ms();
   f.rows = data.rows;
   f.features = data.n_features;
@@ -300,7 +374,8 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   // On a GPU the context's allocations go through counting hooks: the peak device memory of training.
   const int32_t target = requested == CBG_DEVICE_AUTO ? (f.visible_devices > 0 ? 0 : CBG_DEVICE_CPU) : requested;
   allocation_counter counter;
-  context_handle ctx = target >= 0 ? make_counted_context(target, o.seed, counter) : make_context(requested, o.seed);
+  context_handle ctx =
+      target >= 0 ? make_counted_context(target, o.seed, counter, o.profile) : make_context(requested, o.seed);
   f.ms.context = t.elapsed_ms();
   f.device = context_device(ctx.get());
   if (f.device >= 0) f.device_name = device_description(f.device);
@@ -308,37 +383,56 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   fmt::print("data: {} rows x {} features, float32, {}-major, seed {}, {:.1f}% positive\n", f.rows, f.features,
              o.layout, o.seed, 100.0 * static_cast<double>(f.positives) / static_cast<double>(f.rows));
   fmt::print("      {}\n", synthetic_label_rule());
+  if (f.cat_features > 0) {
+    fmt::print("      + {} categorical columns (int64 codes), cardinalities {}\n", f.cat_features,
+               fmt::join(f.cardinality, ", "));
+    fmt::print("      {}\n", categorical_label_rule());
+  }
   fmt::print("{:<10} {:>10.1f} ms\n", "generate", f.ms.generate);
   fmt::print("{:<10} {:>10.1f} ms\n", "context", f.ms.context);
 
   // The labels stay on the host too, for the metrics of the predictions.
   const std::vector<float> learn_label = data.label, held_out_label = held_out.label;
-  t = stopwatch();
-  pool_tensors tensors = place_data(ctx.get(), f.device, std::move(data));
-  std::optional<pool_tensors> held_out_tensors;
-  if (held_out.rows > 0) held_out_tensors = place_data(ctx.get(), f.device, std::move(held_out));
-  if (f.device >= 0) {
-    f.ms.upload = t.elapsed_ms();
-    fmt::print("{:<10} {:>10.1f} ms  (cudaMalloc + cbg_tensor_copy to device {})\n", "upload", *f.ms.upload, f.device);
+  pool_handle pool, held_out_pool;
+  if (f.cat_features > 0) {
+    // The categorical workload: column tensors made and handed over in one step (their device
+    // copies, if any, count as the pool's time).
+    t = stopwatch();
+    const bool host = o.input == "host";
+    pool = make_column_pool(ctx.get(), f.device, host, std::move(data), std::move(cats));
+    if (held_out.rows > 0) {
+      held_out_pool = make_column_pool(ctx.get(), f.device, host, std::move(held_out), std::move(held_out_cats));
+    }
+    fmt::print("{:<10} {:>10}     columns in {} memory\n", "upload", "-",
+               host || f.device < 0 ? "pageable host" : "device");
   } else {
-    fmt::print("{:<10} {:>10}     skipped: the host path reads the generated arrays in place\n", "upload", "-");
-  }
+    t = stopwatch();
+    pool_tensors tensors = place_data(ctx.get(), f.device, std::move(data));
+    std::optional<pool_tensors> held_out_tensors;
+    if (held_out.rows > 0) held_out_tensors = place_data(ctx.get(), f.device, std::move(held_out));
+    if (f.device >= 0) {
+      f.ms.upload = t.elapsed_ms();
+      fmt::print("{:<10} {:>10.1f} ms  (cudaMalloc + cbg_tensor_copy to device {})\n", "upload", *f.ms.upload,
+                 f.device);
+    } else {
+      fmt::print("{:<10} {:>10}     skipped: the host path reads the generated arrays in place\n", "upload", "-");
+    }
 
-  t = stopwatch();
-  cbg_pool_desc_t desc;
-  check(cbg_pool_desc_init(&desc), "cbg_pool_desc_init");
-  desc.features = tensors.features.give();
-  desc.label = tensors.label.give();
-  cbg_pool_t* raw_pool = nullptr;
-  check(cbg_pool_from_dlpack(ctx.get(), &desc, &raw_pool), "cbg_pool_from_dlpack");
-  pool_handle pool(raw_pool);
-  pool_handle held_out_pool;
-  if (held_out_tensors) {
+    t = stopwatch();
+    cbg_pool_desc_t desc;
     check(cbg_pool_desc_init(&desc), "cbg_pool_desc_init");
-    desc.features = held_out_tensors->features.give();
-    desc.label = held_out_tensors->label.give();
-    check(cbg_pool_from_dlpack(ctx.get(), &desc, &raw_pool), "cbg_pool_from_dlpack (held-out rows)");
-    held_out_pool.reset(raw_pool);
+    desc.features = tensors.features.give();
+    desc.label = tensors.label.give();
+    cbg_pool_t* raw_pool = nullptr;
+    check(cbg_pool_from_dlpack(ctx.get(), &desc, &raw_pool), "cbg_pool_from_dlpack");
+    pool.reset(raw_pool);
+    if (held_out_tensors) {
+      check(cbg_pool_desc_init(&desc), "cbg_pool_desc_init");
+      desc.features = held_out_tensors->features.give();
+      desc.label = held_out_tensors->label.give();
+      check(cbg_pool_from_dlpack(ctx.get(), &desc, &raw_pool), "cbg_pool_from_dlpack (held-out rows)");
+      held_out_pool.reset(raw_pool);
+    }
   }
   f.ms.pool = t.elapsed_ms();
   f.pool = pool_info(pool.get());
@@ -346,15 +440,23 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
 
   // Training.
   training_facts& tf = f.training;
-  tf.params =
-      fmt::format(R"({{"loss_function": "{}", "iterations": {}, "depth": {}, "learning_rate": {}, "border_count": {}, )"
-                  R"("random_seed": {}, "verbose": false, "metric_period": {}}})",
-                  o.loss_function, o.iterations, o.depth, o.learning_rate, o.border_count, o.seed, o.iterations);
-  tf.input_bytes = f.rows * f.features * 4 + f.rows * 4;
+  tf.params = fmt::format(
+      R"({{"loss_function": "{}", "iterations": {}, "depth": {}, "learning_rate": {}, "border_count": {}, )"
+      R"("random_seed": {}, "verbose": false, "metric_period": {}{}}})",
+      o.loss_function, o.iterations, o.depth, o.learning_rate, o.border_count, o.seed, o.iterations,
+      o.max_ctr_complexity > 0 ? fmt::format(R"(, "max_ctr_complexity": {})", o.max_ctr_complexity) : std::string());
+  tf.input_bytes = f.rows * f.features * 4 + f.rows * 4 + f.rows * f.cat_features * 8;
   tf.quantized_bytes = (f.features + 3) / 4 * ((f.rows + 31) / 32 * 32) * 4;
   const int64_t held_before = counter.current.load();
   counter.peak.store(held_before);
-  training_run run = train_pool(pool.get(), nullptr, tf.params);
+  training_run run = train_pool(pool.get(), nullptr, tf.params, o.profile ? ctx.get() : nullptr, o.warmup);
+  tf.mean_ms_per_iteration = mean_after(run.iteration_ms, static_cast<std::size_t>(o.warmup));
+  if (o.profile) {
+    const char* json = nullptr;
+    check(cbg_context_stage_times(ctx.get(), &json), "cbg_context_stage_times");
+    tf.stage_times = json;
+    fmt::print("stages     (after {} iterations) {}\n", o.warmup, tf.stage_times);
+  }
   f.ms.train = run.train_ms;
   tf.iterations = run.iterations;
   tf.trees = model_info(run.model.get()).n_trees;
@@ -367,6 +469,10 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
       "{:<10} {:>10.1f} ms  {} trees of depth {}: {:.3f} ms per iteration (median after warm-up; "
       "first {:.1f} ms), learn {} {:.6f}\n",
       "train", f.ms.train, tf.trees, o.depth, tf.ms_per_iteration, tf.first_iteration_ms, tf.metric, tf.learn_metric);
+  if (run.iteration_ms.size() > static_cast<std::size_t>(o.warmup)) {
+    fmt::print("{:<10} {:>10.3f} ms per iteration: mean of iterations {}..{}\n", "train", tf.mean_ms_per_iteration,
+               o.warmup + 1, run.iteration_ms.size());
+  }
   if (tf.peak_device_bytes >= 0) {
     const double floor = static_cast<double>(tf.input_bytes + tf.quantized_bytes);
     fmt::print(
@@ -389,25 +495,38 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   fmt::print("copies: {} (up to the trained model)\n", describe_copy_stats(f.copies));
 
   // Prediction: the learn rows' metric must be training's (the evaluator and the trainer agree);
-  // the held-out rows are timed and measure the model.
+  // the held-out rows are timed and measure the model. Not for columns in pageable host memory on a
+  // GPU (--input host): the GPU evaluator reads device memory.
   t = stopwatch();
   prediction_facts& pf = f.prediction;
-  pf.learn = predict_raw(ctx.get(), run.model.get(), pool.get(), f.rows);
-  pf.learn_metrics = label_metrics(o.loss_function, pf.learn, learn_label);
-  const double from_training = tf.learn_metric, from_evaluator = pf.learn_metrics.front().value;
-  if (pf.learn_metrics.front().name == tf.metric) {
-    pf.learn_metric_matches =
-        std::fabs(from_evaluator - from_training) <= 1e-9 * std::fmax(1.0, std::fabs(from_training));
-  }
-  if (held_out_pool) {
-    pf.held_out =
-        predict_raw(ctx.get(), run.model.get(), held_out_pool.get(), static_cast<int64_t>(held_out_label.size()));
-    pf.held_out_metrics = label_metrics(o.loss_function, pf.held_out, held_out_label);
+  const bool predicts = f.device < 0 || o.input != "host";
+  const double from_training = tf.learn_metric;
+  double from_evaluator = 0;
+  if (predicts) {
+    pf.learn = predict_raw(ctx.get(), run.model.get(), pool.get(), f.rows);
+    pf.learn_metrics = label_metrics(o.loss_function, pf.learn, learn_label);
+    from_evaluator = pf.learn_metrics.front().value;
+    // With CTRs training scores the learn rows with ordered CTR values, the model with its tables: the
+    // two learn metrics differ by design.
+    if (pf.learn_metrics.front().name == tf.metric && f.cat_features == 0) {
+      pf.learn_metric_matches =
+          std::fabs(from_evaluator - from_training) <= 1e-9 * std::fmax(1.0, std::fabs(from_training));
+    }
+    if (held_out_pool) {
+      pf.held_out =
+          predict_raw(ctx.get(), run.model.get(), held_out_pool.get(), static_cast<int64_t>(held_out_label.size()));
+      pf.held_out_metrics = label_metrics(o.loss_function, pf.held_out, held_out_label);
+    }
   }
   f.ms.predict = t.elapsed_ms();
   const char* evaluator =
       f.device >= 0 ? "GPU evaluator, cbg_predict_to_device" : "host evaluator, cbg_predict_to_host";
-  if (held_out_pool) {
+  if (!predicts) {
+    fmt::print(
+        "{:<10} {:>10}     skipped: the pool's columns are in pageable host memory (--input host), which the "
+        "GPU evaluator does not read\n",
+        "predict", "-");
+  } else if (held_out_pool) {
     const auto& h = pf.held_out;
     std::string scores;
     for (const metric_value& m : pf.held_out_metrics) scores += fmt::format(", {} {:.6f}", m.name, m.value);
@@ -418,6 +537,10 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
     fmt::print("check      learn {} from the evaluator {:.9g}, from training {:.9g}: {}\n",
                pf.learn_metrics.front().name, from_evaluator, from_training,
                *pf.learn_metric_matches ? "the same" : "DIFFERENT");
+  } else if (!predicts) {
+    fmt::print("check      skipped: no prediction\n");
+  } else if (f.cat_features > 0) {
+    fmt::print("check      skipped: with CTRs training's learn metric uses ordered CTR values, not the model's\n");
   } else {
     fmt::print("check      skipped: training reports {}, the bench computes {} (Logloss, MultiClass and RMSE only)\n",
                tf.metric, pf.learn_metrics.front().name);

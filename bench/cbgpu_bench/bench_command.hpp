@@ -31,6 +31,13 @@ struct bench_options {
   int64_t border_count = 128;
   std::string loss_function = "Logloss";
   std::string model_file;  // empty: the model is not written
+  // The categorical workload (categorical_data.hpp): categorical columns beside the numeric ones.
+  int64_t cat_features = 0;
+  int64_t cat_max_cardinality = 1000000;
+  int64_t max_ctr_complexity = 0;  // 0: the library's default
+  std::string input = "auto";      // where the pool's columns are: auto (the device on a GPU), host
+  int64_t warmup = 20;             // iterations left out of the mean time per iteration
+  bool profile = false;            // the library's stage times (of the iterations after the warm-up)
 };
 
 CLI::App* add_bench_command(CLI::App& app, bench_options& options);

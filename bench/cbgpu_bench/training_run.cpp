@@ -40,6 +40,8 @@ struct callback_state {
   stopwatch clock;
   double last = 0;
   training_run* run = nullptr;
+  cbg_context_t* profiled = nullptr;
+  int64_t reset_after = 0;
 };
 
 int32_t on_iteration(void* user, const cbg_train_progress_t* p) {
@@ -53,12 +55,13 @@ int32_t on_iteration(void* user, const cbg_train_progress_t* p) {
   s.run->iterations = p->iteration + 1;
   s.run->learn_history.push_back(s.run->last_learn_metric);
   s.run->eval_history.push_back(s.run->last_eval_metric);
+  if (s.profiled != nullptr && s.run->iterations == s.reset_after) (void)cbg_context_stage_times_reset(s.profiled);
   return 0;
 }
 
 }  // namespace
 
-context_handle make_counted_context(int32_t device, uint64_t seed, allocation_counter& counter) {
+context_handle make_counted_context(int32_t device, uint64_t seed, allocation_counter& counter, bool profile) {
   cbg_context_desc_t desc;
   check(cbg_context_desc_init(&desc), "cbg_context_desc_init");
   desc.device = device;
@@ -66,15 +69,19 @@ context_handle make_counted_context(int32_t device, uint64_t seed, allocation_co
   desc.alloc_fn = counted_alloc;
   desc.free_fn = counted_free;
   desc.alloc_user_data = &counter;
+  desc.profile = profile ? 1 : 0;
   cbg_context_t* ctx = nullptr;
   check(cbg_context_create(&desc, &ctx), "cbg_context_create");
   return context_handle(ctx);
 }
 
-training_run train_pool(cbg_pool_t* learn, cbg_pool_t* test, const std::string& params_json) {
+training_run train_pool(cbg_pool_t* learn, cbg_pool_t* test, const std::string& params_json, cbg_context_t* profiled,
+                        int64_t reset_after) {
   training_run run;
   callback_state state;
   state.run = &run;
+  state.profiled = profiled;
+  state.reset_after = reset_after;
   cbg_train_callbacks_t callbacks;
   check(cbg_train_callbacks_init(&callbacks), "cbg_train_callbacks_init");
   callbacks.on_iteration = on_iteration;
@@ -86,6 +93,13 @@ training_run train_pool(cbg_pool_t* learn, cbg_pool_t* test, const std::string& 
   run.train_ms = t.elapsed_ms();
   run.model.reset(model);
   return run;
+}
+
+double mean_after(const std::vector<double>& v, std::size_t skip) {
+  if (v.size() <= skip) return 0.0;
+  double sum = 0.0;
+  for (std::size_t i = skip; i < v.size(); ++i) sum += v[i];
+  return sum / static_cast<double>(v.size() - skip);
 }
 
 double median_after(std::vector<double> v, std::size_t skip) {

@@ -23,8 +23,9 @@ struct allocation_counter {
   std::atomic<int64_t> calls{0};
 };
 
-// A context on a CUDA device whose allocations `counter` sees (it must outlive the context).
-context_handle make_counted_context(int32_t device, uint64_t seed, allocation_counter& counter);
+// A context on a CUDA device whose allocations `counter` sees (it must outlive the context); with
+// `profile` it times the library's stages (cbg_context_stage_times).
+context_handle make_counted_context(int32_t device, uint64_t seed, allocation_counter& counter, bool profile = false);
 
 struct training_run {
   model_handle model;
@@ -38,8 +39,15 @@ struct training_run {
   std::vector<double> eval_history;
 };
 
-// Trains on `learn` (and `test`, may be null) with `params_json`; throws library_error.
-training_run train_pool(cbg_pool_t* learn, cbg_pool_t* test, const std::string& params_json);
+// Trains on `learn` (and `test`, may be null) with `params_json`; throws library_error. With
+// `profiled` set, its stage times are reset once `reset_after` iterations have run (so they cover
+// the iterations after a warm-up).
+training_run train_pool(cbg_pool_t* learn, cbg_pool_t* test, const std::string& params_json,
+                        cbg_context_t* profiled = nullptr, int64_t reset_after = 0);
+
+// The mean of `v` after dropping the first `skip` values (the time per iteration of a run after its
+// warm-up, as the difference of a long and a short run gives it); 0 for too few values.
+double mean_after(const std::vector<double>& v, std::size_t skip);
 
 // The median of `v` after dropping the first `skip` values (warm-up); 0 for too few values.
 double median_after(std::vector<double> v, std::size_t skip);

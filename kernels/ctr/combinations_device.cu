@@ -4,6 +4,10 @@
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cuda/std/functional>
+
+#include <algorithm>
+#include <type_traits>
 
 #include "kernels/common/cccl.cuh"
 #include "kernels/ctr/ctr_device.hpp"
@@ -58,6 +62,113 @@ __global__ void ids_kernel(const std::uint64_t* sorted, const std::uint32_t* row
   }
 }
 
+// Each row's slot of its key in an open-addressing table (`mask` + 1 slots, linear probing, ~0 empty;
+// the key ~0 itself gets slot mask + 1). Which key of a probe chain gets which slot may depend on
+// timing; only the partition of the rows by key is used.
+__global__ void key_slots_kernel(const std::uint64_t* keys, std::int64_t n, unsigned shift, std::uint64_t mask,
+                                 unsigned long long* table, std::uint32_t* slot) {
+  const std::int64_t i = thread_index();
+  if (i >= n) return;
+  const unsigned long long k = keys[i];
+  constexpr unsigned long long empty = ~0ull;
+  if (k == empty) {
+    slot[i] = static_cast<std::uint32_t>(mask + 1);
+    return;
+  }
+  std::uint64_t h = (k * 0x9E3779B97F4A7C15ull) >> shift;
+  for (;;) {
+    unsigned long long cur = table[h];
+    if (cur == empty) {
+      cur = atomicCAS(table + h, empty, k);
+      if (cur == empty) break;
+    }
+    if (cur == k) break;
+    h = (h + 1) & mask;
+  }
+  slot[i] = static_cast<std::uint32_t>(h);
+}
+
+// The rows' slots in permutation order and the positions 0..n-1.
+__global__ void slots_in_order_kernel(const std::uint32_t* order, const std::uint32_t* slot, std::int64_t n,
+                                      std::uint32_t* out, std::uint32_t* positions) {
+  const std::int64_t j = thread_index();
+  if (j >= n) return;
+  out[j] = slot[order[j]];
+  positions[j] = static_cast<std::uint32_t>(j);
+}
+
+// Sorted slots: 1 at the first of each run of equal slots.
+__global__ void slot_heads_kernel(const std::uint32_t* sorted, std::int64_t n, std::uint32_t* heads) {
+  const std::int64_t i = thread_index();
+  if (i < n) heads[i] = i == 0 || sorted[i] != sorted[i - 1] ? 1u : 0u;
+}
+
+// Per sorted position j (runs of equal slots, each in permutation order): the id of its run, the
+// row's id, and per id its key, first position (run start) and first row (the smallest). The
+// smallest row of a run is taken per warp first (its positions are consecutive, ids ascend along the
+// warp) and then with one atomicMin per run piece: a frequent key's rows do not all hit one address.
+__global__ void run_ids_kernel(const std::uint32_t* sorted, const std::uint32_t* sorted_pos, const std::uint32_t* order,
+                               const std::uint32_t* rank, const std::uint64_t* row_keys, std::int64_t n,
+                               std::uint32_t* sorted_ids, std::uint32_t* sorted_rows, std::uint32_t* ids,
+                               std::uint64_t* keys, std::uint32_t* start, std::uint32_t* first) {
+  const std::int64_t j = thread_index();
+  const bool valid = j < n;
+  std::uint32_t id = 0xffffffffu, row = 0xffffffffu;
+  if (valid) {
+    id = rank[j] - 1;
+    row = order[sorted_pos[j]];
+    sorted_ids[j] = id;
+    sorted_rows[j] = row;
+    ids[row] = id;
+    if (j == 0 || sorted[j] != sorted[j - 1]) {
+      keys[id] = row_keys[row];
+      start[id] = static_cast<std::uint32_t>(j);
+    }
+  }
+  const unsigned lane = threadIdx.x & 31u;
+  for (unsigned off = 1; off < 32; off <<= 1) {
+    const std::uint32_t other_row = __shfl_down_sync(0xffffffffu, row, off);
+    const std::uint32_t other_id = __shfl_down_sync(0xffffffffu, id, off);
+    if (lane + off < 32 && other_id == id && other_row < row) row = other_row;
+  }
+  const std::uint32_t before = __shfl_up_sync(0xffffffffu, id, 1);
+  if (valid && (lane == 0 || before != id)) atomicMin(first + id, row);
+}
+
+// The rows before each in its run.
+__global__ void run_totals_kernel(const std::uint32_t* sorted_ids, const std::uint32_t* start, std::int64_t n,
+                                  std::uint32_t* total) {
+  const std::int64_t j = thread_index();
+  if (j < n) total[j] = static_cast<std::uint32_t>(j) - start[sorted_ids[j]];
+}
+
+// The bucket layout of inserting the keys one by one (linear probing) in parallel: a key takes a slot
+// from any later key (atomicMin on the owner's insertion index), which then probes on. At the end each
+// key sits at the first slot of its path that no earlier key holds: the sequential layout.
+__global__ void bucket_owners_kernel(const std::uint64_t* keys, std::uint32_t unique, std::uint64_t mask,
+                                     std::uint32_t* owner, int* bad) {
+  const std::int64_t i = thread_index();
+  if (i >= static_cast<std::int64_t>(unique)) return;
+  auto k = static_cast<std::uint32_t>(i);
+  if (keys[k] == ~std::uint64_t{0}) *bad = 1;  // model::ctr_empty_hash
+  std::uint64_t pos = keys[k] & mask;
+  for (;;) {
+    const std::uint32_t old = atomicMin(owner + pos, k);
+    if (old == 0xffffffffu) return;
+    if (old > k) k = old;  // took the slot: the later key probes on
+    pos = (pos + 1) & mask;
+  }
+}
+
+__global__ void bucket_fill_kernel(const std::uint64_t* keys, const std::uint32_t* owner, std::int64_t slots,
+                                   std::uint64_t* hashes, std::uint32_t* indices) {
+  const std::int64_t s = thread_index();
+  if (s >= slots) return;
+  const std::uint32_t o = owner[s];
+  hashes[s] = o == 0xffffffffu ? ~std::uint64_t{0} : keys[o];
+  indices[s] = o == 0xffffffffu ? 0u : o;
+}
+
 // counter_calc Full: eval rows whose key the learn rows have count too (keys sorted ascending).
 __global__ void eval_counts_kernel(const std::uint64_t* eval_keys, std::int64_t n, const std::uint64_t* keys,
                                    std::uint32_t unique, std::int32_t* counts) {
@@ -79,6 +190,27 @@ __global__ void eval_counts_kernel(const std::uint64_t* eval_keys, std::int64_t 
 __global__ void feature_bins_kernel(const std::uint32_t* index, std::int64_t n, unsigned shift, std::uint8_t* bins) {
   const std::int64_t i = thread_index();
   if (i < n) bins[i] = static_cast<std::uint8_t>((index[i] >> shift) & 0xffu);
+}
+
+__global__ void sequence_kernel(std::size_t n, std::uint32_t* out) {
+  const std::int64_t i = thread_index();
+  if (i < static_cast<std::int64_t>(n)) out[i] = static_cast<std::uint32_t>(i);
+}
+
+template <class T>
+__global__ void gather_rows_kernel(const std::uint32_t* order, std::size_t rows, int width, const T* in, T* out) {
+  const std::int64_t i = thread_index();
+  if (i >= static_cast<std::int64_t>(rows) * width) return;
+  const std::int64_t r = i / width, c = i % width;
+  out[i] = in[static_cast<std::int64_t>(order[r]) * width + c];
+}
+
+template <class T>
+void gather_rows_of(const context& ctx, const std::uint32_t* order, std::size_t rows, int width, const T* in, T* out) {
+  const auto total = static_cast<std::int64_t>(rows) * width;
+  if (total <= 0) return;
+  gather_rows_kernel<<<blocks_for(total), ctr_block, 0, ctx.stream()>>>(order, rows, width, in, out);
+  CBG_CHECK_CUDA(ctx.stream());
 }
 
 __global__ void eval_values_kernel(const std::uint64_t* keys, std::int64_t n, model::ctr_table_view t,
@@ -123,6 +255,107 @@ std::size_t dense_ids(const context& ctx, const std::uint64_t* keys, std::int64_
                                                       first_out);
   CBG_CHECK_CUDA(stream);
   return download(ctx, rank.data() + (n - 1), 1, "combination distinct count")[0];
+}
+
+void ids_by_first_row(const context& ctx, const std::uint32_t* first, std::size_t unique, std::int64_t n,
+                      std::uint32_t* by_first) {
+  if (unique == 0) return;
+  const cudaStream_t stream = ctx.stream();
+  const auto& res = ctx.resource();
+  const int items = static_cast<int>(unique);
+  device_buffer<std::uint32_t> ids(unique, stream, res), sorted_first(unique, stream, res);
+  sequence_kernel<<<blocks_for(static_cast<std::int64_t>(unique)), ctr_block, 0, stream>>>(unique, ids.data());
+  CBG_CHECK_CUDA(stream);
+  int bits = 1;
+  while (bits < 32 && (std::int64_t{1} << bits) < n) ++bits;
+  std::size_t bytes = 0;
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, first, sorted_first.data(), ids.data(), by_first, items,
+                                               0, bits, stream));
+  device_buffer<unsigned char> temp(bytes, stream, res);
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, first, sorted_first.data(), ids.data(), by_first,
+                                               items, 0, bits, stream));
+}
+
+void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t rows, int width, const std::uint64_t* in,
+                 std::uint64_t* out) {
+  gather_rows_of(ctx, order, rows, width, in, out);
+}
+
+void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t rows, int width, const std::uint32_t* in,
+                 std::uint32_t* out) {
+  gather_rows_of(ctx, order, rows, width, in, out);
+}
+
+void dense_ids_and_runs(const context& ctx, const target_state& t, const std::uint64_t* keys, std::int64_t n,
+                        std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out, category_runs& r,
+                        ids_scratch& s, std::uint32_t* unique) {
+  const cudaStream_t stream = ctx.stream();
+  if (n <= 0) {
+    CBG_CUDA_TRY(cudaMemsetAsync(unique, 0, sizeof(std::uint32_t), stream));
+    return;
+  }
+  const auto& res = ctx.resource();
+  const auto un = static_cast<std::size_t>(n);
+  const int n_items = static_cast<int>(n);
+  unsigned log_slots = 1;
+  while ((std::size_t{1} << log_slots) < 2 * un) ++log_slots;
+  const std::size_t slots = std::size_t{1} << log_slots;
+  const int bits = static_cast<int>(log_slots) + 1;  // slots are <= `slots` (the key ~0's)
+  const auto sized = [&](auto& b, std::size_t size) {
+    if (b.size() != size) b = std::decay_t<decltype(b)>(size, stream, res);
+  };
+  sized(s.table, slots);
+  for (auto* b : {&s.slot, &s.perm_slot, &s.sorted_slot, &s.pos, &s.heads, &s.rank, &s.start}) sized(*b, un);
+  for (auto* b : {&r.sorted_pos, &r.sorted_ids, &r.sorted_rows, &r.total, &r.terms, &r.run_terms}) sized(*b, un);
+  r.scanned = false;
+  std::size_t sort_bytes = 0, scan_bytes = 0, by_key_bytes = 0;
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, s.perm_slot.data(), s.sorted_slot.data(),
+                                               s.pos.data(), r.sorted_pos.data(), n_items, 0, bits, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, s.heads.data(), s.rank.data(), n_items, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, by_key_bytes, r.sorted_ids.data(), r.run_terms.data(),
+                                                  r.terms.data(), n_items, ::cuda::std::equal_to<>{}, stream));
+  // The scratch stays with the runs for ordered_values' scans.
+  const std::size_t temp = std::max({sort_bytes, scan_bytes, by_key_bytes});
+  if (r.scan_temp.size() < temp) r.scan_temp = device_buffer<unsigned char>(temp, stream, res);
+  CBG_CUDA_TRY(cudaMemsetAsync(s.table.data(), 0xff, slots * sizeof(unsigned long long), stream));
+  key_slots_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(keys, n, 64u - log_slots, slots - 1, s.table.data(),
+                                                            s.slot.data());
+  CBG_CHECK_CUDA(stream);
+  slots_in_order_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), s.slot.data(), n, s.perm_slot.data(),
+                                                                 s.pos.data());
+  CBG_CHECK_CUDA(stream);
+  std::size_t tb = r.scan_temp.size();
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(r.scan_temp.data(), tb, s.perm_slot.data(), s.sorted_slot.data(),
+                                               s.pos.data(), r.sorted_pos.data(), n_items, 0, bits, stream));
+  slot_heads_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(s.sorted_slot.data(), n, s.heads.data());
+  CBG_CHECK_CUDA(stream);
+  tb = r.scan_temp.size();
+  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(r.scan_temp.data(), tb, s.heads.data(), s.rank.data(), n_items, stream));
+  CBG_CUDA_TRY(cudaMemsetAsync(first_out, 0xff, un * sizeof(std::uint32_t), stream));
+  run_ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(
+      s.sorted_slot.data(), r.sorted_pos.data(), t.order.data(), s.rank.data(), keys, n, r.sorted_ids.data(),
+      r.sorted_rows.data(), ids, keys_out, s.start.data(), first_out);
+  CBG_CHECK_CUDA(stream);
+  run_totals_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_ids.data(), s.start.data(), n, r.total.data());
+  CBG_CHECK_CUDA(stream);
+  CBG_CUDA_TRY(
+      cudaMemcpyAsync(unique, s.rank.data() + (n - 1), sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, stream));
+}
+
+void ctr_buckets(const context& ctx, const std::uint64_t* keys, std::size_t unique, std::size_t slots,
+                 std::uint64_t* hashes, std::uint32_t* indices, int* bad) {
+  const cudaStream_t stream = ctx.stream();
+  device_buffer<std::uint32_t> owner(slots, stream, ctx.resource());
+  CBG_CUDA_TRY(cudaMemsetAsync(owner.data(), 0xff, slots * sizeof(std::uint32_t), stream));
+  CBG_CUDA_TRY(cudaMemsetAsync(bad, 0, sizeof(int), stream));
+  if (unique > 0) {
+    bucket_owners_kernel<<<blocks_for(static_cast<std::int64_t>(unique)), ctr_block, 0, stream>>>(
+        keys, static_cast<std::uint32_t>(unique), static_cast<std::uint64_t>(slots - 1), owner.data(), bad);
+    CBG_CHECK_CUDA(stream);
+  }
+  const auto n = static_cast<std::int64_t>(slots);
+  bucket_fill_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(keys, owner.data(), n, hashes, indices);
+  CBG_CHECK_CUDA(stream);
 }
 
 void count_known_keys(const context& ctx, const std::uint64_t* keys, std::int64_t n, const std::uint64_t* sorted,

@@ -67,10 +67,17 @@ __global__ void ids_in_order_kernel(const std::uint32_t* order, const std::uint3
 }
 
 // Per sorted position j (category runs in permutation order): feature (type, f)'s term of the row.
-__global__ void run_terms_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos, const std::uint8_t* cls,
-                                 std::int64_t n, model::ctr_type type, int f, std::uint32_t* terms) {
+__global__ void run_terms_kernel(const std::uint32_t* rows, const std::uint8_t* cls, std::int64_t n,
+                                 model::ctr_type type, int f, std::uint32_t* terms) {
   const std::int64_t j = thread_index();
-  if (j < n) terms[j] = target_term(type, f, cls[order[sorted_pos[j]]]);
+  if (j < n) terms[j] = target_term(type, f, cls[rows[j]]);
+}
+
+// Per sorted position its row.
+__global__ void sorted_rows_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos, std::int64_t n,
+                                   std::uint32_t* rows) {
+  const std::int64_t j = thread_index();
+  if (j < n) rows[j] = order[sorted_pos[j]];
 }
 
 __global__ void ones_kernel(std::int64_t n, std::uint32_t* out) {
@@ -78,34 +85,38 @@ __global__ void ones_kernel(std::int64_t n, std::uint32_t* out) {
   if (j < n) out[j] = 1u;
 }
 
-__global__ void target_values_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos,
-                                     const std::uint32_t* terms, const std::uint32_t* total, std::int64_t n,
-                                     model::ctr_type type, int classes, float prior_num, float prior_denom,
-                                     float* out) {
+__global__ void target_values_kernel(const std::uint32_t* rows, const std::uint32_t* terms, const std::uint32_t* total,
+                                     std::int64_t n, model::ctr_type type, int classes, float prior_num,
+                                     float prior_denom, float* out) {
   const std::int64_t j = thread_index();
-  if (j < n) {
-    out[order[sorted_pos[j]]] = ordered_target_value(type, classes, terms[j], total[j], prior_num, prior_denom);
-  }
+  if (j < n) out[rows[j]] = ordered_target_value(type, classes, terms[j], total[j], prior_num, prior_denom);
+}
+
+// target_values_kernel for several priors: one read of the row's run statistics.
+__global__ void target_values_of_priors_kernel(const std::uint32_t* rows, const std::uint32_t* terms,
+                                               const std::uint32_t* total, std::int64_t n, model::ctr_type type,
+                                               int classes, prior_outputs p) {
+  const std::int64_t j = thread_index();
+  if (j >= n) return;
+  const std::uint32_t row = rows[j], te = terms[j], to = total[j];
+  for (int k = 0; k < p.count; ++k) p.out[k][row] = ordered_target_value(type, classes, te, to, p.num[k], p.denom[k]);
 }
 
 // FloatTargetMeanValue: fixed-point targets per sorted position, per-id sums, ordered values.
-__global__ void run_fixed_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos, const float* targets,
-                                 std::int64_t n, double scale, long long* out) {
+__global__ void run_fixed_kernel(const std::uint32_t* rows, const float* targets, std::int64_t n, double scale,
+                                 long long* out) {
   const std::int64_t j = thread_index();
-  if (j < n) out[j] = to_fixed(targets[order[sorted_pos[j]]], scale);
+  if (j < n) out[j] = to_fixed(targets[rows[j]], scale);
 }
 __global__ void fixed_sums_kernel(const std::uint32_t* ids, const float* targets, std::int64_t n, double scale,
                                   unsigned long long* sums) {
   const std::int64_t i = thread_index();
   if (i < n) atomicAdd(sums + ids[i], static_cast<unsigned long long>(to_fixed(targets[i], scale)));
 }
-__global__ void float_mean_values_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos,
-                                         const long long* prefix, const std::uint32_t* total, std::int64_t n,
-                                         double scale, float prior_num, float prior_denom, float* out) {
+__global__ void float_mean_values_kernel(const std::uint32_t* rows, const long long* prefix, const std::uint32_t* total,
+                                         std::int64_t n, double scale, float prior_num, float prior_denom, float* out) {
   const std::int64_t j = thread_index();
-  if (j < n) {
-    out[order[sorted_pos[j]]] = ordered_float_mean_value(prefix[j], total[j], scale, prior_num, prior_denom);
-  }
+  if (j < n) out[rows[j]] = ordered_float_mean_value(prefix[j], total[j], scale, prior_num, prior_denom);
 }
 __global__ void abs_kernel(const float* in, std::int64_t n, float* out) {
   const std::int64_t i = thread_index();
@@ -247,6 +258,43 @@ void ensure_runs(const context& ctx, const target_state& t, const std::uint32_t*
   tb = r.scan_temp.size();
   CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(r.scan_temp.data(), tb, r.sorted_ids.data(), ones.data(),
                                                   r.total.data(), n_items, ::cuda::std::equal_to<>{}, stream));
+  r.sorted_rows = device_buffer<std::uint32_t>(un, stream, res);
+  sorted_rows_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), r.sorted_pos.data(), n,
+                                                              r.sorted_rows.data());
+  CBG_CHECK_CUDA(stream);
+}
+
+namespace {
+
+// The prefix sums of target feature (type, j)'s terms over the runs, unless r.scanned says they are made.
+void scan_terms(const context& ctx, const target_state& t, category_runs& r, std::int64_t n, model::ctr_type type,
+                int j) {
+  if (r.scanned) return;
+  const cudaStream_t stream = ctx.stream();
+  run_terms_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_rows.data(), t.cls.data(), n, type, j,
+                                                            r.run_terms.data());
+  CBG_CHECK_CUDA(stream);
+  std::size_t tb = r.scan_temp.size();
+  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(r.scan_temp.data(), tb, r.sorted_ids.data(), r.run_terms.data(),
+                                                  r.terms.data(), static_cast<int>(n), ::cuda::std::equal_to<>{},
+                                                  stream));
+  r.scanned = true;
+}
+
+}  // namespace
+
+void ordered_values_of_priors(const context& ctx, const target_state& t, category_runs& r, std::int64_t n,
+                              model::ctr_type type, int j, const prior_outputs& p) {
+  CBG_EXPECTS(p.count >= 0 && p.count <= max_priors_at_once, status::internal, "ordered_values_of_priors: bad count");
+  if (type == model::ctr_type::float_target_mean_value) {
+    for (int k = 0; k < p.count; ++k) ordered_values(ctx, t, r, n, type, j, p.num[k], p.denom[k], p.out[k]);
+    return;
+  }
+  if (p.count == 0 || n <= 0) return;
+  scan_terms(ctx, t, r, n, type, j);
+  target_values_of_priors_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(r.sorted_rows.data(), r.terms.data(),
+                                                                                r.total.data(), n, type, t.classes, p);
+  CBG_CHECK_CUDA(ctx.stream());
 }
 
 void ordered_values(const context& ctx, const target_state& t, category_runs& r, std::int64_t n, model::ctr_type type,
@@ -259,8 +307,8 @@ void ordered_values(const context& ctx, const target_state& t, category_runs& r,
     if (!r.scanned) {
       r.fixed_terms = device_buffer<long long>(un, stream, res);
       r.fixed_prefix = device_buffer<long long>(un, stream, res);
-      run_fixed_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), r.sorted_pos.data(), t.targets.data(),
-                                                                n, t.fixed_scale, r.fixed_terms.data());
+      run_fixed_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_rows.data(), t.targets.data(), n,
+                                                                t.fixed_scale, r.fixed_terms.data());
       CBG_CHECK_CUDA(stream);
       std::size_t bytes = 0;
       CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, bytes, r.sorted_ids.data(), r.fixed_terms.data(),
@@ -272,24 +320,14 @@ void ordered_values(const context& ctx, const target_state& t, category_runs& r,
                                                       stream));
       r.scanned = true;
     }
-    float_mean_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), r.sorted_pos.data(),
-                                                                      r.fixed_prefix.data(), r.total.data(), n,
-                                                                      t.fixed_scale, prior_num, prior_denom, out);
+    float_mean_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(
+        r.sorted_rows.data(), r.fixed_prefix.data(), r.total.data(), n, t.fixed_scale, prior_num, prior_denom, out);
     CBG_CHECK_CUDA(stream);
     return;
   }
-  if (!r.scanned) {
-    run_terms_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), r.sorted_pos.data(), t.cls.data(), n,
-                                                              type, j, r.run_terms.data());
-    CBG_CHECK_CUDA(stream);
-    std::size_t tb = r.scan_temp.size();
-    CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(r.scan_temp.data(), tb, r.sorted_ids.data(), r.run_terms.data(),
-                                                    r.terms.data(), n_items, ::cuda::std::equal_to<>{}, stream));
-    r.scanned = true;
-  }
-  target_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), r.sorted_pos.data(), r.terms.data(),
-                                                                r.total.data(), n, type, t.classes, prior_num,
-                                                                prior_denom, out);
+  scan_terms(ctx, t, r, n, type, j);
+  target_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_rows.data(), r.terms.data(), r.total.data(), n,
+                                                                type, t.classes, prior_num, prior_denom, out);
   CBG_CHECK_CUDA(stream);
 }
 

@@ -80,6 +80,7 @@ device_buffer<std::uint32_t> permutation(const context& ctx, std::uint64_t seed,
 // category's rows form a run in permutation order) and the rows before each in its run.
 struct category_runs {
   device_buffer<std::uint32_t> sorted_pos, sorted_ids, total, terms, run_terms;
+  device_buffer<std::uint32_t> sorted_rows;  // per sorted position its row (order[sorted_pos]), read coalesced
   device_buffer<unsigned char> scan_temp;
   device_buffer<long long> fixed_terms, fixed_prefix;
   bool scanned = false;  // terms / fixed_prefix hold the current feature's prefix sums
@@ -91,6 +92,17 @@ void ensure_runs(const context& ctx, const target_state& t, const std::uint32_t*
 // r.scanned = false for a new (type, j): its prefix sums are made once for all its priors.
 void ordered_values(const context& ctx, const target_state& t, category_runs& r, std::int64_t n, model::ctr_type type,
                     int j, float prior_num, float prior_denom, float* out);
+// ordered_values for several priors of one target feature (type, j) in one pass over the runs: prior
+// (num[k], denom[k]) into out[k][rows], k < count (<= max_priors_at_once); the same values.
+inline constexpr int max_priors_at_once = 8;
+struct prior_outputs {
+  int count = 0;
+  float num[max_priors_at_once] = {};
+  float denom[max_priors_at_once] = {};
+  float* out[max_priors_at_once] = {};
+};
+void ordered_values_of_priors(const context& ctx, const target_state& t, category_runs& r, std::int64_t n,
+                              model::ctr_type type, int j, const prior_outputs& p);
 
 // Table statistics per id: class counts [id][classes] (zeroed here), class sums and rows (mean
 // type), fixed-point target sums (FloatTargetMeanValue), rows per id.
@@ -136,6 +148,37 @@ void projection_keys(const context& ctx, const key_plan& plan, std::int64_t n, s
 // (one 4-byte copy back).
 std::size_t dense_ids(const context& ctx, const std::uint64_t* keys, std::int64_t n, std::uint32_t* ids,
                       std::uint64_t* keys_out, std::uint32_t* first_out);
+// The ids of a projection in order of first appearance (the host extension's and the model table's
+// order): `first` (per id its first row, < n) sorted ascending, into by_first[unique].
+void ids_by_first_row(const context& ctx, const std::uint32_t* first, std::size_t unique, std::int64_t n,
+                      std::uint32_t* by_first);
+// out[r * width + c] = in[order[r] * width + c] for r < rows, c < width (a table's per-id values in
+// the order `order` gives).
+void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t rows, int width, const std::uint64_t* in,
+                 std::uint64_t* out);
+void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t rows, int width, const std::uint32_t* in,
+                 std::uint32_t* out);
+// The scratch of dense_ids_and_runs, kept between calls (a level's projections reuse it).
+struct ids_scratch {
+  device_buffer<unsigned long long> table;
+  device_buffer<std::uint32_t> slot, perm_slot, sorted_slot, pos, heads, rank, start;
+};
+// dense_ids and ensure_runs together, without sorting the 64-bit keys: each key gets a slot in an
+// open-addressing table (one pass), the rows' slots taken in the permutation order of `t` are sorted
+// stably (a 32-bit sort of about log2(2 n) bits), so each key's rows form a run in permutation order.
+// The ids are the ranks of the slots (not of the keys: only their labels differ from dense_ids'; what
+// is computed from them does not depend on the labels), each id's key and first row go to keys_out
+// and first_out (n entries of room), and the runs to `r` (whose buffers are reused when they have n
+// rows). The distinct count goes to *unique (device memory): nothing is copied back, so a level's
+// projections queue without waiting for each other.
+void dense_ids_and_runs(const context& ctx, const target_state& t, const std::uint64_t* keys, std::int64_t n,
+                        std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out, category_runs& r,
+                        ids_scratch& s, std::uint32_t* unique);
+// model::build_ctr_buckets on the device: the buckets (hashes, indices: `slots` each, a power of two
+// >= 2 * unique) of `unique` distinct keys inserted in order (linear probing). *bad (device) becomes
+// 1 when a key equals the empty-bucket marker.
+void ctr_buckets(const context& ctx, const std::uint64_t* keys, std::size_t unique, std::size_t slots,
+                 std::uint64_t* hashes, std::uint32_t* indices, int* bad);
 // counts[id] += 1 for each of n keys found among the `unique` sorted keys.
 void count_known_keys(const context& ctx, const std::uint64_t* keys, std::int64_t n, const std::uint64_t* sorted,
                       std::size_t unique, std::int32_t* counts);

@@ -40,15 +40,20 @@ __global__ void ext_histogram_kernel(search_view v, ext_columns e, int level, lo
 // The same histograms, each block adding its rows of column blockIdx.y into shared memory
 // ([leaf][channel][stride] with stride >= every column's bin count) and then into `hist`: the sums
 // are exact integers, so they equal ext_histogram_kernel's; far fewer global atomics on the few
-// hot addresses (a column has at most 256 bins per leaf and channel).
+// hot addresses (a column has at most 256 bins per leaf and channel). Each shared sum is kept as two
+// 32-bit words added with native 32-bit atomics (sm_90 has no 64-bit shared atomic add; the
+// compiler would make it a compare-and-swap loop): the low word, and the high word counting the low
+// word's carries minus the negative values (a value is its low 32 bits minus 2^32 when negative).
 __global__ void ext_histogram_shared_kernel(search_view v, ext_columns e, int level, int stride, long long* hist) {
-  extern __shared__ long long sh[];
+  extern __shared__ unsigned sh32[];
   const int k = blockIdx.y;
   const std::uint8_t* bins = e.bins[k];
   const std::int64_t off = e.offset[k];
   const int nb = e.nb[k];
   const int cells = (1 << level) * v.channels * stride;
-  for (int i = threadIdx.x; i < cells; i += blockDim.x) sh[i] = 0;
+  unsigned* lo = sh32;
+  int* hi = reinterpret_cast<int*>(sh32 + cells);
+  for (int i = threadIdx.x; i < 2 * cells; i += blockDim.x) sh32[i] = 0u;
   __syncthreads();
   for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < v.rows;
        r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -58,8 +63,11 @@ __global__ void ext_histogram_shared_kernel(search_view v, ext_columns e, int le
       const float x = c < v.dims ? v.der[static_cast<std::int64_t>(c) * v.rows + r] : v.weight[r];
       const int fx = to_fixed(x, pow2(fixed_exponent(__uint_as_float(v.max_bits[c]))));
       if (fx != 0) {
-        atomicAdd(reinterpret_cast<unsigned long long*>(sh + (static_cast<int>(leaf) * v.channels + c) * stride + b),
-                  static_cast<unsigned long long>(static_cast<long long>(fx)));
+        const int cell = (static_cast<int>(leaf) * v.channels + c) * stride + b;
+        const auto u = static_cast<unsigned>(fx);
+        const unsigned old = atomicAdd(lo + cell, u);
+        const int h = (old + u < old ? 1 : 0) - (fx < 0 ? 1 : 0);
+        if (h != 0) atomicAdd(hi + cell, h);
       }
     }
   }
@@ -67,9 +75,11 @@ __global__ void ext_histogram_shared_kernel(search_view v, ext_columns e, int le
   for (int i = threadIdx.x; i < cells; i += blockDim.x) {
     const int b = i % stride;
     const int lc = i / stride;  // leaf * channels + channel
-    if (b < nb && sh[i] != 0) {
+    const unsigned long long sum =
+        (static_cast<unsigned long long>(static_cast<long long>(hi[i])) << 32) + static_cast<unsigned long long>(lo[i]);
+    if (b < nb && sum != 0) {
       atomicAdd(reinterpret_cast<unsigned long long*>(hist + static_cast<std::int64_t>(lc) * e.total_bins + off + b),
-                static_cast<unsigned long long>(sh[i]));
+                sum);
     }
   }
 }

@@ -48,19 +48,28 @@ class combination_book {
             static_cast<std::int32_t>(prepared.float_count + static_cast<std::int64_t>(prepared.derived.size()))) {}
 
   // The columns (Column{bins pointer, border count}) of the level's candidate projections `wanted`
-  // (ascending; make(proj) gives a projection not cached), leaving out those without borders; the
-  // cache is cut to `wanted` when it is large. commit() picks from them.
-  template <class Column, class Make>
-  std::vector<Column> level(const std::vector<model::projection>& wanted, Make&& make) {
+  // (ascending; make_many(projections) gives those not cached, all at once), leaving out those without
+  // borders; the cache is cut to `wanted` when it is large. commit() picks from them.
+  template <class Column, class MakeMany>
+  std::vector<Column> level(const std::vector<model::projection>& wanted, MakeMany&& make_many) {
     last_.clear();
     if (cache_.size() > max_cached_) {  // drop the columns no candidate of this level uses
       for (auto it = cache_.begin(); it != cache_.end();) {
         it = std::binary_search(wanted.begin(), wanted.end(), it->first) ? std::next(it) : cache_.erase(it);
       }
     }
+    std::vector<model::projection> missing;
+    for (const model::projection& proj : wanted) {
+      if (cache_.find(proj) == cache_.end()) missing.push_back(proj);
+    }
+    if (!missing.empty()) {
+      std::vector<std::unique_ptr<Projection>> made = make_many(missing);
+      CBG_EXPECTS(made.size() == missing.size(), status::internal, "feature combinations: projections are missing");
+      for (std::size_t k = 0; k < missing.size(); ++k) cache_.emplace(missing[k], std::move(made[k]));
+    }
     std::vector<Column> out;
     for (const model::projection& proj : wanted) {
-      for (const column_data& c : get(proj, make).columns) {
+      for (const column_data& c : cache_.at(proj)->columns) {
         if (c.borders.empty()) continue;
         out.push_back({c.bins.data(), static_cast<std::int32_t>(c.borders.size())});
         last_.push_back(&c);

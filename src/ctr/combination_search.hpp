@@ -6,8 +6,9 @@
 // (its table and eval values from the primitives). Internal (not installed).
 //
 // Primitives provide: projection_data and committed_column (as combination_book takes them),
-// ctx(), set_nan_modes(modes), make_projection(proj) (a std::unique_ptr<projection_data>: the
-// projection's keys and candidate columns), commit(projection, column) (the committed column, its
+// ctx(), set_nan_modes(modes), make_projections(projections) (per projection a
+// std::unique_ptr<projection_data>: its keys and candidate columns; a level's new projections come in
+// one call, so a path can make them in bulk), commit(projection, column) (the committed column, its
 // table kept in prepared_data::tables) and eval_values(committed) (null without eval rows).
 #pragma once
 
@@ -51,7 +52,9 @@ class combination_search final : public train::search_extension {
     // Base projections: those of the CTR splits already in the tree, and one of its float and
     // one-hot splits (CatBoost's CPU rule).
     const std::vector<model::projection> bases = combination_bases(chosen, prepared_, float_border);
-    return book_.template level<column>(combination_candidates(bases, ctr_cats_, max_complexity_), maker());
+    return book_.template level<column>(
+        combination_candidates(bases, ctr_cats_, max_complexity_),
+        [this](const std::vector<model::projection>& projs) { return primitives_.make_projections(projs); });
   }
 
   std::int32_t commit(std::size_t k) override {
@@ -72,7 +75,10 @@ class combination_search final : public train::search_extension {
 
  private:
   auto maker() {
-    return [this](const model::projection& proj) { return primitives_.make_projection(proj); };
+    return [this](const model::projection& proj) {
+      auto made = primitives_.make_projections({proj});
+      return std::move(made.front());
+    };
   }
 
   Primitives primitives_;

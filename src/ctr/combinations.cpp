@@ -356,8 +356,15 @@ class host_primitives {
       out.bins[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(q.bin(r, 0));
   }
 
-  // The keys and candidate columns of a projection.
+  // The keys and candidate columns of each projection.
  public:
+  std::vector<std::unique_ptr<host_projection>> make_projections(const std::vector<model::projection>& projs) {
+    std::vector<std::unique_ptr<host_projection>> out;
+    for (const model::projection& proj : projs) out.push_back(make_projection(proj));
+    return out;
+  }
+
+ private:
   std::unique_ptr<host_projection> make_projection(const model::projection& proj) {
     auto p = std::make_unique<host_projection>();
     p->proj = proj;

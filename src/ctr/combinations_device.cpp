@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
-#include <numeric>
 #include <optional>
 #include <string>
 
@@ -17,6 +16,7 @@
 
 #include "cbg/core/error.hpp"
 #include "cbg/ctr/ctr_math.hpp"
+#include "cbg/model/model.hpp"
 #include "cbg/quantize/quantizer.hpp"
 #include "cbg/runtime/device.hpp"
 #include "cbg/runtime/profiler.hpp"
@@ -144,9 +144,28 @@ class device_primitives {
     return c.eval.size() > 0 ? c.eval.data() : nullptr;
   }
 
-  std::unique_ptr<device_projection> make_projection(const model::projection& proj) {
+  // A level's new projections: each one's ids and CTR values, then their columns quantized together
+  // in batches of up to max_batch_columns (one quantize_device call and one border read-back each).
+  std::vector<std::unique_ptr<device_projection>> make_projections(const std::vector<model::projection>& projs) {
     scoped_device guard(ctx_.device());
-    return projection_of(proj);
+    std::vector<std::unique_ptr<device_projection>> out;
+    // Distinct counts left on the device (one slot per projection), read back once at the end.
+    device_buffer<std::uint32_t> uniques(std::max<std::size_t>(projs.size(), 1), ctx_.stream(), ctx_.resource());
+    CBG_CUDA_TRY(cudaMemsetAsync(uniques.data(), 0, uniques.size_bytes(), ctx_.stream()));
+    std::vector<std::size_t> deferred;
+    pending batch;
+    for (std::size_t k = 0; k < projs.size(); ++k) {
+      bool later = false;
+      out.push_back(projection_of(projs[k], batch, uniques.data() + k, later));
+      if (later) deferred.push_back(k);
+      if (batch.values.size() >= max_batch_columns) quantize_batch(batch);
+    }
+    quantize_batch(batch);
+    if (!deferred.empty()) {
+      const std::vector<std::uint32_t> u = download(ctx_, uniques.data(), projs.size(), "combination distinct counts");
+      for (const std::size_t k : deferred) finish_ids(*out[k], u[k]);
+    }
+    return out;
   }
 
  private:
@@ -191,68 +210,88 @@ class device_primitives {
   }
 
   // The table of `base` over all learn rows, with the keys in order of first appearance (the host
-  // extension's ids), built once and kept in prepared_.tables.
+  // extension's ids), built once and kept in prepared_.tables. The order, the buckets and every per-id
+  // value are made on the device; the host gets them (category-sized) in the model's layout.
   const model::ctr_table& table_of(const device_projection& p, const model::ctr_base& base) {
     for (const model::ctr_table& t : prepared_.tables) {
       if (t.base == base) return t;
     }
+    const stage_range range(ctx_, "combinations.table");
     const cudaStream_t stream = ctx_.stream();
     const auto& res = ctx_.resource();
     const std::size_t unique = p.unique;
-    const std::vector<std::uint64_t> sorted_keys = download(ctx_, p.keys.data(), unique, "CTR table keys");
-    const std::vector<std::uint32_t> first = download(ctx_, p.first.data(), unique, "CTR table key rows");
-    std::vector<std::uint32_t> by_first(unique);  // rank of first appearance -> sorted id
-    std::iota(by_first.begin(), by_first.end(), 0u);
-    std::sort(by_first.begin(), by_first.end(), [&](std::uint32_t a, std::uint32_t b) { return first[a] < first[b]; });
-    std::vector<std::uint64_t> keys(unique);
-    for (std::size_t r = 0; r < unique; ++r) keys[r] = sorted_keys[by_first[r]];
+    const std::size_t room = std::max<std::size_t>(unique, 1);
+    device_buffer<std::uint32_t> by_first(room, stream, res);  // rank of first appearance -> sorted id
+    detail::ids_by_first_row(ctx_, p.first.data(), unique, n_, by_first.data());
+    // Per-id 32-bit values (width per id) in order of first appearance.
+    const auto in_order = [&](const void* per_id, int width, const char* what) {
+      device_buffer<std::uint32_t> out(room * static_cast<std::size_t>(width), stream, res);
+      detail::gather_rows(ctx_, by_first.data(), unique, width, static_cast<const std::uint32_t*>(per_id), out.data());
+      return download(ctx_, out.data(), unique * static_cast<std::size_t>(width), what);
+    };
     model::ctr_table t;
     t.base = base;
-    build_ctr_buckets(keys, t);
+    {  // model::build_ctr_buckets over the keys in that order, on the device
+      device_buffer<std::uint64_t> ordered(room, stream, res);
+      detail::gather_rows(ctx_, by_first.data(), unique, 1, p.keys.data(), ordered.data());
+      std::size_t slots = 2;
+      while (slots < 2 * unique) slots *= 2;
+      device_buffer<std::uint64_t> hashes(slots, stream, res);
+      device_buffer<std::uint32_t> indices(slots, stream, res);
+      device_buffer<int> bad(1, stream, res);
+      static_assert(model::ctr_empty_hash == ~std::uint64_t{0});
+      detail::ctr_buckets(ctx_, ordered.data(), unique, slots, hashes.data(), indices.data(), bad.data());
+      CBG_EXPECTS(download(ctx_, bad.data(), 1, "CTR table check")[0] == 0, status::bad_data,
+                  "a CTR table key equals the empty-bucket marker");
+      t.bucket_hashes = download(ctx_, hashes.data(), slots, "CTR table buckets");
+      t.bucket_indices = download(ctx_, indices.data(), slots, "CTR table bucket indices");
+    }
     const auto C = static_cast<std::size_t>(ts_.classes);
     switch (base.type) {
       case model::ctr_type::borders:
       case model::ctr_type::buckets: {
         t.target_classes_count = ts_.classes;
-        device_buffer<std::int32_t> counts(unique * C, stream, res);
+        device_buffer<std::int32_t> counts(room * C, stream, res);
         detail::class_counts(ctx_, p.ids.data(), ts_.cls.data(), n_, ts_.classes, unique, counts.data());
-        const std::vector<std::int32_t> by_id = download(ctx_, counts.data(), unique * C, "CTR table counts");
+        const std::vector<std::uint32_t> ordered = in_order(counts.data(), ts_.classes, "CTR table counts");
         t.counts.resize(unique * C);
-        for (std::size_t r = 0; r < unique; ++r) {
-          for (std::size_t c = 0; c < C; ++c) t.counts[r * C + c] = by_id[by_first[r] * C + c];
-        }
+        for (std::size_t i = 0; i < t.counts.size(); ++i) t.counts[i] = static_cast<std::int32_t>(ordered[i]);
         break;
       }
       case model::ctr_type::binarized_target_mean_value: {
-        device_buffer<std::uint32_t> sums(unique, stream, res), rows(unique, stream, res);
+        device_buffer<std::uint32_t> sums(room, stream, res), rows(room, stream, res);
         detail::class_sums(ctx_, p.ids.data(), ts_.cls.data(), n_, unique, sums.data(), rows.data());
-        const std::vector<std::uint32_t> hs = download(ctx_, sums.data(), unique, "CTR table sums");
-        const std::vector<std::uint32_t> hr = download(ctx_, rows.data(), unique, "CTR table counts");
+        const std::vector<std::uint32_t> hs = in_order(sums.data(), 1, "CTR table sums");
+        const std::vector<std::uint32_t> hr = in_order(rows.data(), 1, "CTR table counts");
         t.means.resize(unique);
         for (std::size_t r = 0; r < unique; ++r) {
-          t.means[r].sum = mean_sum(hs[by_first[r]], ts_.classes);
-          t.means[r].count = static_cast<std::int32_t>(hr[by_first[r]]);
+          t.means[r].sum = mean_sum(hs[r], ts_.classes);
+          t.means[r].count = static_cast<std::int32_t>(hr[r]);
         }
         break;
       }
       case model::ctr_type::float_target_mean_value: {
-        device_buffer<unsigned long long> sums(unique, stream, res);
+        device_buffer<unsigned long long> sums(room, stream, res);
         detail::fixed_sums(ctx_, p.ids.data(), ts_.targets.data(), n_, ts_.fixed_scale, unique, sums.data());
-        device_buffer<std::int32_t> rows(unique, stream, res);
+        device_buffer<std::int32_t> rows(room, stream, res);
         detail::id_counts(ctx_, p.ids.data(), n_, unique, rows.data());
-        const std::vector<unsigned long long> hs = download(ctx_, sums.data(), unique, "CTR table sums");
-        const std::vector<std::int32_t> hr = download(ctx_, rows.data(), unique, "CTR table counts");
+        device_buffer<std::uint64_t> ordered(room, stream, res);
+        static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t));
+        detail::gather_rows(ctx_, by_first.data(), unique, 1, reinterpret_cast<const std::uint64_t*>(sums.data()),
+                            ordered.data());
+        const std::vector<std::uint64_t> hs = download(ctx_, ordered.data(), unique, "CTR table sums");
+        const std::vector<std::uint32_t> hr = in_order(rows.data(), 1, "CTR table counts");
         t.means.resize(unique);
         for (std::size_t r = 0; r < unique; ++r) {
-          t.means[r].sum = from_fixed(static_cast<std::int64_t>(hs[by_first[r]]), ts_.fixed_scale);
-          t.means[r].count = hr[by_first[r]];
+          t.means[r].sum = from_fixed(static_cast<std::int64_t>(hs[r]), ts_.fixed_scale);
+          t.means[r].count = static_cast<std::int32_t>(hr[r]);
         }
         break;
       }
       default: {  // counter types: the counts of the candidate columns
-        const std::vector<std::int32_t> by_id = download(ctx_, counts_of(p, base.type), unique, "CTR table counts");
+        const std::vector<std::uint32_t> ordered = in_order(counts_of(p, base.type), 1, "CTR table counts");
         t.counts.resize(unique);
-        for (std::size_t r = 0; r < unique; ++r) t.counts[r] = by_id[by_first[r]];
+        for (std::size_t r = 0; r < unique; ++r) t.counts[r] = static_cast<std::int32_t>(ordered[r]);
         t.counter_denominator = denominator(p, base.type);
         break;
       }
@@ -278,12 +317,12 @@ class device_primitives {
     return static_cast<std::int32_t>(n_);
   }
 
-  // Quantizes all of a projection's learn columns as the host does each (the CTR's border count and
+  // Quantizes candidate columns (of one or more projections) as the host does each (the CTR's border count and
   // type, no NaNs), in one quantize_device call: one pool of the columns, each with its CTR's border
   // count and type (overrides). The border subset is the same rows for every feature, so each column
   // gets the borders it would get alone.
   void quantize_columns(const std::vector<device_buffer<float>>& values, const std::vector<std::size_t>& spec,
-                        std::vector<device_column>& out) {
+                        const std::vector<device_column*>& out) {
     if (values.empty()) return;
     pool_parts parts;
     for (const device_buffer<float>& v : values) {
@@ -314,57 +353,115 @@ class device_primitives {
     }
     for (std::size_t k = 0; k < K; ++k) {
       const auto first = borders.begin() + static_cast<std::ptrdiff_t>(k * stride);
-      out[k].borders.assign(first, first + std::max(0, counts[k]));
-      out[k].bins = device_buffer<std::uint8_t>(static_cast<std::size_t>(n_), ctx_.stream(), ctx_.resource());
-      detail::feature_bins(ctx_, q.index.data(), q.padded_rows, static_cast<std::int64_t>(k), n_, out[k].bins.data());
+      out[k]->borders.assign(first, first + std::max(0, counts[k]));
+      out[k]->bins = device_buffer<std::uint8_t>(static_cast<std::size_t>(n_), ctx_.stream(), ctx_.resource());
+      detail::feature_bins(ctx_, q.index.data(), q.padded_rows, static_cast<std::int64_t>(k), n_, out[k]->bins.data());
     }
     CBG_CUDA_TRY(cudaStreamSynchronize(ctx_.stream()));  // q and the pool's views go out of scope
   }
 
-  // The ids and candidate columns of a projection.
-  std::unique_ptr<device_projection> projection_of(const model::projection& proj) {
+  // Candidate columns waiting for their quantization: values, spec and column of each.
+  struct pending {
+    std::vector<device_buffer<float>> values;
+    std::vector<std::size_t> specs;
+    std::vector<device_column*> columns;
+  };
+  // Columns quantized in one call: 64 columns of 2M rows hold 512 MB of values.
+  static constexpr std::size_t max_batch_columns = 64;
+
+  void quantize_batch(pending& b) {
+    const stage_range range(ctx_, "combinations.quantize");
+    quantize_columns(b.values, b.specs, b.columns);
+    b = pending{};
+  }
+
+  template <class T>
+  device_buffer<T> first_of(const device_buffer<T>& b, std::size_t n) {
+    device_buffer<T> out(n, ctx_.stream(), ctx_.resource());
+    if (n > 0) {
+      CBG_CUDA_TRY(cudaMemcpyAsync(out.data(), b.data(), n * sizeof(T), cudaMemcpyDeviceToDevice, ctx_.stream()));
+    }
+    return out;
+  }
+
+  // A projection whose distinct count was left on the device: its per-id buffers (rows-sized until
+  // now) cut to it.
+  void finish_ids(device_projection& p, std::uint32_t unique) {
+    p.unique = unique;
+    p.keys = first_of(p.keys, unique);
+    p.first = first_of(p.first, unique);
+    if (p.counts.size() > 0) p.counts = first_of(p.counts, std::max<std::size_t>(unique, 1));
+  }
+
+  // The ids and candidate columns of a projection; the columns' values go to `batch` (their borders
+  // and bins come with quantize_batch). When no column needs the distinct count now (the target types
+  // and FeatureFreq), it is left in *unique_slot (device) and `deferred` is set: finish_ids then.
+  std::unique_ptr<device_projection> projection_of(const model::projection& proj, pending& batch,
+                                                   std::uint32_t* unique_slot, bool& deferred) {
     const cudaStream_t stream = ctx_.stream();
     const auto& res = ctx_.resource();
     const auto un = static_cast<std::size_t>(n_);
     auto p = std::make_unique<device_projection>();
     p->proj = proj;
     p->ids = device_buffer<std::uint32_t>(un, stream, res);
+    const std::vector<combination_feature> features = projection_features(proj, specs_, ts_.classes);
+    bool any_counter = false, any_target = false;
+    for (const combination_feature& f : features) (is_counter(f.desc.base.type) ? any_counter : any_target) = true;
+    if (any_target) ensure_targets();
+    // The target types' runs (ordered statistics) come with the ids (dense_ids_and_runs: no sort of
+    // the 64-bit keys).
+    // Counter needs the distinct count now (its denominator, counter_calc Full's eval counts), and
+    // counter_calc Full's eval counts need the ids of dense_ids (ranks of the sorted keys).
+    bool now = !any_target, sorted_ids = false;
+    for (const combination_feature& f : features) {
+      now = now || f.desc.base.type == model::ctr_type::counter;
+      sorted_ids = sorted_ids || (is_counter(f.desc.base.type) && counts_eval(f.desc.base.type));
+    }
+    deferred = !now;
+    const bool hashed_ids = any_target && !sorted_ids;
+    detail::category_runs own_runs;  // the runs of dense_ids' ids (ensure_runs)
+    detail::category_runs& runs = hashed_ids ? runs_ : own_runs;
     {
       const stage_range range(ctx_, "combinations.keys");
       const device_buffer<std::uint64_t> keys = row_keys(proj, false);
       device_buffer<std::uint64_t> ukeys(un, stream, res);
       device_buffer<std::uint32_t> first(un, stream, res);
-      p->unique = detail::dense_ids(ctx_, keys.data(), n_, p->ids.data(), ukeys.data(), first.data());
-      p->keys = device_buffer<std::uint64_t>(p->unique, stream, res);
-      p->first = device_buffer<std::uint32_t>(p->unique, stream, res);
-      if (p->unique > 0) {
-        CBG_CUDA_TRY(cudaMemcpyAsync(p->keys.data(), ukeys.data(), p->unique * sizeof(std::uint64_t),
-                                     cudaMemcpyDeviceToDevice, stream));
-        CBG_CUDA_TRY(cudaMemcpyAsync(p->first.data(), first.data(), p->unique * sizeof(std::uint32_t),
-                                     cudaMemcpyDeviceToDevice, stream));
+      if (hashed_ids) {
+        detail::dense_ids_and_runs(ctx_, ts_, keys.data(), n_, p->ids.data(), ukeys.data(), first.data(), runs,
+                                   scratch_, unique_slot);
+        if (now) p->unique = download(ctx_, unique_slot, 1, "combination distinct count")[0];
+      } else {
+        p->unique = detail::dense_ids(ctx_, keys.data(), n_, p->ids.data(), ukeys.data(), first.data());
+      }
+      if (now) {
+        p->keys = first_of(ukeys, p->unique);
+        p->first = first_of(first, p->unique);
+      } else {
+        p->keys = std::move(ukeys);
+        p->first = std::move(first);
       }
     }
     const std::size_t unique = p->unique;
-    const std::vector<combination_feature> features = projection_features(proj, specs_, ts_.classes);
-    // Counter types: counts per id over the learn rows (and the eval rows under Full).
-    bool any_counter = false, any_target = false;
-    for (const combination_feature& f : features) (is_counter(f.desc.base.type) ? any_counter : any_target) = true;
-    if (any_target) ensure_targets();
+    // Counter types: counts per id over the learn rows (and the eval rows under Full); rows-sized
+    // while the distinct count is on the device.
     if (any_counter) {
-      p->counts = device_buffer<std::int32_t>(std::max<std::size_t>(unique, 1), stream, res);
-      detail::id_counts(ctx_, p->ids.data(), n_, unique, p->counts.data());
+      const std::size_t room = now ? std::max<std::size_t>(unique, 1) : un;
+      p->counts = device_buffer<std::int32_t>(room, stream, res);
+      detail::id_counts(ctx_, p->ids.data(), n_, now ? unique : un, p->counts.data());
     }
     std::map<model::ctr_type, std::int32_t> denominators;
-    std::vector<device_buffer<float>> all_values;
-    std::vector<std::size_t> all_specs;
-    detail::category_runs runs;
     model::ctr_type last_type = model::ctr_type::borders;
     int last_j = -1;
-    for (const combination_feature& f : features) {
+    std::vector<device_buffer<float>> ready(features.size());  // made with an earlier feature's priors
+    for (std::size_t i = 0; i < features.size(); ++i) {
+      const combination_feature& f = features[i];
       const model::ctr_description& d = f.desc;
-      device_buffer<float> values(un, stream, res);
+      device_buffer<float> values;
       std::optional<stage_range> range(std::in_place, ctx_, "combinations.ctr_values");
-      if (is_counter(d.base.type)) {
+      if (ready[i].size() > 0) {
+        values = std::move(ready[i]);
+      } else if (is_counter(d.base.type)) {
+        values = device_buffer<float>(un, stream, res);
         if (counts_eval(d.base.type) && p->full_counts.size() == 0) {
           p->full_counts = device_buffer<std::int32_t>(std::max<std::size_t>(unique, 1), stream, res);
           if (unique > 0) {
@@ -385,20 +482,30 @@ class device_primitives {
         if (d.base.type != last_type || d.target_border_idx != last_j) runs.scanned = false;
         last_type = d.base.type;
         last_j = d.target_border_idx;
-        detail::ordered_values(ctx_, ts_, runs, n_, d.base.type, d.target_border_idx, d.prior_num, d.prior_denom,
-                               values.data());
+        // This feature and the next ones of the same target feature (its other priors) in one pass.
+        detail::prior_outputs po;
+        for (std::size_t e = i; e < features.size() && po.count < detail::max_priors_at_once; ++e) {
+          const model::ctr_description& de = features[e].desc;
+          if (is_counter(de.base.type) || de.base.type != d.base.type || de.target_border_idx != d.target_border_idx) {
+            break;
+          }
+          ready[e] = device_buffer<float>(un, stream, res);
+          po.num[po.count] = de.prior_num;
+          po.denom[po.count] = de.prior_denom;
+          po.out[po.count] = ready[e].data();
+          ++po.count;
+        }
+        detail::ordered_values_of_priors(ctx_, ts_, runs, n_, d.base.type, d.target_border_idx, po);
+        values = std::move(ready[i]);
       }
       range.reset();
       device_column c;
       c.desc = d;
-      all_values.push_back(std::move(values));
-      all_specs.push_back(f.spec);
+      batch.values.push_back(std::move(values));
+      batch.specs.push_back(f.spec);
       p->columns.push_back(std::move(c));
     }
-    {
-      const stage_range range(ctx_, "combinations.quantize");
-      quantize_columns(all_values, all_specs, p->columns);
-    }
+    for (device_column& c : p->columns) batch.columns.push_back(&c);
     return p;
   }
 
@@ -415,6 +522,9 @@ class device_primitives {
   std::vector<ctr_spec> specs_;
   std::vector<std::uint8_t> nan_is_one_;  // per float feature: NaN goes to the "1" side
   std::map<std::int32_t, device_buffer<std::uint32_t>> hashes_, eval_hashes_;
+  // dense_ids_and_runs' scratch and runs, reused by every projection (one stream orders them).
+  detail::ids_scratch scratch_;
+  detail::category_runs runs_;
   detail::target_state ts_;
 };
 

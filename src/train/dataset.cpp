@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cbg/core/error.hpp"
+#include "cbg/ctr/combinations.hpp"
 #include "cbg/dist/train.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/train/class_labels.hpp"
@@ -75,13 +76,15 @@ pool_parts parts_of(const pool& src) {
 }
 
 // `src` with its pageable tensors the GPU trainer reads staged to the device (all feature columns
-// too when `features`); nullptr when there are none (device pools stay zero-copy).
-std::unique_ptr<derived_table> stage_host_inputs(const pool& src, bool features) {
+// too when `features`); nullptr when there are none (device pools stay zero-copy). Categorical
+// pools only with `categorical` (else the CTR path's derived pools are staged instead); their
+// categorical columns keep their values (hashes or integers) and flags.
+std::unique_ptr<derived_table> stage_host_inputs(const pool& src, bool features, bool categorical = false) {
   const context& ctx = *src.ctx();
   const auto is_host = [](const std::optional<tensor_view>& t) { return t && t->memory == memory_kind::host; };
   bool any = is_host(src.label()) || is_host(src.weight()) || is_host(src.baseline());
   for (const column_view& c : src.features()) any = any || (features && c.memory == memory_kind::host);
-  if (!any || src.num_categorical() > 0) return nullptr;  // categorical pools: the CTR path's derived pools
+  if (!any || (src.num_categorical() > 0 && !categorical)) return nullptr;
   auto s = std::make_unique<derived_table>();
   pool_parts parts = parts_of(src);
   for (column_view& c : parts.features) {
@@ -93,7 +96,9 @@ std::unique_ptr<derived_table> stage_host_inputs(const pool& src, bool features)
     t.rank = 1;
     t.shape[0] = c.size;
     t.strides[0] = c.stride;
+    const bool hashed = c.hashed;
     c = column_of(stage_tensor(t, s->buffers, ctx), 0);
+    c.hashed = hashed;
   }
   for (auto* t : {&parts.label, &parts.weight, &parts.baseline}) {
     if (is_host(*t)) *t = stage_tensor(**t, s->buffers, ctx);
@@ -198,6 +203,22 @@ dataset::dataset(const pool& learn, const pool* eval, const train_params& p)
     if (eval != nullptr) {
       relabelled_eval_ = relabel(*eval, p.class_values, "eval");
       labelled_eval_ = relabelled_eval_->p.get();
+    }
+  }
+  // Feature combinations on one GPU read the categorical and float columns and the label on the
+  // device: pageable ones are staged first (one copy each, as the quantizer stages floats), so the CTR
+  // preparation and the combinations take the GPU path.
+  if (!ctx.is_cpu() && learn.num_categorical() > 0 && ctr::max_ctr_complexity_of(p.ctr, p.iterations) > 1) {
+    backend_inputs where;
+    where.learn = &learn;
+    where.devices = p.devices;
+    if (!dist::wants_sharding(where)) {
+      staged_categorical_learn_ = stage_host_inputs(*labelled_learn_, true, true);
+      if (staged_categorical_learn_) labelled_learn_ = staged_categorical_learn_->p.get();
+      if (labelled_eval_ != nullptr) {
+        staged_categorical_eval_ = stage_host_inputs(*labelled_eval_, true, true);
+        if (staged_categorical_eval_) labelled_eval_ = staged_categorical_eval_->p.get();
+      }
     }
   }
   learn_ = labelled_learn_;

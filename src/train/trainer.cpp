@@ -275,31 +275,29 @@ model::model train(const pool& learn, const train_params& p, const train_options
   if (cat != nullptr) {
     if (ctx.is_cpu()) {
       combinations = ctr::combinations_for_training(data.labelled_learn(), data.labelled_eval(), p, *cat);
-    } else if (p.ctr.max_ctr_complexity && *p.ctr.max_ctr_complexity > 1) {
-      // Asked for explicitly: on one GPU with the categorical columns and the label where the device
-      // reads them (the GPU CTR path); refused otherwise.
+    } else if (const int complexity = ctr::max_ctr_complexity_of(p.ctr, p.iterations); complexity > 1) {
+      // CatBoost's rule, set or by default: on one GPU, where the dataset staged any pageable columns
+      // and labels to the device (the GPU CTR path reads them there); not on several GPUs.
       bool device_data = true;
       for (const pool* q : {cat->learn.get(), cat->eval.get()}) {
         if (q == nullptr) continue;
         for (const column_view& c : q->features()) device_data = device_data && c.memory != memory_kind::host;
       }
-      const bool sharded = dist::wants_sharding(in);
-      CBG_EXPECTS(
-          device_data && !sharded, status::not_implemented,
-          fmt::format("parameter 'max_ctr_complexity': {}: feature combinations are implemented {}",
-                      *p.ctr.max_ctr_complexity,
-                      sharded ? "on one GPU only; with several devices use max_ctr_complexity=1"
-                              : "on a GPU only for categorical columns and labels in device, managed or "
-                                "pinned memory; use max_ctr_complexity=1 or pass the columns in device memory"));
-      combinations = ctr::combinations_for_training_device(data.labelled_learn(), data.labelled_eval(), p, *cat);
-    } else if (ctr::max_ctr_complexity_of(p.ctr, p.iterations) > 1 && ctx.log_enabled(log::level::warn)) {
-      // Unset on a GPU: 1, whatever memory the data is in, since combinations on the GPU are still
-      // 20-35x slower per iteration than simple CTRs (bench/RESULTS.md).
-      ctx.log(log::level::warn, log_category,
-              fmt::format("max_ctr_complexity is not set: the GPU uses 1 (CatBoost's default here would be {}); "
-                          "feature combinations on the GPU work but are not yet fast: set max_ctr_complexity "
-                          "to 2-4 to use them (one GPU, categorical columns in device memory)",
-                          ctr::max_ctr_complexity_of(p.ctr, p.iterations)));
+      if (dist::wants_sharding(in)) {
+        CBG_EXPECTS(!p.ctr.max_ctr_complexity, status::not_implemented,
+                    fmt::format("parameter 'max_ctr_complexity': {}: feature combinations are implemented on one "
+                                "GPU only; with several devices use max_ctr_complexity=1",
+                                complexity));
+        if (ctx.log_enabled(log::level::warn)) {
+          ctx.log(log::level::warn, log_category,
+                  fmt::format("max_ctr_complexity is not set: CatBoost's default here is {}, but feature "
+                              "combinations are implemented on one GPU only; this training over several uses 1",
+                              complexity));
+        }
+      } else {
+        CBG_EXPECTS(device_data, status::internal, "feature combinations: a categorical column was not staged");
+        combinations = ctr::combinations_for_training_device(data.labelled_learn(), data.labelled_eval(), p, *cat);
+      }
     }
   }
   std::unique_ptr<boosting_backend> b =

@@ -25,10 +25,10 @@
 // inside a projection is ours (ascending).
 //
 // The GPU path: combinations_device.hpp (the same candidates, columns, tables and eval values from
-// device data; one control flow with the host's over the two paths' primitives), on one GPU with
-// the categorical columns and the label in memory the device reads; otherwise (pageable host
-// columns, several GPUs) the trainer refuses an explicit max_ctr_complexity > 1 and uses 1 where
-// the parameter is not set, with a warning.
+// device data; one control flow with the host's over the two paths' primitives), on one GPU, with
+// pageable categorical columns and labels staged to the device first (train/dataset.cpp); on several
+// GPUs the trainer refuses an explicit max_ctr_complexity > 1 and uses 1 where the parameter is not
+// set, with a warning.
 #pragma once
 
 #include <cstdint>

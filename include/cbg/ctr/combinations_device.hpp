@@ -2,16 +2,19 @@
 // Feature combinations from device data (issue 5; kernels/ctr/combinations_device.cu): what the host
 // extension of combinations.hpp computes, with every per-row quantity on the device and equal to
 // the host's bit for bit. The candidate rule and the CTR features of a projection are the host's
-// (combination_bases, combination_candidates, projection_features: one definition); per candidate
-// projection the device computes every learn row's projection key (model::projection_add_cat and
-// projection_add_bit, as the evaluator), dense ids (a stable radix sort of the keys), the ordered
-// CTR values over the simple CTRs' permutation and target classes (ctr_device.hpp, ctr_math.hpp),
-// their quantization (quantize_device with the CTR's border count and type, as the host quantizes
-// them) and an 8-bit bins column. A committed column's table over all learn rows is built with the
-// keys in order of first appearance (the host's ids), so the model builder writes the same table,
-// and its eval values are computed on the device from that table.
+// (combination_bases, combination_candidates, projection_features: one definition). A level's new
+// candidate projections are made together: per projection the device computes every learn row's
+// projection key (model::projection_add_cat and projection_add_bit, as the evaluator), dense ids and
+// the runs of the ordered statistics (an open-addressing table of the keys, then one ~23-bit radix
+// sort of the rows' slots in permutation order), the ordered CTR values over the simple CTRs'
+// permutation and target classes (ctr_device.hpp, ctr_math.hpp); then the level's columns are
+// quantized together (quantize_device with each CTR's border count and type, as the host quantizes
+// each) into 8-bit bins columns. A committed column's table over all learn rows is built on the
+// device with the keys in order of first appearance (the host's ids) and CatBoost's bucket layout,
+// so the model builder writes the same table; its eval values are computed on the device from it.
 //
-// Copies back: per projection its distinct count, per column its borders (at most 255 floats), per
+// Copies back: per level its projections' distinct counts (one copy; per projection with Counter
+// CTRs, which need it at once), per quantization its columns' borders (at most 255 floats each), per
 // committed column its table (category-sized, in pieces strict mode allows). Nothing per row.
 //
 #pragma once

@@ -6,6 +6,8 @@
 //           -> on a GPU, the pageable host inputs the trainer reads staged to the device
 //           -> the learn features quantized once, on the path that trains (host or device)
 //           -> the boosting backend (boosting.hpp), which takes the quantized set over.
+// On a GPU with feature combinations the caller's pageable columns and label are staged to the
+// device before the categorical step (the combinations read them there).
 // Each stage's tables are pools over memory the dataset owns (pool::borrow): nothing goes through
 // the public pool import again. A training sharded over several processes quantizes the features
 // gathered from every rank instead (src/dist/), so there the dataset leaves the learn set as it is.
@@ -48,6 +50,8 @@ class dataset {
 
  private:
   std::unique_ptr<derived_table> relabelled_learn_, relabelled_eval_, staged_learn_, staged_eval_;
+  // The caller's categorical pools staged to the device for feature combinations on a GPU.
+  std::unique_ptr<derived_table> staged_categorical_learn_, staged_categorical_eval_;
   std::optional<ctr::prepared_data> cat_;
   const pool* labelled_learn_ = nullptr;
   const pool* labelled_eval_ = nullptr;

@@ -419,13 +419,24 @@ TEST_CASE("GPU training with feature combinations works in strict mode", "[ctr][
 
 }  // namespace
 
-TEST_CASE("On a GPU an unset max_ctr_complexity means 1, even at 200+ iterations on device data", "[ctr][gpu]") {
+TEST_CASE("On a GPU an unset max_ctr_complexity is CatBoost's default: 4 from 200 iterations, else 1", "[ctr][gpu]") {
   CBG_REQUIRE_GPU();
   auto gpu = make_context(0);
   auto dl = make_combo_data(gpu, 2000, true, 51, true);
-  const cbg::model::model m = cbg::train::train(
-      *dl->pool,
-      cbg::train::parse_params(R"({"iterations": 200, "depth": 3, "verbose": false, "loss_function": "Logloss"})"), {});
-  REQUIRE(!m.ctr_features.empty());
-  for (const auto& f : m.ctr_features) CHECK(ctr::projection_length(f.ctr.base.proj) == 1);
+  for (const int iterations : {199, 200}) {
+    const cbg::model::model m =
+        cbg::train::train(*dl->pool,
+                          cbg::train::parse_params(R"({"iterations": )" + std::to_string(iterations) +
+                                                   R"(, "depth": 3, "verbose": false, "loss_function": "Logloss"})"),
+                          {});
+    REQUIRE(!m.ctr_features.empty());
+    std::size_t longest = 0;
+    for (const auto& f : m.ctr_features) longest = std::max(longest, ctr::projection_length(f.ctr.base.proj));
+    if (iterations < 200) {
+      CHECK(longest == 1);
+    } else {
+      CHECK(longest > 1);
+      CHECK(longest <= 4);
+    }
+  }
 }
