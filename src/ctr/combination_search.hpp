@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cbg/ctr/combinations.hpp"
+#include "cbg/ctr/unique_values.hpp"
 #include "cbg/runtime/context.hpp"
 #include "cbg/runtime/profiler.hpp"
 #include "cbg/train/search_extension.hpp"
@@ -36,7 +37,8 @@ class combination_search final : public train::search_extension {
       : primitives_(prepared, std::forward<Args>(args)...),
         prepared_(prepared),
         max_complexity_(max_complexity),
-        ctr_cats_(combination_cats(prepared)) {
+        ctr_cats_(combination_cats(prepared)),
+        cat_unique_(cat_unique_values(prepared)) {
     // The projections kept beyond the level's (the policy's A/B field; only speed and memory
     // depend on it).
     const std::int64_t cache = primitives_.ctx().policy().combo_cache_projections;
@@ -62,6 +64,14 @@ class combination_search final : public train::search_extension {
     return book_.add(c.desc, primitives_.commit(p, c));
   }
 
+  [[nodiscard]] std::uint64_t column_unique_values(std::size_t k) const override {
+    return projection_unique_values(book_.last(k).desc.base.proj, cat_unique_, prepared_.learn->num_rows());
+  }
+
+  [[nodiscard]] std::int32_t column_feature(std::size_t k) const override {
+    return book_.id_of(book_.last(k).desc).value_or(-1);
+  }
+
   [[nodiscard]] float border(std::int32_t feature, std::int32_t bin) const override {
     return book_.border(feature, bin);
   }
@@ -79,6 +89,7 @@ class combination_search final : public train::search_extension {
   prepared_data& prepared_;
   int max_complexity_;
   std::vector<std::int32_t> ctr_cats_;
+  std::vector<std::uint64_t> cat_unique_;  // the model-size regularization's counts
   combination_book<projection_data, committed_column> book_{prepared_};
 };
 

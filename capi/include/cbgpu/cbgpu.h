@@ -1106,9 +1106,10 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *     (Plain; Ordered is CBG_ERR_NOT_IMPLEMENTED), use_best_model (true with an eval pool),
  *     od_type (Iter, IncToDec), od_wait (20), od_pval, early_stopping_rounds, random_seed (0).
  *   - Trees: depth (6, 1..16), grow_policy (SymmetricTree; Depthwise and Lossguide are
- *     CBG_ERR_NOT_IMPLEMENTED), l2_leaf_reg (3), random_strength (1), model_size_reg (0.5;
- *     affects CTRs only), score_function (Cosine, L2, NewtonCosine, NewtonL2; the Newton ones
- *     for one-dimensional losses), leaf_estimation_method (Newton, Gradient, Exact for MAE and
+ *     CBG_ERR_NOT_IMPLEMENTED), l2_leaf_reg (3), random_strength (1), model_size_reg (0.5:
+ *     CatBoost's penalty on the split scores of CTRs not yet in the model, the stronger the more
+ *     distinct values they have; larger values give fewer CTR tables), score_function (Cosine, L2, NewtonCosine,
+ * NewtonL2; the Newton ones for one-dimensional losses), leaf_estimation_method (Newton, Gradient, Exact for MAE and
  *     Quantile), leaf_estimation_iterations and leaf_estimation_backtracking (No,
  *     AnyImprovement, Armijo) with CatBoost's per-loss defaults.
  *   - Sampling: bootstrap_type (Bayesian, the default as on CatBoost's GPU, Bernoulli, MVS, Poisson, No),
@@ -1124,7 +1125,8 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *     counter_calc_method (SkipTest, Full), max_ctr_complexity (feature combinations of up to 4
  *     categorical features, CatBoost's default 4, 1 below 200 iterations: on the host and on one
  *     GPU; unset, a GPU uses 1 with a warning since combinations there are still slow),
- *     ctr_target_border_count (1).
+ *     ctr_target_border_count (1), ctr_leaf_count_limit and store_all_simple_ctr (CatBoost's
+ *     CPU-only options: their defaults only, unlimited and false).
  *   - Output: metric_period (1), verbose / silent / logging_level (progress lines every
  *     metric_period iterations at CBG_LOG_INFO through the log callback, category
  *     "cbgpu.train"), train_dir (CatBoost's learn_error.tsv, test_error.tsv, time_left.tsv and
@@ -1139,7 +1141,8 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *   bootstrap and the score noise. Not implemented (CBG_ERR_NOT_IMPLEMENTED, naming the
  *   parameter): Ordered boosting, Depthwise/Lossguide trees, leaf_estimation_method Simple, the
  *   Newton score functions and the binary-only metrics above for multi-dimensional losses,
- *   TargetBorderCount > 1, PriorEstimation, ctr_target_border_count > 1, max_ctr_complexity > 1
+ *   TargetBorderCount > 1, PriorEstimation, ctr_target_border_count > 1, ctr_leaf_count_limit and
+ *   store_all_simple_ctr other than their defaults (CatBoost's GPU trainer refuses them too), max_ctr_complexity > 1
  *   on several GPUs or for categorical columns in pageable host memory on a GPU.
  * @param eval_pool    optional (NULL) eval set with the same features, on the same device: eval
  *   metric per iteration, early stopping, use_best_model.
