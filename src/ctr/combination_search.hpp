@@ -68,9 +68,7 @@ class combination_search final : public train::search_extension {
     return projection_unique_values(book_.last(k).desc.base.proj, cat_unique_, prepared_.learn->num_rows());
   }
 
-  [[nodiscard]] std::int32_t column_feature(std::size_t k) const override {
-    return book_.id_of(book_.last(k).desc).value_or(-1);
-  }
+  [[nodiscard]] const model::ctr_base* column_base(std::size_t k) const override { return &book_.last(k).desc.base; }
 
   [[nodiscard]] float border(std::int32_t feature, std::int32_t bin) const override {
     return book_.border(feature, bin);

@@ -11,9 +11,8 @@ namespace cbg::train {
 
 ctr_size_penalty::ctr_size_penalty(const ctr::prepared_data* cat, std::int64_t pool_features, std::int64_t rows,
                                    double reg)
-    : reg_(reg), pool_features_(pool_features) {
+    : cat_(cat), reg_(reg) {
   unique_.assign(static_cast<std::size_t>(std::max<std::int64_t>(pool_features, 0)), 0);
-  used_.assign(unique_.size(), false);
   if (cat == nullptr || !(reg > 0.0)) return;
   const std::vector<std::uint64_t> cat_unique = ctr::cat_unique_values(*cat);
   for (std::size_t k = 0; k < cat->derived.size(); ++k) {
@@ -21,6 +20,7 @@ ctr_size_penalty::ctr_size_penalty(const ctr::prepared_data* cat, std::int64_t p
     const auto f = static_cast<std::size_t>(cat->float_count) + k;
     if (d.kind != ctr::derived_kind::ctr || f >= unique_.size()) continue;
     unique_[f] = std::max<std::uint64_t>(1, ctr::projection_unique_values(d.ctr.base.proj, cat_unique, rows));
+    pool_max_ = std::max(pool_max_, unique_[f]);
     active_ = true;
   }
 }
@@ -31,20 +31,19 @@ float ctr_size_penalty::weight(std::uint64_t u, std::uint64_t u_max) const {
   return static_cast<float>(std::pow(1.0f + ratio, -reg_));
 }
 
-std::uint64_t ctr_size_penalty::pool_max_unused() const {
-  std::uint64_t m = 1;
-  for (std::size_t f = 0; f < unique_.size(); ++f) {
-    if (unique_[f] != 0 && !used_[f]) m = std::max(m, unique_[f]);
-  }
-  return m;
+const model::ctr_base* ctr_size_penalty::base_of(std::int32_t feature) const {
+  if (cat_ == nullptr || feature < cat_->float_count) return nullptr;
+  const auto k = static_cast<std::size_t>(feature - cat_->float_count);
+  if (k >= cat_->derived.size() || cat_->derived[k].kind != ctr::derived_kind::ctr) return nullptr;
+  return &cat_->derived[k].ctr.base;
 }
 
 std::vector<float> ctr_size_penalty::pool_weights() const {
   if (!active_) return {};
-  const std::uint64_t u_max = pool_max_unused();
   std::vector<float> w(unique_.size(), 1.0f);
   for (std::size_t f = 0; f < unique_.size(); ++f) {
-    if (unique_[f] != 0 && !used_[f]) w[f] = weight(unique_[f], u_max);
+    if (unique_[f] == 0 || in_model_.count(*base_of(static_cast<std::int32_t>(f))) != 0) continue;
+    w[f] = weight(unique_[f], pool_max_);
   }
   return w;
 }
@@ -52,21 +51,21 @@ std::vector<float> ctr_size_penalty::pool_weights() const {
 std::vector<float> ctr_size_penalty::column_weights(const search_extension& ext, const std::vector<split>& chosen,
                                                     std::size_t count) const {
   if (!active_) return {};
-  const auto in_model = [&](std::int32_t id) {
-    if (id < 0) return false;
-    if (used_columns_.count(id) != 0) return true;
-    return std::any_of(chosen.begin(), chosen.end(), [&](const split& s) { return s.feature == id; });
-  };
   std::vector<std::uint64_t> u(count, 0);
-  std::uint64_t u_max = pool_max_unused();
+  std::uint64_t u_max = pool_max_;
   for (std::size_t k = 0; k < count; ++k) {
-    if (in_model(ext.column_feature(k))) continue;
     u[k] = std::max<std::uint64_t>(1, ext.column_unique_values(k));
     u_max = std::max(u_max, u[k]);
   }
   std::vector<float> w(count, 1.0f);
   for (std::size_t k = 0; k < count; ++k) {
-    if (u[k] != 0) w[k] = weight(u[k], u_max);
+    const model::ctr_base* base = ext.column_base(k);
+    const bool in_model = base != nullptr && (in_model_.count(*base) != 0 ||
+                                              std::any_of(chosen.begin(), chosen.end(), [&](const split& s) {
+                                                const model::ctr_base* b = base_of(s.feature);
+                                                return b != nullptr && *b == *base;
+                                              }));
+    if (!in_model) w[k] = weight(u[k], u_max);
   }
   return w;
 }
@@ -74,12 +73,7 @@ std::vector<float> ctr_size_penalty::column_weights(const search_extension& ext,
 void ctr_size_penalty::add_tree(const std::vector<split>& splits) {
   if (!active_) return;
   for (const split& s : splits) {
-    if (s.feature < 0) continue;
-    if (s.feature < pool_features_) {
-      used_[static_cast<std::size_t>(s.feature)] = true;
-    } else {
-      used_columns_.insert(s.feature);
-    }
+    if (const model::ctr_base* b = base_of(s.feature)) in_model_.insert(*b);
   }
 }
 

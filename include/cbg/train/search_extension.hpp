@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "cbg/model/model.hpp"
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/tree_search.hpp"
 
@@ -43,9 +44,9 @@ class search_extension {
 
   // Model-size regularization: the most distinct values column k of the last candidates() can take
   // (CatBoost's bound: 2^(float and one-hot splits) times the categorical features' distinct counts,
-  // at most the learn rows), and its feature id when it was committed before (else -1).
+  // at most the learn rows), and the CTR table it reads (null: none).
   [[nodiscard]] virtual std::uint64_t column_unique_values(std::size_t /*k*/) const { return 0; }
-  [[nodiscard]] virtual std::int32_t column_feature(std::size_t /*k*/) const { return -1; }
+  [[nodiscard]] virtual const model::ctr_base* column_base(std::size_t /*k*/) const { return nullptr; }
 
   // Score noise of candidate column `column` at level `level` (already scaled; added like the pool
   // features' noise, Cosine only); empty: none. Set by the trainer per iteration.
