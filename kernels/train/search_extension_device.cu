@@ -122,7 +122,7 @@ __global__ void ext_score_kernel(search_view v, ext_columns e, const long long* 
     num += pn;
     den += pd;
   }
-  double score = finish_score(fn, num, den);
+  double score = size_weighted_score(finish_score(fn, num, den), e.weight, k, nullptr, 0);
   if (fn == score_function::cosine && e.noise != nullptr) score += e.noise[k];
   scores[i] = score;
 }

@@ -21,6 +21,7 @@ struct ext_columns {
   const std::int32_t* nb = nullptr;           // [K]: border_count + 1
   const std::int64_t* offset = nullptr;       // [K]: first histogram column
   const double* noise = nullptr;              // [K]
+  const float* weight = nullptr;              // [K] or nullptr: the model-size multipliers
   int count = 0;
   std::int64_t total_bins = 0;
   int max_borders = 0;

@@ -203,7 +203,8 @@ __global__ void __launch_bounds__(score_threads, lane_bins <= 5 ? 2 : 1) score_k
   double score = 0.0;
   int bin = -1;
   if (t < nb - 1) {
-    score = finish_score(a.fn, num, den);
+    score = size_weighted_score(finish_score(a.fn, num, den), v.feature_weight, static_cast<std::int32_t>(f),
+                                v.state->splits, a.level);
     if (a.fn == score_function::cosine && v.noise != nullptr) score += v.noise[a.level * v.features + f];
     bin = t;
   }

@@ -65,6 +65,8 @@ struct search_view {
   unsigned* max_bits = nullptr;  // per channel: bits of max |value| (a float)
   feature_best* best = nullptr;
   const double* noise = nullptr;  // [depth][features] or nullptr
+  // [features] or nullptr: the model-size multipliers (size_weighted_score in score_math.hpp)
+  const float* feature_weight = nullptr;
   // Row lists (one dimension, histogram_fast): the leaf update of level d writes, per row of a child
   // that level d + 1 computes, {row, parent q} in any order, and level d + 1's histograms read only
   // those rows; null: every level reads every row. With them, each row's fixed-point der and weight

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cbg/ctr/combinations.hpp"
+#include "cbg/ctr/unique_values.hpp"
 #include "cbg/runtime/context.hpp"
 #include "cbg/runtime/profiler.hpp"
 #include "cbg/train/search_extension.hpp"
@@ -37,7 +38,8 @@ class combination_search final : public train::search_extension {
       : primitives_(prepared, std::forward<Args>(args)...),
         prepared_(prepared),
         max_complexity_(max_complexity),
-        ctr_cats_(combination_cats(prepared)) {
+        ctr_cats_(combination_cats(prepared)),
+        cat_unique_(cat_unique_values(prepared)) {
     // The projections kept beyond the level's (the policy's A/B field; only speed and memory
     // depend on it).
     const std::int64_t cache = primitives_.ctx().policy().combo_cache_projections;
@@ -65,6 +67,12 @@ class combination_search final : public train::search_extension {
     return book_.add(c.desc, primitives_.commit(p, c));
   }
 
+  [[nodiscard]] std::uint64_t column_unique_values(std::size_t k) const override {
+    return projection_unique_values(book_.last(k).desc.base.proj, cat_unique_, prepared_.learn->num_rows());
+  }
+
+  [[nodiscard]] const model::ctr_base* column_base(std::size_t k) const override { return &book_.last(k).desc.base; }
+
   [[nodiscard]] float border(std::int32_t feature, std::int32_t bin) const override {
     return book_.border(feature, bin);
   }
@@ -85,6 +93,7 @@ class combination_search final : public train::search_extension {
   prepared_data& prepared_;
   int max_complexity_;
   std::vector<std::int32_t> ctr_cats_;
+  std::vector<std::uint64_t> cat_unique_;  // the model-size regularization's counts
   combination_book<projection_data, committed_column> book_{prepared_};
 };
 

@@ -197,6 +197,30 @@ void parse_option(options& o, const std::string& key, const std::string& value_j
       invalid(key, fmt::format("'{}' is not one of SkipTest, Full", s));
   } else if (key == "ctr_target_border_count") {
     o.ctr_target_border_count = integer_of(key, v, 1, max_target_borders);
+  } else if (key == "ctr_leaf_count_limit") {
+    // CatBoost's CPU-only bound on a CTR table's categories (its GPU trainer refuses any value but
+    // the default, unlimited: the largest unsigned 64-bit integer).
+    const bool unlimited = v.is_number_unsigned() && v.get<std::uint64_t>() == ~std::uint64_t{0};
+    double d = 0;
+    if (!unlimited && (!v.is_number() || (d = v.get<double>()) < 1 || d != std::floor(d))) {
+      invalid(key, fmt::format("{} is not a positive integer", v.dump()));
+    }
+    if (!unlimited) {
+      CBG_FAIL(status::not_implemented,
+               "parameter 'ctr_leaf_count_limit': not implemented (CatBoost supports it on the CPU only; its GPU "
+               "trainer refuses it too); model_size_reg bounds the CTR tables");
+    }
+  } else if (key == "store_all_simple_ctr") {
+    // CatBoost's CPU-only exception to ctr_leaf_count_limit for single features (its GPU trainer
+    // refuses any value but the default, false).
+    if (!v.is_boolean() && !(v.is_number_integer() && (v.get<int>() == 0 || v.get<int>() == 1))) {
+      invalid(key, fmt::format("{} is not a boolean", v.dump()));
+    }
+    if (v.is_boolean() ? v.get<bool>() : v.get<int>() == 1) {
+      CBG_FAIL(status::not_implemented,
+               "parameter 'store_all_simple_ctr': not implemented (CatBoost supports it on the CPU only, with "
+               "ctr_leaf_count_limit; its GPU trainer refuses it too)");
+    }
   } else {
     invalid(key, "not a categorical-feature option");
   }

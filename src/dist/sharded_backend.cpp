@@ -206,14 +206,15 @@ class sharded_backend final : public train::boosting_backend {
     }
     return each<train::weak_result>("weak_target", [&](train::boosting_backend& b) { return b.weak_target(r); });
   }
-  train::tree_structure search(const train::tree_search_params& p, std::vector<double> noise) override {
+  train::tree_structure search(const train::tree_search_params& p, std::vector<double> noise,
+                               std::vector<float> feature_weight) override {
     std::vector<train::tree_structure> out(ranks_.size());
     std::vector<std::vector<float>> borders(ranks_.size());
     borders_valid_ = false;
     dispatch("search", [&](int k) {
       const auto r = static_cast<std::size_t>(k);
       train::boosting_backend& b = *ranks_[r]->backend;
-      out[r] = b.search(p, noise);
+      out[r] = b.search(p, noise, feature_weight);
       // The borders of the splits now rather than in a hand-off of their own (the trainer asks next).
       borders[r] = b.split_borders(out[r].splits);
     });

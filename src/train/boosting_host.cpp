@@ -129,7 +129,8 @@ class host_backend final : public boosting_backend {
     return out;
   }
 
-  tree_structure search(const tree_search_params& p, std::vector<double> noise) override {
+  tree_structure search(const tree_search_params& p, std::vector<double> noise,
+                        std::vector<float> feature_weight) override {
     const stage_range range(ctx_, "boosting.search");
     host_search_input in;
     in.q = &q_;
@@ -137,6 +138,7 @@ class host_backend final : public boosting_backend {
     in.der = der_.data();
     in.weight = search_weight_.data();
     in.noise = std::move(noise);
+    in.feature_weight = std::move(feature_weight);
     return search_tree_host(in, p, leaf_, ext_);
   }
 

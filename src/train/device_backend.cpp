@@ -287,7 +287,8 @@ class device_backend final : public boosting_backend {
     return out;
   }
 
-  tree_structure search(const tree_search_params& p, std::vector<double> noise) override {
+  tree_structure search(const tree_search_params& p, std::vector<double> noise,
+                        std::vector<float> feature_weight) override {
     const stage_range range(ctx_, "boosting.search");
     if (!workspace_) {
       workspace_ = make_device_search_workspace(ctx_, q_, loss_.dims, p);
@@ -301,6 +302,7 @@ class device_backend final : public boosting_backend {
     in.der = der_.data();
     in.weight = search_weight_.data();
     in.noise = std::move(noise);
+    in.feature_weight = std::move(feature_weight);
     in.reducer = link_ != nullptr ? &link_->red() : nullptr;
     in.extension = ext_;
     tree_structure tree = search_tree_device(ctx_, in, p, *workspace_, leaf_.data());

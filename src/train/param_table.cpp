@@ -382,7 +382,8 @@ std::vector<param_spec> make_table() {
        .lo = 0,
        .hi = unbounded,
        .default_json = "0.5",
-       .doc = "the penalty on new CTRs in split scores (no effect without CTRs)",
+       .doc = "the penalty on CTRs not yet in the model in split scores, (1 + u / u_max)^-model_size_reg (u: the "
+              "CTR's distinct values); larger: fewer CTR tables, a smaller model",
        .set = [](train_params& p, const param_value& v) { p.model_size_reg = v.number; }},
       {.name = "score_function",
        .stored = t::text,
@@ -583,6 +584,20 @@ std::vector<param_spec> make_table() {
        .default_json = "1",
        .doc = "the target borders of the CTRs of a regression target (RMSE, MAE, Quantile, Poisson), as CatBoost's "
               "GPU trainer takes them",
+       .set = set_ctr_option},
+      {.name = "ctr_leaf_count_limit",
+       .stored = t::integer,
+       .kind = k::custom,
+       .default_json = "18446744073709551615",
+       .doc = "CatBoost's CPU-only bound on a CTR table's categories: only the default (unlimited) is accepted, "
+              "others are not implemented (CatBoost's GPU trainer refuses them too)",
+       .set = set_ctr_option},
+      {.name = "store_all_simple_ctr",
+       .stored = t::boolean,
+       .kind = k::custom,
+       .default_json = "false",
+       .doc = "CatBoost's CPU-only exception to ctr_leaf_count_limit: only false is accepted, true is not "
+              "implemented (CatBoost's GPU trainer refuses it too)",
        .set = set_ctr_option},
       // ---- output ----
       {.name = "metric_period",

@@ -33,6 +33,7 @@
 #include "cbg/train/metric_tables.hpp"
 #include "cbg/train/tensorboard_log.hpp"
 #include "cbg/train/params.hpp"
+#include "src/train/ctr_size_penalty.hpp"
 
 namespace cbg::train {
 
@@ -406,6 +407,16 @@ model::model train(const pool& learn, const train_params& p, const train_options
   const std::int64_t n = b->rows();
   const int features = b->features();
   const auto& modes = b->nan_modes();
+  ctr_size_penalty size_penalty(cat, features, n, p.model_size_reg);
+  if (combinations) {
+    combinations->column_weights = nullptr;
+    if (size_penalty.active()) {
+      search_extension* ext = combinations.get();
+      combinations->column_weights = [&size_penalty, ext](const std::vector<split>& chosen, std::size_t count) {
+        return size_penalty.column_weights(*ext, chosen, count);
+      };
+    }
+  }
   std::vector<std::map<std::int32_t, float>> borders(static_cast<std::size_t>(features));
 
   const bool bounded = loss_is_bounded(loss.kind);
@@ -457,7 +468,8 @@ model::model train(const pool& learn, const train_params& p, const train_options
         }
       }
     }
-    const tree_structure tree = b->search(search_params, std::move(noise));
+    const tree_structure tree = b->search(search_params, std::move(noise), size_penalty.pool_weights());
+    size_penalty.add_tree(tree.splits);
     const int leaves = 1 << tree.splits.size();
 
     // Leaf estimation (§3.7): sums at the current approx, then Newton/Gradient steps with

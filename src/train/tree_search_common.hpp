@@ -17,7 +17,7 @@ inline constexpr int max_search_dims = 256;
 // Throws invalid_argument / null_pointer for bad arguments (one of q_host, q_dev given).
 void validate_search(const quantize::host_quantized* q_host, const quantize::device_quantized* q_dev, int dims,
                      const void* der, const void* weight, const std::vector<double>& noise,
-                     const tree_search_params& params);
+                     const std::vector<float>& feature_weight, const tree_search_params& params);
 
 // "der (dimension j) holds a NaN or infinity" / "weight holds ...", for channel c of dims + 1.
 std::string non_finite_message(int channel, int dims);

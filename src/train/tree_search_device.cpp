@@ -63,6 +63,7 @@ class device_search_workspace {
   device_buffer<unsigned char> state;  // search_state, then max_bits[channels]
   device_buffer<detail::feature_best> best;
   device_buffer<double> noise;
+  device_buffer<float> feature_weight;  // [features]: the model-size multipliers of the tree
   // Row lists (stages.hpp): levels >= 1 of histogram_fast read only the rows of computed children.
   device_buffer<uint2> row_list;
   device_buffer<unsigned> row_count;  // [max_depth]
@@ -140,7 +141,7 @@ void device_search_workspace_deleter::operator()(device_search_workspace* w) con
 device_search_workspace_ptr make_device_search_workspace(const context& ctx, const quantize::device_quantized& q,
                                                          int dims, const tree_search_params& params) {
   CBG_EXPECTS(!ctx.is_cpu(), status::no_device, "make_device_search_workspace needs a GPU context");
-  detail::validate_search(nullptr, &q, dims, &q, &q, {}, params);
+  detail::validate_search(nullptr, &q, dims, &q, &q, {}, {}, params);
   scoped_device guard(ctx.device());
   const cudaStream_t stream = ctx.stream();
   device_search_workspace_ptr w(new device_search_workspace);
@@ -175,6 +176,7 @@ device_search_workspace_ptr make_device_search_workspace(const context& ctx, con
   w->best = device_buffer<detail::feature_best>(std::max<std::size_t>(nf, 1), stream, ctx.resource());
   w->noise = device_buffer<double>(std::max<std::size_t>(1, nf * static_cast<std::size_t>(params.depth)), stream,
                                    ctx.resource());
+  w->feature_weight = device_buffer<float>(std::max<std::size_t>(1, nf), stream, ctx.resource());
   // Row lists need one dimension (histogram_fast), a second level and row numbers in 32 bits.
   if (dims == 1 && params.depth > 1 && q.rows > 0 && q.rows <= std::int64_t{0xffffffff}) {
     w->row_list = device_buffer<uint2>(static_cast<std::size_t>(q.rows), stream, ctx.resource());
@@ -247,6 +249,12 @@ class device_search final : public detail::search_primitives {
       copy_bytes(w.noise.data(), memory_kind::device, in_.noise.data(), memory_kind::host,
                  in_.noise.size() * sizeof(double), stream, ctx_.copies(), ctx_.rules(), CBG_COPY_SITE("score noise"));
       v.noise = w.noise.data();
+    }
+    if (!in_.feature_weight.empty()) {
+      copy_bytes(w.feature_weight.data(), memory_kind::device, in_.feature_weight.data(), memory_kind::host,
+                 in_.feature_weight.size() * sizeof(float), stream, ctx_.copies(), ctx_.rules(),
+                 CBG_COPY_SITE("model-size weights"));
+      v.feature_weight = w.feature_weight.data();
     }
     CBG_CUDA_TRY(cudaMemsetAsync(w.state.data(), 0, w.state_bytes(), stream));
     ++memsets_;
@@ -352,21 +360,23 @@ class device_search final : public detail::search_primitives {
   }
 
   detail::column_choice score_columns(int level, bool /*last_level*/, const std::vector<search_extension::column>& cols,
-                                      const std::vector<double>& column_noise) override {
+                                      const std::vector<double>& column_noise,
+                                      const std::vector<float>& column_weight) override {
     const cudaStream_t stream = stream_;
     const detail::search_view& v = v_;
     detail::extension_workspace& w = *w_.extension;
     const stage_range range(ctx_, "combinations.histograms");
-    // The column tables in one block: 8-byte fields first, then the 4-byte bin counts.
+    // The column tables in one block: 8-byte fields first, then the 4-byte bin counts and weights.
     const auto K = static_cast<int>(cols.size());
     const std::size_t n = cols.size();
     static_assert(sizeof(const std::uint8_t*) == 8 && sizeof(std::int64_t) == 8 && sizeof(double) == 8);
-    const std::size_t table_bytes = n * (3 * 8 + sizeof(std::int32_t));
+    const std::size_t table_bytes = n * (3 * 8 + sizeof(std::int32_t) + sizeof(float));
     w.host_columns.resize(table_bytes);
     auto* ptrs = reinterpret_cast<const std::uint8_t**>(w.host_columns.data());
     auto* offset = reinterpret_cast<std::int64_t*>(w.host_columns.data() + n * 8);
     auto* noise = reinterpret_cast<double*>(w.host_columns.data() + 2 * n * 8);
     auto* nb = reinterpret_cast<std::int32_t*>(w.host_columns.data() + 3 * n * 8);
+    auto* weight = reinterpret_cast<float*>(w.host_columns.data() + 3 * n * 8 + n * sizeof(std::int32_t));
     std::int64_t total = 0;
     int max_borders = 1;
     for (std::size_t k = 0; k < n; ++k) {
@@ -376,6 +386,7 @@ class device_search final : public detail::search_primitives {
       total += nb[k];
       max_borders = std::max(max_borders, cols[k].border_count);
       noise[k] = column_noise.empty() ? 0.0 : column_noise[k];
+      weight[k] = column_weight.empty() ? 1.0f : column_weight[k];
     }
     ensure(w.columns, table_bytes, ctx_);
     copy_bytes(w.columns.data(), memory_kind::device, w.host_columns.data(), memory_kind::host, table_bytes, stream,
@@ -387,6 +398,8 @@ class device_search final : public detail::search_primitives {
     e.offset = reinterpret_cast<const std::int64_t*>(d_tables + n * 8);
     e.noise = column_noise.empty() ? nullptr : reinterpret_cast<const double*>(d_tables + 2 * n * 8);
     e.nb = reinterpret_cast<const std::int32_t*>(d_tables + 3 * n * 8);
+    e.weight = column_weight.empty() ? nullptr
+                                     : reinterpret_cast<const float*>(d_tables + 3 * n * 8 + n * sizeof(std::int32_t));
     e.count = K;
     e.total_bins = total;
     e.max_borders = max_borders;
@@ -479,7 +492,7 @@ class device_search final : public detail::search_primitives {
 
 tree_structure search_tree_device(const context& ctx, const device_search_input& in, const tree_search_params& params,
                                   device_search_workspace& w, std::uint32_t* leaf_index) {
-  detail::validate_search(nullptr, in.q, in.dims, in.der, in.weight, in.noise, params);
+  detail::validate_search(nullptr, in.q, in.dims, in.der, in.weight, in.noise, in.feature_weight, params);
   const quantize::device_quantized& q = *in.q;
   CBG_EXPECTS(!ctx.is_cpu() && ctx.device() == w.device, status::device,
               "search_tree_device: the context's device is not the workspace's");

@@ -24,7 +24,7 @@ namespace detail {
 
 void validate_search(const quantize::host_quantized* q_host, const quantize::device_quantized* q_dev, int dims,
                      const void* der, const void* weight, const std::vector<double>& noise,
-                     const tree_search_params& params) {
+                     const std::vector<float>& feature_weight, const tree_search_params& params) {
   CBG_EXPECTS(q_host != nullptr || q_dev != nullptr, status::null_pointer, "tree search: no quantized pool");
   const std::int64_t rows = q_host != nullptr ? q_host->rows : q_dev->rows;
   const std::int64_t features = q_host != nullptr ? q_host->features : q_dev->features;
@@ -42,6 +42,9 @@ void validate_search(const quantize::host_quantized* q_host, const quantize::dev
               status::invalid_argument,
               fmt::format("tree search: {} noise values given; depth * features = {} expected", noise.size(),
                           params.depth * features));
+  CBG_EXPECTS(
+      feature_weight.empty() || feature_weight.size() == static_cast<std::size_t>(features), status::invalid_argument,
+      fmt::format("tree search: {} feature weights given; features = {} expected", feature_weight.size(), features));
 }
 
 std::string non_finite_message(int channel, int dims) {
@@ -111,10 +114,11 @@ class host_search final : public detail::search_primitives {
     best_score_ = 0.0;
     best_ = split{};
     build(level, pool_layout_, nf_, [&](std::int64_t r, std::int64_t f) { return q_.bin(r, f); });
+    const float* weight = in_.feature_weight.empty() ? nullptr : in_.feature_weight.data();
     for (std::int64_t f = 0; f < nf_; ++f) {
       const bool noisy = params_.score == score_function::cosine && !in_.noise.empty();
       scan(level, pool_layout_, f, static_cast<std::int32_t>(f), noisy,
-           noisy ? in_.noise[static_cast<std::size_t>(level * nf_ + f)] : 0.0);
+           noisy ? in_.noise[static_cast<std::size_t>(level * nf_ + f)] : 0.0, weight);
     }
   }
 
@@ -126,7 +130,7 @@ class host_search final : public detail::search_primitives {
 
   detail::column_choice score_columns(int level, bool /*last_level*/,
                                       const std::vector<search_extension::column>& columns,
-                                      const std::vector<double>& noise) override {
+                                      const std::vector<double>& noise, const std::vector<float>& weight) override {
     // The columns come after the pool's features in the tie order (feature ids nf + k).
     std::vector<std::int32_t> border_count;
     for (const auto& c : columns) border_count.push_back(c.border_count);
@@ -136,9 +140,12 @@ class host_search final : public detail::search_primitives {
       return columns[static_cast<std::size_t>(k)].bins[r];
     });
     const bool noisy = params_.score == score_function::cosine && !in_.noise.empty() && !noise.empty();
+    // The columns' weights by column index (a column's split is not in the tree yet: the extension
+    // gives a column of an earlier split weight 1).
+    const float* column_weight = weight.empty() ? nullptr : weight.data();
     for (std::int64_t k = 0; k < n; ++k) {
       scan(level, layout, k, static_cast<std::int32_t>(nf_ + k), noisy,
-           noisy ? noise[static_cast<std::size_t>(k)] : 0.0);
+           noisy ? noise[static_cast<std::size_t>(k)] : 0.0, column_weight, k);
     }
     if (!found_ || best_.feature < nf_) return {};
     return {static_cast<int>(best_.feature - nf_), best_.bin};
@@ -178,8 +185,11 @@ class host_search final : public detail::search_primitives {
     }
   }
 
-  // Every border of column f of the level's histograms (feature id fi) against the best so far.
-  void scan(int d, const detail::bin_layout& layout, std::int64_t f, std::int32_t fi, bool noisy, double noise) {
+  // Every border of column f of the level's histograms (feature id fi) against the best so far;
+  // weight: the model-size multipliers, weight[weight_index] this column's (weight_index -1: fi's,
+  // as a pool feature).
+  void scan(int d, const detail::bin_layout& layout, std::int64_t f, std::int32_t fi, bool noisy, double noise,
+            const float* weight, std::int64_t weight_index = -1) {
     const std::int32_t nb = layout.bins[static_cast<std::size_t>(f)];
     if (nb < 2) return;
     const int dims = dims_;
@@ -226,7 +236,10 @@ class host_search final : public detail::search_primitives {
         num += part_num_[static_cast<std::size_t>(p * borders + b)];
         den += part_den_[static_cast<std::size_t>(p * borders + b)];
       }
-      double score = finish_score(params_.score, num, den);
+      double score = weight_index < 0 ? size_weighted_score(finish_score(params_.score, num, den), weight, fi,
+                                                            tree_.splits.data(), static_cast<int>(tree_.splits.size()))
+                                      : size_weighted_score(finish_score(params_.score, num, den), weight,
+                                                            static_cast<std::int32_t>(weight_index), nullptr, 0);
       if (noisy) score += noise;
       const auto bi = static_cast<std::int32_t>(b);
       if (!found_ || better_candidate(score, fi, bi, best_score_, best_.feature, best_.bin)) {
@@ -277,7 +290,7 @@ tree_structure search_tree_host(const host_search_input& in, const tree_search_p
 
 tree_structure search_tree_host(const host_search_input& in, const tree_search_params& params,
                                 std::vector<std::uint32_t>& leaf_index, search_extension* extension) {
-  detail::validate_search(in.q, nullptr, in.dims, in.der, in.weight, in.noise, params);
+  detail::validate_search(in.q, nullptr, in.dims, in.der, in.weight, in.noise, in.feature_weight, params);
   host_search primitives(in, params, leaf_index);
   return detail::search_levels(primitives, extension, params.depth);
 }

@@ -20,7 +20,9 @@ tree_structure search_levels(search_primitives& p, search_extension* extension, 
           if (extension->column_noise) {
             for (std::size_t k = 0; k < columns.size(); ++k) noise.push_back(extension->column_noise(d, k));
           }
-          const column_choice won = p.score_columns(d, last, columns, noise);
+          std::vector<float> weight;
+          if (extension->column_weights) weight = extension->column_weights(*chosen, columns.size());
+          const column_choice won = p.score_columns(d, last, columns, noise, weight);
           if (won.column >= 0) {
             const split s{extension->commit(static_cast<std::size_t>(won.column)), won.bin};
             if (!p.take_column(d, last, columns[static_cast<std::size_t>(won.column)], s)) break;

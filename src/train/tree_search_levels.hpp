@@ -35,9 +35,10 @@ class search_primitives {
   // Pool feature f's border value of `bin` (the extension's float splits).
   virtual float float_border(std::int32_t feature, std::int32_t bin) = 0;
   // The extension's columns of the level (column k: feature id pool features + k, with score noise
-  // noise[k] when noise is not empty) scored against the pool's best: the winner, if a column.
+  // noise[k] when noise is not empty and the model-size multiplier weight[k] when weight is not)
+  // scored against the pool's best: the winner, if a column.
   virtual column_choice score_columns(int level, bool last_level, const std::vector<search_extension::column>& columns,
-                                      const std::vector<double>& noise) = 0;
+                                      const std::vector<double>& noise, const std::vector<float>& weight) = 0;
   // The won column's split `s` (its feature id from the extension's commit) taken into the tree and
   // the leaf index updated from the column's bins; false when the search can stop here (the split
   // repeats one of the tree).

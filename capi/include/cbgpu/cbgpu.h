@@ -1141,9 +1141,10 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *     (Plain; Ordered is CBG_ERR_NOT_IMPLEMENTED), use_best_model (true with an eval pool),
  *     od_type (Iter, IncToDec), od_wait (20), od_pval, early_stopping_rounds, random_seed (0).
  *   - Trees: depth (6, 1..16), grow_policy (SymmetricTree; Depthwise and Lossguide are
- *     CBG_ERR_NOT_IMPLEMENTED), l2_leaf_reg (3), random_strength (1), model_size_reg (0.5;
- *     affects CTRs only), score_function (Cosine, L2, NewtonCosine, NewtonL2; the Newton ones
- *     for one-dimensional losses), leaf_estimation_method (Newton, Gradient, Exact for MAE and
+ *     CBG_ERR_NOT_IMPLEMENTED), l2_leaf_reg (3), random_strength (1), model_size_reg (0.5:
+ *     CatBoost's penalty on the split scores of CTRs not yet in the model, the stronger the more
+ *     distinct values they have; larger values give fewer CTR tables), score_function (Cosine, L2, NewtonCosine,
+ * NewtonL2; the Newton ones for one-dimensional losses), leaf_estimation_method (Newton, Gradient, Exact for MAE and
  *     Quantile), leaf_estimation_iterations and leaf_estimation_backtracking (No,
  *     AnyImprovement, Armijo) with CatBoost's per-loss defaults.
  *   - Sampling: bootstrap_type (Bayesian, the default as on CatBoost's GPU, Bernoulli, MVS, Poisson, No),
@@ -1166,7 +1167,8 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *     target is split by that many borders, as CatBoost's GPU trainer does), has_time (false: one
  *     random permutation; true is CBG_ERR_NOT_IMPLEMENTED), permutation_count (1, the one
  *     permutation every iteration uses; CatBoost's GPU default 4 and other values are
- *     CBG_ERR_NOT_IMPLEMENTED).
+ *     CBG_ERR_NOT_IMPLEMENTED), ctr_leaf_count_limit and store_all_simple_ctr (CatBoost's
+ *     CPU-only options: their defaults only, unlimited and false).
  *   - Output: metric_period (1), verbose / silent / logging_level (progress lines every
  *     metric_period iterations at CBG_LOG_INFO through the log callback, category
  *     "cbgpu.train"), train_dir (CatBoost's learn_error.tsv, test_error.tsv, time_left.tsv and
@@ -1183,7 +1185,9 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *   Newton score functions and the binary-only metrics above for multi-dimensional losses,
  *   score_function SolarL2 and LOOL2, sampling_unit Group, TargetBorderCount > 1 in a CTR
  *   description (CatBoost's GPU trainer refuses it too), PriorEstimation BetaPrior,
- *   ctr_target_border_count > 1 with MultiClass, max_ctr_complexity > 1 on several GPUs.
+ *   ctr_target_border_count > 1 with MultiClass, ctr_leaf_count_limit and store_all_simple_ctr
+ *   other than their defaults (CatBoost's GPU trainer refuses them too), max_ctr_complexity > 1
+ *   on several GPUs.
  * @param eval_pool    optional (NULL) eval set with the same features, on the same device: eval
  *   metric per iteration, early stopping, use_best_model.
  * @param callbacks    optional (NULL); see cbg_train_callbacks_t.

@@ -21,8 +21,9 @@
 // the CTR splits' tensors of the tree, and its float/one-hot splits form a separate base; we follow
 // the CPU rule (either way CatBoost loads and evaluates the model the same: tested). Not matched:
 // CatBoost's permutations and noise draws (ours: the simple CTRs' seeded permutation and our noise
-// stream), ctr_leaf_count_limit, the model_size_reg penalty; the order of float and one-hot splits
-// inside a projection is ours (ascending).
+// stream); the order of float and one-hot splits inside a projection is ours (ascending). The
+// model_size_reg penalty weighs the columns with the pool's CTRs (ctr_size_penalty.hpp in src/train/;
+// the bound of a column's distinct values: unique_values.hpp).
 //
 // The GPU path: combinations_device.hpp (the same candidates, columns, tables and eval values from
 // device data; one control flow with the host's over the two paths' primitives), on one GPU, with

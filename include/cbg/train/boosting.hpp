@@ -134,8 +134,10 @@ class boosting_backend {
 
   // Derivatives at the current approx; bootstrapped der and weights for the tree search.
   virtual weak_result weak_target(const weak_request& r) = 0;
-  // The structure search on the weak target; noise: depth * features values, or empty.
-  virtual tree_structure search(const tree_search_params& p, std::vector<double> noise) = 0;
+  // The structure search on the weak target; noise: depth * features values, or empty;
+  // feature_weight: the model-size multiplier of each feature's scores (features values), or empty.
+  virtual tree_structure search(const tree_search_params& p, std::vector<double> noise,
+                                std::vector<float> feature_weight) = 0;
   // A pass at a point of leaf estimation (the leaf index of the last search).
   virtual point_result at_point(const point_request& r) = 0;
   // The whole leaf estimation of the last search. The host drives it pass by pass through at_point

@@ -100,6 +100,20 @@ CBG_HOST_DEVICE inline double finish_score(score_function fn, double num, double
 #endif
 }
 
+// CatBoost's model-size regularization (model_size_reg, catboost-training.md §2.7): the scores of a
+// CTR feature not yet in the model are multiplied by its weight (1 + u / u_max)^-model_size_reg <= 1
+// before the noise is added (scores are negative, so toward 0 is worse). `weight` holds the
+// multiplier of every feature for this tree (null: none); a feature split on at an earlier level
+// of the tree is in the model by then and scores unweighted.
+CBG_HOST_DEVICE inline double size_weighted_score(double score, const float* weight, std::int32_t feature,
+                                                  const split* splits, int level) noexcept {
+  if (weight == nullptr) return score;
+  for (int d = 0; d < level; ++d) {
+    if (splits[d].feature == feature) return score;
+  }
+  return score * static_cast<double>(weight[feature]);
+}
+
 CBG_HOST_DEVICE inline bool is_nan_score(double s) noexcept { return s != s; }
 
 // Whether candidate a = (sa, fa, ba) beats b = (sb, fb, bb): a lower score, NaN last, ties to the

@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "cbg/model/model.hpp"
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/tree_search.hpp"
 
@@ -41,9 +42,18 @@ class search_extension {
   [[nodiscard]] virtual float border(std::int32_t feature, std::int32_t bin) const = 0;
   [[nodiscard]] virtual const float* eval_values(std::int32_t feature) const = 0;
 
+  // Model-size regularization: the most distinct values column k of the last candidates() can take
+  // (CatBoost's bound: 2^(float and one-hot splits) times the categorical features' distinct counts,
+  // at most the learn rows), and the CTR table it reads (null: none).
+  [[nodiscard]] virtual std::uint64_t column_unique_values(std::size_t /*k*/) const { return 0; }
+  [[nodiscard]] virtual const model::ctr_base* column_base(std::size_t /*k*/) const { return nullptr; }
+
   // Score noise of candidate column `column` at level `level` (already scaled; added like the pool
   // features' noise, Cosine only); empty: none. Set by the trainer per iteration.
   std::function<double(int level, std::size_t column)> column_noise;
+  // The model-size multipliers of the `count` columns of the last candidates() for a tree with the
+  // splits `chosen` (size_weighted_score); empty function or result: none. Set by the trainer.
+  std::function<std::vector<float>(const std::vector<split>& chosen, std::size_t count)> column_weights;
 };
 
 // search_tree_host with an extension (null: none).

@@ -64,6 +64,9 @@ struct host_search_input {
   // Score noise per level and feature, already scaled (sigma * N(0,1)); added to every score of
   // that feature at that level (Cosine only). Empty: no noise. Else depth * q->features values.
   std::vector<double> noise;
+  // The model-size multiplier of each feature's scores for this tree (size_weighted_score in
+  // score_math.hpp). Empty: none. Else q->features values.
+  std::vector<float> feature_weight;
 };
 
 // Searches one tree and writes each row's leaf index (bits of the splits taken) into leaf_index
@@ -77,10 +80,11 @@ class search_extension;  // search_extension.hpp
 struct device_search_input {
   const quantize::device_quantized* q = nullptr;
   int dims = 1;
-  const float* der = nullptr;        // device, [dims][q->rows]
-  const float* weight = nullptr;     // device, [q->rows]
-  std::vector<double> noise;         // host, as host_search_input::noise (uploaded once per tree)
-  dist::reducer* reducer = nullptr;  // sharded training (issue 9): histograms summed over the ranks
+  const float* der = nullptr;         // device, [dims][q->rows]
+  const float* weight = nullptr;      // device, [q->rows]
+  std::vector<double> noise;          // host, as host_search_input::noise (uploaded once per tree)
+  std::vector<float> feature_weight;  // host, as host_search_input::feature_weight (uploaded once per tree)
+  dist::reducer* reducer = nullptr;   // sharded training (issue 9): histograms summed over the ranks
   // Feature combinations: extra columns per level (search_extension.hpp, bins in device memory);
   // null: none.
   search_extension* extension = nullptr;

@@ -152,6 +152,13 @@ TEST_CASE("CTR options parse CatBoost's syntax and refuse bad values by name", "
   CHECK((*q.ctr.combinations_ctr)[0].type == cbg::model::ctr_type::borders);
   CHECK((*q.ctr.combinations_ctr)[0].target_border_count == 4);
   CHECK(bad(R"({"max_ctr_complexity": 0})") == status::invalid_argument);  // above 1: combinations.hpp
+  // CatBoost's CPU-only table bounds: their defaults only (CatBoost's GPU trainer refuses others too).
+  CHECK(bad(R"({"ctr_leaf_count_limit": 18446744073709551615, "store_all_simple_ctr": false})") == status::ok);
+  CHECK(bad(R"({"ctr_leaf_count_limit": 64})") == status::not_implemented);
+  CHECK(bad(R"({"ctr_leaf_count_limit": 0})") == status::invalid_argument);
+  CHECK(bad(R"({"ctr_leaf_count_limit": 2.5})") == status::invalid_argument);
+  CHECK(bad(R"({"store_all_simple_ctr": true})") == status::not_implemented);
+  CHECK(bad(R"({"store_all_simple_ctr": "yes"})") == status::invalid_argument);
   try {
     (void)cbg::train::parse_params(R"({"simple_ctr": ["Borders:CtrBorderCount=0"]})");
     FAIL("accepted");

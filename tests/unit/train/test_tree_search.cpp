@@ -63,13 +63,15 @@ struct search_case {
 };
 
 tr::tree_structure host_search(const search_case& c, const tr::tree_search_params& p,
-                               std::vector<std::uint32_t>& leaves, std::vector<double> noise = {}) {
+                               std::vector<std::uint32_t>& leaves, std::vector<double> noise = {},
+                               std::vector<float> feature_weight = {}) {
   tr::host_search_input in;
   in.q = &c.q;
   in.dims = c.dims;
   in.der = c.der.data();
   in.weight = c.weight.data();
   in.noise = std::move(noise);
+  in.feature_weight = std::move(feature_weight);
   return tr::search_tree_host(in, p, leaves);
 }
 
@@ -225,6 +227,37 @@ TEST_CASE("host search: ties go to the lowest feature; noise moves the choice", 
   CHECK(host_search(c, p, leaves, noise).splits == std::vector<tr::split>{{3, 2}});
   p.score = tr::score_function::l2;
   CHECK(host_search(c, p, leaves, noise).splits == std::vector<tr::split>{{1, 2}});
+}
+
+TEST_CASE("size_weighted_score: the weight of a feature not in the tree yet", "[train][tree]") {
+  const float weight[] = {1.0f, 0.5f, 0.25f};
+  const tr::split splits[] = {{2, 0}, {0, 3}};
+  CHECK(tr::size_weighted_score(-8.0, nullptr, 1, splits, 2) == -8.0);
+  CHECK(tr::size_weighted_score(-8.0, weight, 1, splits, 2) == -4.0);
+  CHECK(tr::size_weighted_score(-8.0, weight, 2, splits, 0) == -2.0);
+  CHECK(tr::size_weighted_score(-8.0, weight, 2, splits, 1) == -8.0);  // split on at level 0
+}
+
+TEST_CASE("host search: model-size weights move the choice", "[train][tree]") {
+  // Features 1 and 3 are copies: the split is on 1; weighting 1 down (its scores toward 0) moves it
+  // to 3, under Cosine and L2; weights of other features change nothing.
+  search_case c = additive_case(500, {4, 4, 4, 4}, {{1, 2, 1.0f}}, 5);
+  for (std::int64_t r = 0; r < c.q.rows; ++r) {
+    const std::uint32_t b1 = c.q.bin(r, 1);
+    auto& w = c.q.index[static_cast<std::size_t>(r)];
+    w = (w & 0x00ffffffu) | (b1 << 24);
+  }
+  tr::tree_search_params p;
+  p.depth = 1;
+  std::vector<std::uint32_t> leaves;
+  for (const auto fn : {tr::score_function::cosine, tr::score_function::l2}) {
+    p.score = fn;
+    CHECK(host_search(c, p, leaves, {}, {1.0f, 1.0f, 1.0f, 1.0f}).splits == std::vector<tr::split>{{1, 2}});
+    CHECK(host_search(c, p, leaves, {}, {0.5f, 0.9f, 0.5f, 1.0f}).splits == std::vector<tr::split>{{3, 2}});
+    CHECK(host_search(c, p, leaves, {}, {0.5f, 1.0f, 0.5f, 0.9f}).splits == std::vector<tr::split>{{1, 2}});
+  }
+  std::vector<float> wrong(3, 1.0f);
+  CHECK_THROWS_AS(host_search(c, p, leaves, {}, wrong), cbg::error);
 }
 
 TEST_CASE("host search: stops when the best split repeats or nothing can split", "[train][tree]") {
@@ -463,13 +496,15 @@ device_case upload_case(const cbg::context& ctx, const search_case& c) {
 
 tr::tree_structure device_search(const cbg::context& ctx, const search_case& c, device_case& d,
                                  tr::device_search_workspace& ws, const tr::tree_search_params& p,
-                                 std::vector<std::uint32_t>& leaves, std::vector<double> noise = {}) {
+                                 std::vector<std::uint32_t>& leaves, std::vector<double> noise = {},
+                                 std::vector<float> feature_weight = {}) {
   tr::device_search_input in;
   in.q = &d.q;
   in.dims = c.dims;
   in.der = d.der.data();
   in.weight = d.weight.data();
   in.noise = std::move(noise);
+  in.feature_weight = std::move(feature_weight);
   const tr::tree_structure t = tr::search_tree_device(ctx, in, p, ws, d.leaves.data());
   leaves = to_host(ctx, d.leaves.data(), static_cast<std::size_t>(c.q.rows));
   return t;
@@ -526,8 +561,15 @@ TEST_CASE("GPU search equals the host reference split for split and row for row"
     p.score = s.fn;
     const std::vector<double> noise =
         s.noise > 0 ? make_noise(s.depth, s.features, s.noise, seed) : std::vector<double>{};
+    // Model-size weights on every other shape (some features weighted down, as unused CTRs are).
+    std::vector<float> weights;
+    if (i % 2 == 1) {
+      std::mt19937 wr(seed);
+      std::uniform_real_distribution<float> u(0.5f, 1.0f);
+      for (int f = 0; f < s.features; ++f) weights.push_back(f % 3 == 0 ? 1.0f : u(wr));
+    }
     std::vector<std::uint32_t> host_leaves;
-    const tr::tree_structure host = host_search(c, p, host_leaves, noise);
+    const tr::tree_structure host = host_search(c, p, host_leaves, noise, weights);
     device_case d = upload_case(*ctx, c);
     auto ws = tr::make_device_search_workspace(*ctx, d.q, s.dims, p);
     for (const int kernel : {1, 2, 4, 0}) {  // both histogram kernels (one dimension); groups per block
@@ -537,7 +579,7 @@ TEST_CASE("GPU search equals the host reference split for split and row for row"
       tr::detail::set_histogram_prefetch(*ws, d.q, kernel != 2);
       tr::detail::set_histogram_row_lists(*ws, kernel != 2);  // levels >= 1 from the row lists, or every row
       std::vector<std::uint32_t> gpu_leaves;
-      const tr::tree_structure gpu = device_search(*ctx, c, d, *ws, p, gpu_leaves, noise);
+      const tr::tree_structure gpu = device_search(*ctx, c, d, *ws, p, gpu_leaves, noise, weights);
       CAPTURE(host.splits.size(), gpu.splits.size());
       CHECK(gpu == host);
       CHECK(gpu_leaves == host_leaves);
