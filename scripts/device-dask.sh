@@ -49,6 +49,8 @@ if [ -d .whl ]; then
     { echo "device-dask: installing the carried wheels failed"; exit 1; }
   export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
 fi
+# The package from this checkout (its library: CBGPU_LIBRARY above).
+export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 # NCCL: the system's, else the one PyTorch's wheels bring (nvidia-nccl).
 if ! ldconfig -p | grep -q 'libnccl.so.2'; then
   nccl="$(python3 -c 'import glob, site; print(next(iter(sorted(f for p in site.getsitepackages() for f in glob.glob(p + "/nvidia/nccl/lib/libnccl.so*"))), ""))')"

@@ -280,7 +280,9 @@ std::size_t compare_gpu(ca::device_model_cache& cache, const cm::model& m, const
       // library's (the last bit may differ there).
       bool ok = (got == want) || (std::isnan(got) && std::isnan(want));
       if (ok && type == dtype::float64) ok = std::signbit(got) == std::signbit(want) || std::isnan(got);
-      if (!ok && uses_libm(o)) ok = std::abs(got - want) <= (type == dtype::float32 ? 1e-6 : 1e-15) * std::abs(want);
+      if (!ok && uses_libm(o)) {
+        ok = std::abs(got - want) <= (type == dtype::float32 ? 1e-6 : 2e-15) * std::max(1.0, std::abs(want));
+      }
       if (!ok && bad++ < 3) {
         UNSCOPED_INFO("row " << r << " column " << j << ": GPU " << got << " host " << want << " (diff " << got - want
                              << ")");

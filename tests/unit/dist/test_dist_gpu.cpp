@@ -341,8 +341,11 @@ TEST_CASE(
   {
     const auto start = std::chrono::steady_clock::now();
     auto [models, errors] = run(1, std::chrono::milliseconds(3000));
+    // The other rank returns an error instead of hanging: the watchdog's timeout, or NCCL's own
+    // report of the peer's abort, whichever comes first.
+    INFO(errors[0]);
     CHECK_FALSE(models[0].has_value());
-    CHECK(errors[0].find("did not complete within 3000 ms") != std::string::npos);
+    CHECK(errors[0].find("NCCL") != std::string::npos);
     CHECK((std::chrono::steady_clock::now() - start < std::chrono::seconds(60)));
   }
 }
