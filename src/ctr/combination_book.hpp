@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -20,9 +21,13 @@
 
 namespace cbg::ctr {
 
-// Projections whose columns stay cached between levels beyond those of the current level (CatBoost's
-// CPU trainer keeps 50 online CTR projections).
-inline constexpr std::size_t max_cached_projections = 64;
+// Projections whose columns stay cached between levels (and so between iterations: a projection's
+// columns do not depend on the iteration) beyond those of the current level, least recently wanted
+// dropped first, and the bytes they may hold (at 2M learn rows a projection with four columns holds
+// ~16 MB plus ~16 bytes per distinct key). Most candidates contain the float splits of their tree
+// (new in most trees), so beyond ~128 the cache stops saving projections.
+inline constexpr std::size_t max_cached_projections = 128;
+inline constexpr std::size_t max_cached_bytes = std::size_t{2} << 30;
 
 // Projection: holds `columns`, each with `desc`, `borders` and `bins` (whose data() the search
 // reads); Committed: what a committed column keeps, with `borders`.
@@ -49,15 +54,14 @@ class combination_book {
 
   // The columns (Column{bins pointer, border count}) of the level's candidate projections `wanted`
   // (ascending; make_many(projections) gives those not cached, all at once), leaving out those without
-  // borders; the cache is cut to `wanted` when it is large. commit() picks from them.
-  template <class Column, class MakeMany>
-  std::vector<Column> level(const std::vector<model::projection>& wanted, MakeMany&& make_many) {
+  // borders. Before the new ones are made, the projections least recently wanted are dropped until at
+  // most the cache limit of others stay, whose bytes (bytes_of(projection)) are within the byte
+  // limit. commit() picks from them.
+  template <class Column, class MakeMany, class BytesOf>
+  std::vector<Column> level(const std::vector<model::projection>& wanted, MakeMany&& make_many, BytesOf&& bytes_of) {
     last_.clear();
-    if (cache_.size() > max_cached_) {  // drop the columns no candidate of this level uses
-      for (auto it = cache_.begin(); it != cache_.end();) {
-        it = std::binary_search(wanted.begin(), wanted.end(), it->first) ? std::next(it) : cache_.erase(it);
-      }
-    }
+    ++clock_;
+    evict(wanted, bytes_of);
     std::vector<model::projection> missing;
     for (const model::projection& proj : wanted) {
       if (cache_.find(proj) == cache_.end()) missing.push_back(proj);
@@ -65,11 +69,13 @@ class combination_book {
     if (!missing.empty()) {
       std::vector<std::unique_ptr<Projection>> made = make_many(missing);
       CBG_EXPECTS(made.size() == missing.size(), status::internal, "feature combinations: projections are missing");
-      for (std::size_t k = 0; k < missing.size(); ++k) cache_.emplace(missing[k], std::move(made[k]));
+      for (std::size_t k = 0; k < missing.size(); ++k) cache_.emplace(missing[k], entry{std::move(made[k]), 0});
     }
     std::vector<Column> out;
     for (const model::projection& proj : wanted) {
-      for (const column_data& c : cache_.at(proj)->columns) {
+      entry& e = cache_.at(proj);
+      e.used = clock_;
+      for (const column_data& c : e.data->columns) {
         if (c.borders.empty()) continue;
         out.push_back({c.bins.data(), static_cast<std::int32_t>(c.borders.size())});
         last_.push_back(&c);
@@ -78,16 +84,17 @@ class combination_book {
     return out;
   }
 
-  // How many projections stay cached beyond the level's (max_cached_projections unless set; only
-  // speed and memory depend on it).
+  // How many projections, and how many bytes of them, stay cached beyond the level's
+  // (max_cached_projections and max_cached_bytes unless set; only speed and memory depend on them).
   void set_cache_limit(std::size_t n) { max_cached_ = n; }
+  void set_cache_bytes(std::size_t bytes) { max_cached_bytes_ = bytes; }
 
   // The projection `proj` (made once).
   template <class Make>
   const Projection& get(const model::projection& proj, Make&& make) {
     auto it = cache_.find(proj);
-    if (it == cache_.end()) it = cache_.emplace(proj, make(proj)).first;
-    return *it->second;
+    if (it == cache_.end()) it = cache_.emplace(proj, entry{make(proj), clock_}).first;
+    return *it->second.data;
   }
 
   // Column k of the last level.
@@ -132,10 +139,39 @@ class combination_book {
   }
 
  private:
+  struct entry {
+    std::unique_ptr<Projection> data;
+    std::uint64_t used = 0;  // the last level that wanted it
+  };
+
+  // Drops the projections that `wanted` does not name, least recently wanted first, until at most
+  // max_cached_ of them holding at most max_cached_bytes_ stay.
+  template <class BytesOf>
+  void evict(const std::vector<model::projection>& wanted, BytesOf&& bytes_of) {
+    std::vector<std::pair<std::uint64_t, typename std::map<model::projection, entry>::iterator>> others;
+    std::size_t bytes = 0;
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+      if (std::binary_search(wanted.begin(), wanted.end(), it->first)) continue;
+      others.emplace_back(it->second.used, it);
+      bytes += bytes_of(*it->second.data);
+    }
+    // Oldest first; ties in the projections' order (the map's), so the choice is deterministic.
+    std::stable_sort(others.begin(), others.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::size_t kept = others.size();
+    for (auto& other : others) {
+      if (kept <= max_cached_ && bytes <= max_cached_bytes_) break;
+      bytes -= bytes_of(*other.second->second.data);
+      cache_.erase(other.second);
+      --kept;
+    }
+  }
+
   prepared_data& prepared_;
   std::int32_t first_id_ = 0;
   std::size_t max_cached_ = max_cached_projections;
-  std::map<model::projection, std::unique_ptr<Projection>> cache_;
+  std::size_t max_cached_bytes_ = max_cached_bytes;
+  std::uint64_t clock_ = 0;
+  std::map<model::projection, entry> cache_;
   std::vector<const column_data*> last_;
   std::vector<Committed> committed_;
   std::map<model::ctr_description, std::int32_t> id_of_;

@@ -6,7 +6,8 @@
 // (its table and eval values from the primitives). Internal (not installed).
 //
 // Primitives provide: projection_data and committed_column (as combination_book takes them),
-// ctx(), set_nan_modes(modes), make_projections(projections) (per projection a
+// ctx(), set_nan_modes(modes), bytes_of(projection) (static: the memory a cached projection holds),
+// make_projections(projections) (per projection a
 // std::unique_ptr<projection_data>: its keys and candidate columns; a level's new projections come in
 // one call, so a path can make them in bulk), commit(projection, column) (the committed column, its
 // table kept in prepared_data::tables) and eval_values(committed) (null without eval rows).
@@ -40,10 +41,12 @@ class combination_search final : public train::search_extension {
         max_complexity_(max_complexity),
         ctr_cats_(combination_cats(prepared)),
         cat_unique_(cat_unique_values(prepared)) {
-    // The projections kept beyond the level's (the policy's A/B field; only speed and memory
-    // depend on it).
+    // The projections kept beyond the level's, and their bytes (the policy's A/B fields; only speed
+    // and memory depend on them).
     const std::int64_t cache = primitives_.ctx().policy().combo_cache_projections;
     if (cache >= 0) book_.set_cache_limit(static_cast<std::size_t>(cache));
+    const std::int64_t bytes = primitives_.ctx().policy().combo_cache_bytes;
+    if (bytes >= 0) book_.set_cache_bytes(static_cast<std::size_t>(bytes));
   }
 
   void set_nan_modes(const std::vector<std::uint8_t>& modes) override { primitives_.set_nan_modes(modes); }
@@ -56,7 +59,8 @@ class combination_search final : public train::search_extension {
     const std::vector<model::projection> bases = combination_bases(chosen, prepared_, float_border);
     return book_.template level<column>(
         combination_candidates(bases, ctr_cats_, max_complexity_),
-        [this](const std::vector<model::projection>& projs) { return primitives_.make_projections(projs); });
+        [this](const std::vector<model::projection>& projs) { return primitives_.make_projections(projs); },
+        [](const projection_data& p) { return Primitives::bytes_of(p); });
   }
 
   std::int32_t commit(std::size_t k) override {

@@ -132,6 +132,12 @@ class host_primitives {
   using projection_data = host_projection;
   using committed_column = host_committed;
 
+  static std::size_t bytes_of(const host_projection& p) {
+    std::size_t bytes = p.ids.size() * sizeof(std::uint32_t) + p.keys.size() * sizeof(std::uint64_t);
+    for (const host_column& c : p.columns) bytes += c.bins.size() + c.borders.size() * sizeof(float);
+    return bytes;
+  }
+
   host_primitives(prepared_data& prepared, const pool& learn, const pool* eval, const options& o,
                   const ctr_targets& targets, std::uint64_t seed)
       : learn_(learn), eval_(eval), o_(o), seed_(seed), prepared_(prepared) {

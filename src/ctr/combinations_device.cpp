@@ -65,6 +65,13 @@ class device_primitives {
   using projection_data = device_projection;
   using committed_column = device_committed;
 
+  static std::size_t bytes_of(const device_projection& p) {
+    std::size_t bytes = p.ids.size_bytes() + p.keys.size_bytes() + p.first.size_bytes() + p.counts.size_bytes() +
+                        p.full_counts.size_bytes();
+    for (const device_column& c : p.columns) bytes += c.bins.size_bytes();
+    return bytes;
+  }
+
   device_primitives(prepared_data& prepared, const pool& learn, const pool* eval, const options& o,
                     const train::target_rule& rule, bool binarize, std::uint64_t seed, int max_complexity,
                     const std::vector<std::uint8_t>& nan_modes)

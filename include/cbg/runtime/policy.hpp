@@ -19,9 +19,11 @@ struct policy {
   // Feature combinations on the GPU: histograms of candidate columns in global memory instead of
   // shared memory.
   bool combo_global_histograms = false;
-  // Feature combinations: the number of projections whose CTR columns are kept between iterations
-  // (-1: the library's default).
+  // Feature combinations: the number of projections whose CTR columns are kept beyond a level's, least
+  // recently wanted dropped first (-1: the library's default).
   std::int64_t combo_cache_projections = -1;
+  // Feature combinations: the bytes those kept projections may hold (-1: the library's default).
+  std::int64_t combo_cache_bytes = -1;
 };
 
 class context;

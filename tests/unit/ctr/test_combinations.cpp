@@ -26,6 +26,7 @@
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
 #include "unit/ctr/predict_util.hpp"
+#include "src/ctr/combination_book.hpp"
 
 namespace {
 
@@ -153,6 +154,71 @@ TEST_CASE("Combination candidates: a tree's projection plus one more feature, up
   cbg::ctr::options o;
   o.max_ctr_complexity = 2;
   CHECK(cbg::ctr::max_ctr_complexity_of(o, 10) == 2);
+}
+
+TEST_CASE("The projection cache keeps the projections wanted most recently, within its limits", "[ctr]") {
+  namespace cm = cbg::model;
+  struct fake_column {
+    cm::ctr_description desc;
+    std::vector<float> borders{0.5f};
+    std::vector<std::uint8_t> bins = std::vector<std::uint8_t>(8);
+  };
+  struct fake_projection {
+    std::vector<fake_column> columns{1};
+  };
+  struct fake_committed {
+    std::vector<float> borders;
+  };
+  struct column {
+    const std::uint8_t* bins;
+    std::int32_t borders;
+  };
+  const auto proj = [](std::int32_t k) {
+    cm::projection p;
+    p.cat_features = {0, k};
+    return p;
+  };
+  cbg::ctr::prepared_data prepared;
+  cbg::ctr::combination_book<fake_projection, fake_committed> book(prepared);
+  std::vector<cm::projection> made;
+  const auto make_many = [&](const std::vector<cm::projection>& ps) {
+    std::vector<std::unique_ptr<fake_projection>> out;
+    for (const cm::projection& p : ps) {
+      made.push_back(p);
+      out.push_back(std::make_unique<fake_projection>());
+    }
+    return out;
+  };
+  const auto bytes_of = [](const fake_projection& p) { return p.columns.front().bins.size(); };
+  // What a level makes (the projections not cached), given the projections it wants.
+  const auto level = [&](std::vector<std::int32_t> ks) {
+    std::vector<cm::projection> wanted;
+    for (const std::int32_t k : ks) wanted.push_back(proj(k));
+    made.clear();
+    const std::vector<column> cols = book.level<column>(wanted, make_many, bytes_of);
+    CHECK(cols.size() == wanted.size());
+    std::vector<std::int32_t> out;
+    for (const cm::projection& p : made) out.push_back(p.cat_features.back());
+    return out;
+  };
+  book.set_cache_limit(2);
+  CHECK(level({1, 2}) == cats_t{1, 2});
+  CHECK(level({3}) == cats_t{3});
+  CHECK(level({4}) == cats_t{4});  // 1 and 2 were wanted last equally long ago: 1 goes
+  CHECK(level({2}).empty());
+  CHECK(level({1, 4}) == cats_t{1});  // 2 and 3 stay beyond the level's
+  CHECK(level({2, 4}).empty());
+  // The byte limit: one projection's bins (8 bytes) beyond the level's.
+  book.set_cache_bytes(12);
+  CHECK(level({5}) == cats_t{5});  // 3, 1 and 2 go (least recently wanted first; 2 before 4 on a tie)
+  CHECK(level({4}).empty());
+  CHECK(level({1, 5}) == cats_t{1});
+  CHECK(level({3}) == cats_t{3});  // 4, then 1 go
+  CHECK(level({5}).empty());
+  // No projection kept beyond a level's.
+  book.set_cache_limit(0);
+  CHECK(level({4}) == cats_t{4});
+  CHECK(level({4}).empty());
 }
 
 TEST_CASE("Training with feature combinations: tables, eval predictions and the .cbm round trip", "[ctr]") {
