@@ -208,15 +208,25 @@ TEST_CASE("host search: the best border of one feature; weights with zeros", "[t
   CHECK(host_search(c, p, leaves).splits == std::vector<tr::split>{{0, 6}});
 }
 
-TEST_CASE("host search: ties go to the lowest feature; noise moves the choice", "[train][tree]") {
-  // Features 1 and 3 are copies: the split is on 1. A noise value that lowers feature 3's score
-  // (Cosine) moves it to 3; under L2 the noise is ignored.
+namespace {
+
+// Four features where 3 is a copy of 1, the feature the label depends on.
+search_case copies_case() {
   search_case c = additive_case(500, {4, 4, 4, 4}, {{1, 2, 1.0f}}, 5);
   for (std::int64_t r = 0; r < c.q.rows; ++r) {
     const std::uint32_t b1 = c.q.bin(r, 1);
     auto& w = c.q.index[static_cast<std::size_t>(r)];
     w = (w & 0x00ffffffu) | (b1 << 24);
   }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("host search: ties go to the lowest feature; noise moves the choice", "[train][tree]") {
+  // Features 1 and 3 are copies: the split is on 1. A noise value that lowers feature 3's score
+  // (Cosine) moves it to 3; under L2 the noise is ignored.
+  search_case c = copies_case();
   tr::tree_search_params p;
   p.depth = 1;
   std::vector<std::uint32_t> leaves;
@@ -241,12 +251,7 @@ TEST_CASE("size_weighted_score: the weight of a feature not in the tree yet", "[
 TEST_CASE("host search: model-size weights move the choice", "[train][tree]") {
   // Features 1 and 3 are copies: the split is on 1; weighting 1 down (its scores toward 0) moves it
   // to 3, under Cosine and L2; weights of other features change nothing.
-  search_case c = additive_case(500, {4, 4, 4, 4}, {{1, 2, 1.0f}}, 5);
-  for (std::int64_t r = 0; r < c.q.rows; ++r) {
-    const std::uint32_t b1 = c.q.bin(r, 1);
-    auto& w = c.q.index[static_cast<std::size_t>(r)];
-    w = (w & 0x00ffffffu) | (b1 << 24);
-  }
+  search_case c = copies_case();
   tr::tree_search_params p;
   p.depth = 1;
   std::vector<std::uint32_t> leaves;
