@@ -57,23 +57,8 @@ if ! ldconfig -p | grep -q 'libnccl.so.2'; then
   [ -n "$nccl" ] && export CBGPU_NCCL_LIBRARY="$nccl"
 fi
 echo "device-dask: NCCL ${CBGPU_NCCL_LIBRARY:-from the loader path}; $(nvidia-smi -L 2>/dev/null | wc -l) GPUs"
-failures=()
-run() {  # run NAME COMMAND...: logs to $out/NAME.log; 77 counts as skipped
-  local name="$1"
-  shift
-  echo "=== $name: $*"
-  "$@" >"$out/$name.log" 2>&1
-  local rc=$?
-  tail -n 30 "$out/$name.log"
-  if [ $rc -eq 77 ]; then
-    echo "--- $name: SKIPPED"
-  elif [ $rc -ne 0 ]; then
-    echo "--- $name: FAILED (exit $rc)"
-    failures+=("$name")
-  else
-    echo "--- $name: passed"
-  fi
-}
+tail_lines=30
+. scripts/device-steps.sh
 
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader || true
 python3 -c "import dask, distributed, cupy; print('dask', dask.__version__, 'distributed', distributed.__version__, 'cupy', cupy.__version__)"

@@ -10,24 +10,7 @@ out="${OUT:-/tmp/cbgpu-device-test}"
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$PWD/$build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONUNBUFFERED=1
-failures=()
-
-run() {  # run NAME COMMAND...: logs to $out/NAME.log; 77 counts as skipped
-  local name="$1"
-  shift
-  echo "=== $name: $*"
-  "$@" >"$out/$name.log" 2>&1
-  local rc=$?
-  tail -n 25 "$out/$name.log"
-  if [ $rc -eq 77 ]; then
-    echo "--- $name: SKIPPED"
-  elif [ $rc -ne 0 ]; then
-    echo "--- $name: FAILED (exit $rc)"
-    failures+=("$name")
-  else
-    echo "--- $name: passed"
-  fi
-}
+. scripts/device-steps.sh
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 run unit-gpu "$build/tests/cbgpu_unit_tests" "[gpu]" --durations yes
