@@ -10,32 +10,14 @@ starts a scheduler and N workers (one process and one GPU each), places rank r's
 Prints one line per check and OK at the end; exits non-zero on a failure."""
 import argparse
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-
-def start_cluster(ranks: int):
-    """A scheduler and `ranks` workers, worker r seeing only GPU r."""
-    procs = []
-    sched_file = f"/tmp/cbgpu-dask-scheduler-{os.getpid()}.json"
-    procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--scheduler-file",
-                                   sched_file, "--no-dashboard", "--port", "0"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    for _ in range(200):
-        if os.path.exists(sched_file):
-            break
-        time.sleep(0.1)
-    for r in range(ranks):
-        env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(r))
-        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
-                                       sched_file, "--nworkers", "1", "--nthreads", "2", "--no-dashboard",
-                                       "--name", f"gpu{r}"], env=env,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    return procs, sched_file
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dask_cluster import start_cluster, stop_cluster  # noqa: E402
 
 
 def main() -> int:
@@ -139,13 +121,7 @@ def main() -> int:
         print("OK")
         return 0
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_cluster(procs)
 
 
 if __name__ == "__main__":

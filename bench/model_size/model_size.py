@@ -10,6 +10,8 @@ frequencies, one interaction) or "amazon" (32769 rows, 9 categorical features of
 Both trainers get the same parameters (depth 6, Logloss, CatBoost's defaults otherwise, plus the JSON
 given); prints per model the CTR tables (CatBoost's JSON export of the .cbm), CTR features, table
 keys, file size, and the held-out Logloss (10000 rows). SKIP_CB=1 trains cbgpu only.
+TRAINERS picks the trainers (comma-separated, default "catboost-CPU,cbgpu-host"): catboost-CPU,
+catboost-GPU, cbgpu-host, cbgpu-GPU (the GPU ones need a GPU and, for CatBoost, its CUDA build).
 """
 from __future__ import annotations
 
@@ -73,22 +75,26 @@ def main() -> None:
     params = {"iterations": iterations, "depth": 6, "loss_function": "Logloss", "random_seed": 0, **extra}
     out = tempfile.mkdtemp()
     results = []
-    if os.environ.get("SKIP_CB") is None:
+    trainers = os.environ.get("TRAINERS", "cbgpu-host" if os.environ.get("SKIP_CB") else "catboost-CPU,cbgpu-host")
+    for trainer in trainers.split(","):
         t = time.time()
-        cb = catboost.CatBoost({**params, "verbose": 0, "allow_writing_files": False, "task_type": "CPU"})
-        cb.fit(catboost.Pool(frame(nums, cats), y, cat_features=cat_idx))
-        path = os.path.join(out, "catboost.cbm")
-        cb.save_model(path)
-        raw = cb.predict(catboost.Pool(frame(tnums, tcats), cat_features=cat_idx), prediction_type="RawFormulaVal")
-        results.append(("catboost CPU", path, raw, time.time() - t))
-    t = time.time()
-    ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
-    pool = cbgpu.Pool(ctx, columns=[np.ascontiguousarray(c) for c in nums + cats], label=y, cat_features=cat_idx)
-    model = cbgpu.train(pool, {**params, "verbose": False})
-    path = os.path.join(out, "cbgpu.cbm")
-    model.save(path)
-    test = cbgpu.Pool(ctx, columns=[np.ascontiguousarray(c) for c in tnums + tcats], cat_features=cat_idx)
-    results.append(("cbgpu host", path, model.predict(test)[:, 0], time.time() - t))
+        path = os.path.join(out, trainer + ".cbm")
+        if trainer.startswith("catboost-"):
+            task = trainer.split("-")[1]
+            cb = catboost.CatBoost({**params, "verbose": 0, "allow_writing_files": False, "task_type": task})
+            cb.fit(catboost.Pool(frame(nums, cats), y, cat_features=cat_idx))
+            cb.save_model(path)
+            raw = cb.predict(catboost.Pool(frame(tnums, tcats), cat_features=cat_idx), prediction_type="RawFormulaVal")
+        else:
+            ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU if trainer == "cbgpu-host" else 0)
+            pool = cbgpu.Pool(ctx, columns=[np.ascontiguousarray(c) for c in nums + cats], label=y,
+                              cat_features=cat_idx)
+            model = cbgpu.train(pool, {**params, "verbose": False})
+            model.save(path)
+            host = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
+            test = cbgpu.Pool(host, columns=[np.ascontiguousarray(c) for c in tnums + tcats], cat_features=cat_idx)
+            raw = model.predict(test)[:, 0]
+        results.append((trainer, path, raw, time.time() - t))
     for name, path, raw, seconds in results:
         tables, features, keys = describe(path)
         loss = catboost.utils.eval_metric(ty, raw, "Logloss")[0]
