@@ -85,6 +85,7 @@ constexpr value_kind integer = value_kind::integer;
 constexpr value_kind number = value_kind::number;
 constexpr value_kind boolean = value_kind::boolean;
 constexpr value_kind list = value_kind::list;
+constexpr value_kind feature_list = value_kind::feature_list;
 constexpr value_kind absent = value_kind::not_implemented;
 
 }  // namespace
@@ -190,10 +191,13 @@ const std::vector<parameter_spec>& training_parameters() {
       {"best_model_min_trees", "--best-model-min-trees", "Least trees of the best model", "INT", absent},
       {"input_borders_file", "--input-borders-file", "Borders from a file", "PATH", absent},
       {"output_borders_file", "--output-borders-file", "Borders to a file", "PATH", absent},
-      {"per_float_feature_quantization", "--per-float-feature-quantization", "Per-feature quantization", "LIST",
-       absent},
-      {"ctr_leaf_count_limit", "--ctr-leaf-count-limit", "CTR leaf count limit", "INT", absent},
-      {"store_all_simple_ctr", "--store-all-simple-ctr", "Keep every simple CTR", "BOOL", absent},
+      {"per_float_feature_quantization", "--per-float-feature-quantization",
+       "Per-feature quantization: FeatureId:border_count=N,nan_mode=M,border_type=T, ';'-separated", "LIST",
+       feature_list},
+      {"ctr_leaf_count_limit", "--ctr-leaf-count-limit", "Most values kept per CTR table (CPU only, as in CatBoost)",
+       "INT", integer},
+      {"store_all_simple_ctr", "--store-all-simple-ctr",
+       "Single features exempt from --ctr-leaf-count-limit (CPU only, as in CatBoost)", "BOOL", boolean},
       {"final_ctr_computation_mode", "--final-ctr-computation-mode", "Final CTR computation", "MODE", absent},
       {"snapshot_file", "--snapshot-file", "Training snapshot", "PATH", absent},
       {"snapshot_interval", "--snapshot-interval", "Seconds between snapshots", "INT", absent},
@@ -304,9 +308,12 @@ nlohmann::json parameter_value(const std::string& key, const std::string& text) 
       const nlohmann::json b = as_bool();
       return b.is_null() ? as_number() : b;
     }
-    case value_kind::list: {
+    case value_kind::list:
+    case value_kind::feature_list: {
       nlohmann::json items = nlohmann::json::array();
-      for (std::string_view item : split(text, ',')) items.push_back(std::string(trim(item)));
+      for (std::string_view item : split(text, kind == value_kind::list ? ',' : ';')) {
+        items.push_back(std::string(trim(item)));
+      }
       return items;
     }
     case value_kind::text:

@@ -14,7 +14,9 @@
 namespace cbgpu_bench {
 
 // How the text of a value becomes JSON for the trainer.
-enum class value_kind { text, integer, number, boolean, list, integer_or_boolean, not_implemented };
+// list: items separated by ','; feature_list: by ';' (each item may hold commas, as in
+// per_float_feature_quantization "0:border_count=8,nan_mode=Max;3:border_type=Median").
+enum class value_kind { text, integer, number, boolean, list, feature_list, integer_or_boolean, not_implemented };
 
 struct parameter_spec {
   const char* key;    // key=value name, CatBoost's parameter name ("learning_rate")

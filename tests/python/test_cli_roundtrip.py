@@ -185,3 +185,16 @@ def test_calc_integer_categories_equal_catboost(name, tmp_path):
     _, table = read_tsv(tmp_path / "out.tsv")
     want = case["expected_RawFormulaVal"].reshape(len(floats), -1)
     assert np.array_equal(table[:, 1:], want)
+
+
+def test_per_float_feature_quantization_flag_gives_the_requested_borders(fitted, tmp_path):
+    # CatBoost's flag: one description per feature, ';'-separated; each feature's borders follow it.
+    d, _, _, _ = fitted
+    model_path = tmp_path / "per.cbm"
+    run("fit", "-f", str(d / "learn.tsv"), "--loss-function", "Logloss", "-i", "3", "-x", "32", "--task-type",
+        "CPU", "--per-float-feature-quantization", "0:border_count=3;2:border_count=5,border_type=Median",
+        "-m", str(model_path))
+    with cbgpu.Model.load(model_path) as model:
+        per = json.loads(model.info_value("params"))["data_processing_options"]["per_float_feature_quantization"]
+    assert per["0"]["border_count"] == 3 and per["2"]["border_count"] == 5 and per["2"]["border_type"] == "Median"
+    assert "1" not in per and "3" not in per
