@@ -13,7 +13,9 @@
 # GPUs; a profile holds the search's stages too), slicedstages (stages with --sliced-score 1, 4 GPUs), tests4sliced ([gpu][dist] on 4
 # GPUs with the sliced search forced on), wide (2M x 512 on 1 and 4 GPUs, sliced search automatic
 # and off, with --profile), point (one GPU: this build against the bundle's
-# bench/cbgpu-multi-bench-old, ms per iteration and per-call / per-pass device times). Results go to $OUT
+# bench/cbgpu-multi-bench-old, ms per iteration and per-call / per-pass device times), fixed (the
+# per-iteration cost that does not shrink with the rows: one GPU at 10.5M, 5.25M and 2.625M rows and 2
+# GPUs at 10.5M, no profile; 2 GPUs cost one GPU at half the rows plus the collectives). Results go to $OUT
 # (or /tmp/cbgpu-multi).
 set -u
 cd "$(dirname "$0")/../.."
@@ -119,6 +121,11 @@ for what in "$@"; do
         "$b" --profile "$out/point-$v.jsonl" --devices "$devs" --iterations 50 2>&1 | tee -a "$log"
         python3 bench/dist/profile_summary.py "$out/point-$v.jsonl" 2>&1 | tee -a "$log"
       done
+      ;;
+    fixed)
+      say "fixed part: one GPU at n, n/2, n/4 rows and 2 GPUs at n (T(n) = fixed + per-row cost)"
+      "$bench" --devices "0;0:1" --repeat 2 2>&1 | tee -a "$log"
+      for r in 5250000 2625000; do "$bench" --devices 0 --rows "$r" --repeat 2 2>&1 | tee -a "$log"; done
       ;;
     *) say "unknown: $what" ;;
   esac

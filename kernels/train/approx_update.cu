@@ -42,11 +42,6 @@ __global__ void apply_eval_kernel(double* approx, std::int64_t n, int dims, eval
   }
 }
 
-__global__ void gather_borders_kernel(const float* borders, border_gather g, float* out) {
-  const int i = static_cast<int>(threadIdx.x);
-  if (i < g.count) out[i] = borders[g.index[i]];
-}
-
 }  // namespace
 
 void start_approx(const start_args& a, std::int64_t n, double* approx, cudaStream_t stream) {
@@ -63,11 +58,6 @@ void apply_learn(double* approx, std::int64_t n, int dims, const std::uint32_t* 
 void apply_eval(double* approx, std::int64_t n, int dims, const eval_tree& tree, const double* delta,
                 cudaStream_t stream) {
   apply_eval_kernel<<<grid_of(n), 256, 0, stream>>>(approx, n, dims, tree, delta);
-  CBG_CHECK_CUDA(stream);
-}
-
-void gather_borders(const float* borders, const border_gather& g, float* out, cudaStream_t stream) {
-  gather_borders_kernel<<<1, max_depth, 0, stream>>>(borders, g, out);
   CBG_CHECK_CUDA(stream);
 }
 

@@ -99,11 +99,6 @@ struct eval_tree {
   int count = 0;
 };
 
-struct border_gather {
-  std::int64_t index[max_depth];
-  int count = 0;
-};
-
 // Sharded leaf passes (issue 9): one all-gather per pass carries every rank's fixed-point leaf sums,
 // channel maxima and value tile partials in one block of `block` bytes: the sums at 0, the maxima at
 // keys_at, the tiles at tiles_at. The fold sums the leaf sums (integers: any order is exact), takes
@@ -178,7 +173,6 @@ void apply_learn(double* approx, std::int64_t n, int dims, const std::uint32_t* 
                  cudaStream_t stream);
 void apply_eval(double* approx, std::int64_t n, int dims, const eval_tree& tree, const double* delta,
                 cudaStream_t stream);
-void gather_borders(const float* borders, const border_gather& g, float* out, cudaStream_t stream);
 
 // ---- metrics, AUC and the weighted quantile (metrics.cu, auc.cu, quantile.cu) ---------------------------
 // Tile partials of the metric's terms into partial [tiles][metric_terms].

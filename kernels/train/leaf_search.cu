@@ -150,12 +150,22 @@ __global__ void __launch_bounds__(lanes)
     keys[j] = m;
   }
   if (want_value) {
+    // A lane's tiles (those of CBG_FOR_TILE_ROWS) loaded together first, then added in the same order:
+    // one round of load latency instead of one per tile (the loop's adds depend on each other).
     const std::int64_t all = f.first_tile[f.ranks];
-    double acc[1] = {0.0};
-    CBG_FOR_TILE_ROWS(i, all) {
+    double tile[sum_rows_per_lane];
+#pragma unroll
+    for (int j = 0; j < sum_rows_per_lane; ++j) {
+      const std::int64_t i = t + static_cast<std::int64_t>(j) * lanes;
       int r = 0;
       while (r + 1 < f.ranks && f.first_tile[r + 1] <= i) ++r;
-      acc[0] += reinterpret_cast<const double*>(recv + r * f.p.block + f.p.tiles_at)[i - f.first_tile[r]];
+      tile[j] =
+          i < all ? reinterpret_cast<const double*>(recv + r * f.p.block + f.p.tiles_at)[i - f.first_tile[r]] : 0.0;
+    }
+    double acc[1] = {0.0};
+#pragma unroll
+    for (int j = 0; j < sum_rows_per_lane; ++j) {
+      if (t + static_cast<std::int64_t>(j) * lanes < all) acc[0] += tile[j];
     }
     fold_block<1>(acc, shared, value);
   }

@@ -35,7 +35,6 @@ namespace cbg::train {
 
 namespace {
 
-using launch::border_gather;
 using launch::eval_tree;
 using launch::grid_of;
 using launch::key_value;
@@ -148,19 +147,21 @@ class device_backend final : public boosting_backend {
     const stage_range range(ctx_, "boosting.split_borders");
     std::vector<float> out(splits.size());
     if (splits.empty()) return out;
-    border_gather g;
-    g.count = static_cast<int>(splits.size());
-    for (std::size_t k = 0; k < splits.size(); ++k) {
-      // A feature of the search extension (feature combinations): its border comes from it (below).
-      const bool pool_feature = splits[k].feature < q_.features;
-      g.index[k] =
-          pool_feature ? static_cast<std::int64_t>(splits[k].feature) * quantize::border_stride + splits[k].bin : 0;
+    // The pool's borders are fixed for the training: read once (metadata-sized pieces), so that a
+    // tree's borders cost no device round trip (one wait for the stream per iteration fewer).
+    if (host_borders_.empty()) {
+      host_borders_.resize(q_.borders.size());
+      for (std::size_t at = 0; at < host_borders_.size(); at += strict_d2h_metadata_limit / sizeof(float)) {
+        d2h(host_borders_.data() + at, q_.borders.data() + at,
+            std::min(strict_d2h_metadata_limit / sizeof(float), host_borders_.size() - at), "borders");
+      }
     }
-    ensure(gathered_, static_cast<std::size_t>(max_depth));
-    launch::gather_borders(q_.borders.data(), g, gathered_.data(), stream());
-    d2h(out.data(), gathered_.data(), out.size(), "split borders");
     for (std::size_t k = 0; k < splits.size(); ++k) {
-      if (splits[k].feature >= q_.features) out[k] = ext_->border(splits[k].feature, splits[k].bin);
+      // A feature of the search extension (feature combinations): its border comes from it.
+      out[k] = splits[k].feature < q_.features
+                   ? host_borders_[static_cast<std::size_t>(splits[k].feature) * quantize::border_stride +
+                                   static_cast<std::size_t>(splits[k].bin)]
+                   : ext_->border(splits[k].feature, splits[k].bin);
     }
     return out;
   }
@@ -846,7 +847,7 @@ class device_backend final : public boosting_backend {
   device_buffer<double> leaf_block_;  // leaf estimation: status, point, leaf weights, direction, candidate
   device_buffer<double2> saved_;      // (der, hess) per row at the approx (saves_derivatives)
   device_buffer<unsigned char> result_;
-  device_buffer<float> gathered_;
+  std::vector<float> host_borders_;  // q_.borders, read by the first split_borders
   device_buffer<fixed_scale> scales_;
   device_search_workspace_ptr workspace_;
   pass_clock pass_clock_{ctx_.profiling()};
