@@ -435,8 +435,8 @@ TEST_CASE("ctr_leaf_count_limit keeps a table's most frequent categories, the re
   for (const bool store_all : {false, true}) {
     ctr::options o;
     o.one_hot_max_size = 3;
-    o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders:Prior=0.5", "x"),
-                                              ctr::parse_ctr_spec("Counter", "x")};
+    o.simple_ctr =
+        std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders:Prior=0.5", "x"), ctr::parse_ctr_spec("Counter", "x")};
     o.ctr_leaf_count_limit = limit;
     o.store_all_simple_ctr = store_all;
     const ctr::prepared_data p = ctr::prepare_categorical_host(*learn->pool, eval->pool.get(), o, t, seed);
