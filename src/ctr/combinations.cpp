@@ -388,7 +388,13 @@ class host_primitives {
       if (added) p->keys.push_back(keys[static_cast<std::size_t>(r)]);
       p->ids[static_cast<std::size_t>(r)] = at->second;
     }
-    p->limited = apply_leaf_count_limit(p->ids, p->keys, leaf_count_limit_of(o_, proj));
+    const std::vector<std::uint32_t> kept = apply_leaf_count_limit(p->ids, p->keys, leaf_count_limit_of(o_, proj));
+    if (!kept.empty()) {
+      std::vector<std::uint64_t> kept_keys;
+      for (std::uint32_t id : kept) kept_keys.push_back(p->keys[id]);
+      p->keys = std::move(kept_keys);
+      p->limited = true;
+    }
     if (!specs_.empty()) ensure_targets(specs_.front());
     for (const combination_feature& f : projection_features(proj, specs_, classes_)) {
       host_column c;

@@ -590,9 +590,9 @@ std::vector<param_spec> make_table() {
        .kind = k::custom,
        .default_json = "18446744073709551615",
        .doc = "CatBoost's CPU-only bound on a CTR table's categories: a projection with more distinct learn values "
-              "keeps the most frequent this many, the others' rows join the least frequent kept and the model "
-              "sees them as unseen values; a CPU context only (a GPU context refuses other values than the default, "
-              "unlimited, as CatBoost's GPU trainer)",
+              "keeps this many of the most frequent, the others' rows join one kept value (chosen as CatBoost does) "
+              "and the model sees them as unseen values; a CPU context only (a GPU context refuses other values "
+              "than the default, unlimited, as CatBoost's GPU trainer)",
        .set = set_ctr_option},
       {.name = "store_all_simple_ctr",
        .stored = t::boolean,

@@ -1169,13 +1169,12 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *     permutation every iteration uses; CatBoost's GPU default 4 and other values are
  *     CBG_ERR_NOT_IMPLEMENTED), ctr_leaf_count_limit and store_all_simple_ctr (CatBoost's
  *     CPU-only bounds on the CTR tables, with its CPU trainer's rule, on a CPU context only: a
- *     projection with more distinct learn values than the limit keeps the most frequent ones, the
- *     rows of the others count in the least frequent kept value and the model sees them as unseen;
- *     store_all_simple_ctr exempts single categorical features. CatBoost's CPU trainer picks the
- *     value kept at a tie and, past 7 distinct values at times, the value the others join by its
- *     hash table's order and partial sort, which are not replicated: here the value seen first in
- *     the learn rows ranks first among equal counts. With counter_calc_method Full and an eval set a bounded Counter
- * CTR is CBG_ERR_NOT_IMPLEMENTED).
+ *     projection with more distinct learn values than the limit keeps that many of the most
+ *     frequent, the rows of the others count in one kept value and the model sees them as unseen;
+ *     store_all_simple_ctr exempts single categorical features. At ties, and for the value the
+ *     others join, CatBoost's choice depends on the order it reads the learn rows in: ours is its
+ *     choice reading them in order (has_time); its permutation can change it. With
+ *     counter_calc_method Full and an eval set a bounded Counter CTR is CBG_ERR_NOT_IMPLEMENTED).
  *   - Output: metric_period (1), verbose / silent / logging_level (progress lines every
  *     metric_period iterations at CBG_LOG_INFO through the log callback, category
  *     "cbgpu.train"), train_dir (CatBoost's learn_error.tsv, test_error.tsv, time_left.tsv and

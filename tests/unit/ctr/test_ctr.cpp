@@ -36,6 +36,7 @@
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
 #include "support/shrink.hpp"
+#include "src/ctr/leaf_count_limit.hpp"
 #include "unit/ctr/cat_data.hpp"
 #include "unit/ctr/ctr_compare.hpp"
 #include "unit/ctr/predict_util.hpp"
@@ -419,19 +420,41 @@ TEST_CASE("ctr_leaf_count_limit keeps a table's most frequent categories, the re
   ctr::ctr_targets t;
   t.learn = &targets;
   const std::uint64_t seed = 5, limit = 12;
-  // CatBoost's CPU rule (online_ctr.cpp): the `limit` most frequent learn values keep their entries;
-  // the others' rows count in the least frequent value kept. Ties rank by first appearance here.
+  // CatBoost's CPU rule (online_ctr.cpp): `limit` of the most frequent learn values keep their
+  // entries, the others' rows count in one kept value; which, at ties, is CatBoost's choice (the test
+  // above). Here: whatever the limit chose, the counts, columns and eval values must follow from it.
   std::vector<std::int32_t> first_seen;
   std::map<std::int32_t, std::int64_t> count_of;
   for (std::int32_t v : learn->b) {
     if (count_of[v]++ == 0) first_seen.push_back(v);
   }
-  std::vector<std::int32_t> rank = first_seen;
-  std::stable_sort(rank.begin(), rank.end(), [&](std::int32_t a, std::int32_t b) { return count_of[a] > count_of[b]; });
-  REQUIRE(rank.size() == 40);
+  REQUIRE(first_seen.size() == 40);
+  std::vector<std::uint32_t> ids;
+  std::vector<std::uint64_t> keys;
+  for (std::int32_t v : first_seen) keys.push_back(cm::projection_add_cat(0, cm::cat_hash_int(v)));
+  for (std::int32_t v : learn->b) {
+    ids.push_back(static_cast<std::uint32_t>(std::find(first_seen.begin(), first_seen.end(), v) - first_seen.begin()));
+  }
+  const std::vector<std::uint32_t> before = ids;
+  const std::vector<std::uint32_t> kept = ctr::apply_leaf_count_limit(ids, keys, limit);
+  REQUIRE(kept.size() == limit);
   std::map<std::int32_t, std::int32_t> joins;  // learn value -> the value whose entry counts it
-  for (std::size_t k = 0; k < rank.size(); ++k) joins[rank[k]] = k < limit ? rank[k] : rank[limit - 1];
-
+  for (std::size_t r = 0; r < ids.size(); ++r) {
+    joins[first_seen[before[r]]] = first_seen[kept[ids[r]]];
+  }
+  // The kept values are among the most frequent: none dropped is more frequent than one kept.
+  std::int64_t least_kept = learn->rows, most_dropped = 0;
+  std::set<std::int32_t> joined;
+  for (const auto& [v, into] : joins) {
+    if (into == v) {
+      least_kept = std::min(least_kept, count_of[v]);
+    } else {
+      most_dropped = std::max(most_dropped, count_of[v]);
+      joined.insert(into);
+    }
+  }
+  CHECK(most_dropped <= least_kept);
+  CHECK(joined.size() == 1);
   for (const bool store_all : {false, true}) {
     ctr::options o;
     o.one_hot_max_size = 3;
@@ -521,6 +544,57 @@ TEST_CASE("ctr_leaf_count_limit keeps a table's most frequent categories, the re
       }
     }
   }
+}
+
+TEST_CASE("ctr_leaf_count_limit chooses at ties as CatBoost's CPU trainer does", "[ctr]") {
+  namespace cm = cbg::model;
+  // Recorded with the catboost package (1.2.10, CPU, has_time: the rows in this order): value v * 7 + 3
+  // in rows count(v) times, in blocks of v = 0, 1, ...; the values its table keeps and the one the
+  // others' rows joined.
+  struct recorded {
+    int values;
+    std::function<int(int)> count;
+    std::uint64_t limit;
+    std::vector<int> kept;
+    int joined;
+  };
+  const std::vector<recorded> cases = {
+      {20, [](int v) { return (v * 7) % 5 + 1; }, 6, {2, 4, 7, 9, 12, 17}, 9},
+      {9, [](int v) { return v % 3 + 1; }, 4, {2, 5, 7, 8}, 7},
+      {60,
+       [](int v) { return (v * 5) % 4 + 1; },
+       25,
+       {2, 3, 6, 7, 11, 14, 15, 18, 19, 23, 26, 27, 30, 31, 34, 35, 38, 39, 43, 46, 47, 50, 51, 55, 59},
+       30},
+      // Past 127 values CatBoost's hash table grows (its order changes).
+      {150,
+       [](int v) { return (v * 13) % 9 + 1; },
+       40,
+       {2,  4,  11, 13, 20, 22, 24,  29,  31,  33,  38,  40,  47,  49,  56,  58,  65,  67,  69,  74,
+        76, 83, 85, 92, 94, 96, 101, 103, 105, 110, 112, 119, 121, 123, 128, 130, 137, 139, 146, 148},
+       96},
+  };
+  for (const recorded& c : cases) {
+    std::vector<std::uint32_t> ids;
+    std::vector<std::uint64_t> keys;
+    for (int v = 0; v < c.values; ++v) {
+      keys.push_back(cm::projection_add_cat(0, cm::cat_hash_int(v * 7 + 3)));
+      ids.insert(ids.end(), static_cast<std::size_t>(c.count(v)), static_cast<std::uint32_t>(v));
+    }
+    const std::vector<std::uint32_t> before = ids;
+    const std::vector<std::uint32_t> kept = cbg::ctr::apply_leaf_count_limit(ids, keys, c.limit);
+    REQUIRE(kept.size() == c.limit);
+    CHECK(std::vector<int>(kept.begin(), kept.end()) == c.kept);
+    for (std::size_t r = 0; r < ids.size(); ++r) {
+      const auto it = std::find(kept.begin(), kept.end(), before[r]);
+      const std::uint32_t expected = it != kept.end() ? before[r] : static_cast<std::uint32_t>(c.joined);
+      REQUIRE(kept[ids[r]] == expected);
+    }
+  }
+  // At most `limit` values: nothing changes.
+  std::vector<std::uint32_t> ids = {0, 1, 0, 2};
+  CHECK(cbg::ctr::apply_leaf_count_limit(ids, {11, 12, 13}, 3).empty());
+  CHECK(ids == std::vector<std::uint32_t>{0, 1, 0, 2});
 }
 
 TEST_CASE("ctr_leaf_count_limit in training: the model's tables are bounded, its eval predictions the trainer's",
