@@ -428,7 +428,8 @@ class host_primitives {
 std::unique_ptr<train::search_extension> make_combinations_host(const pool& learn, const pool* eval, const options& o,
                                                                 const ctr_targets& targets, std::uint64_t seed,
                                                                 int max_complexity, prepared_data& prepared) {
-  return std::make_unique<combination_search<host_primitives>>(prepared, max_complexity, learn, eval, o, targets, seed);
+  return std::make_unique<combination_search<host_primitives>>(prepared, max_complexity, o.ctr_leaf_count_limit, learn,
+                                                               eval, o, targets, seed);
 }
 
 }  // namespace cbg::ctr
