@@ -62,6 +62,10 @@ std::string check_seed(const std::string& v) {
   uint64_t n = 0;
   return parse_whole(v, n) ? std::string() : fmt::format("'{}' is not an unsigned integer", v);
 }
+std::string check_leaf_count_limit(const std::string& v) {
+  uint64_t n = 0;
+  return parse_whole(v, n) && n > 0 ? std::string() : fmt::format("'{}' is not a positive integer", v);
+}
 std::string check_logging_level(const std::string& v) { return one_of(v, {"Silent", "Verbose", "Info", "Debug"}); }
 std::string check_non_negative(const std::string& v) { return number_in(v, 0.0, 1e300); }
 std::string check_fraction(const std::string& v) { return number_in(v, 1e-300, 1.0); }
@@ -151,6 +155,11 @@ const std::vector<parameter_spec>& training_parameters() {
       {"max_ctr_complexity", "--max-ctr-complexity", "Most categorical features in a combination", "INT", integer,
        check_positive_count},
       {"counter_calc_method", "--counter-calc-method", "SkipTest or Full", "METHOD", text},
+      // Text: the library reads the whole unsigned 64-bit range (the default is its largest value).
+      {"ctr_leaf_count_limit", "--ctr-leaf-count-limit", "Most categories a CTR table keeps (CPU only)", "UINT", text,
+       check_leaf_count_limit},
+      {"store_all_simple_ctr", "--store-all-simple-ctr", "Single features exempt from --ctr-leaf-count-limit", "BOOL",
+       boolean, check_bool},
       {"ctr_target_border_count", "--ctr-target-border-count", "Target borders of CTRs", "INT", integer,
        check_positive_count},
       // Output and processing unit
@@ -194,10 +203,6 @@ const std::vector<parameter_spec>& training_parameters() {
       {"per_float_feature_quantization", "--per-float-feature-quantization",
        "Per-feature quantization: FeatureId:border_count=N,nan_mode=M,border_type=T, ';'-separated", "LIST",
        feature_list},
-      {"ctr_leaf_count_limit", "--ctr-leaf-count-limit", "Most values kept per CTR table (CPU only, as in CatBoost)",
-       "INT", integer},
-      {"store_all_simple_ctr", "--store-all-simple-ctr",
-       "Single features exempt from --ctr-leaf-count-limit (CPU only, as in CatBoost)", "BOOL", boolean},
       {"final_ctr_computation_mode", "--final-ctr-computation-mode", "Final CTR computation", "MODE", absent},
       {"snapshot_file", "--snapshot-file", "Training snapshot", "PATH", absent},
       {"snapshot_interval", "--snapshot-interval", "Seconds between snapshots", "INT", absent},

@@ -13,6 +13,8 @@
 // table kept in prepared_data::tables) and eval_values(committed) (null without eval rows).
 #pragma once
 
+#include <algorithm>
+
 #include <cstdint>
 #include <functional>
 #include <utility>
@@ -34,11 +36,13 @@ class combination_search final : public train::search_extension {
   using committed_column = typename Primitives::committed_column;
 
   // `prepared` must outlive the extension; committed combinations are appended to it.
+  // `leaf_count_limit`: ctr_leaf_count_limit (a combination is never a single feature).
   template <class... Args>
-  combination_search(prepared_data& prepared, int max_complexity, Args&&... args)
+  combination_search(prepared_data& prepared, int max_complexity, std::uint64_t leaf_count_limit, Args&&... args)
       : primitives_(prepared, std::forward<Args>(args)...),
         prepared_(prepared),
         max_complexity_(max_complexity),
+        leaf_count_limit_(leaf_count_limit),
         ctr_cats_(combination_cats(prepared)),
         cat_unique_(cat_unique_values(prepared)) {
     // The projections kept beyond the level's, and their bytes (the policy's A/B fields; only speed
@@ -72,7 +76,9 @@ class combination_search final : public train::search_extension {
   }
 
   [[nodiscard]] std::uint64_t column_unique_values(std::size_t k) const override {
-    return projection_unique_values(book_.last(k).desc.base.proj, cat_unique_, prepared_.learn->num_rows());
+    // A table keeps at most ctr_leaf_count_limit values.
+    return std::min(projection_unique_values(book_.last(k).desc.base.proj, cat_unique_, prepared_.learn->num_rows()),
+                    leaf_count_limit_);
   }
 
   [[nodiscard]] const model::ctr_base* column_base(std::size_t k) const override { return &book_.last(k).desc.base; }
@@ -96,6 +102,7 @@ class combination_search final : public train::search_extension {
   Primitives primitives_;
   prepared_data& prepared_;
   int max_complexity_;
+  std::uint64_t leaf_count_limit_;
   std::vector<std::int32_t> ctr_cats_;
   std::vector<std::uint64_t> cat_unique_;  // the model-size regularization's counts
   combination_book<projection_data, committed_column> book_{prepared_};

@@ -18,6 +18,7 @@
 #include "src/ctr/pool_views.hpp"
 #include "src/ctr/combination_search.hpp"
 #include "src/ctr/host_helpers.hpp"
+#include "src/ctr/leaf_count_limit.hpp"
 
 namespace cbg::ctr {
 
@@ -117,6 +118,7 @@ struct host_projection {
   model::projection proj;
   std::vector<std::uint32_t> ids;   // per learn row
   std::vector<std::uint64_t> keys;  // per id
+  bool limited = false;             // ctr_leaf_count_limit dropped values (leaf_count_limit.hpp)
   std::vector<host_column> columns;
 };
 
@@ -284,6 +286,9 @@ class host_primitives {
         for (std::uint32_t id : p.ids) ++t.counts[id];
         std::int64_t counted = n_;
         if (base.type == model::ctr_type::counter && o_.counter_calc_method == counter_calc::full && eval_ != nullptr) {
+          CBG_EXPECTS(!p.limited, status::not_implemented,
+                      "parameter 'ctr_leaf_count_limit': with counter_calc_method Full and an eval set (a Counter "
+                      "CTR's table bounded over the learn and eval rows) not implemented");
           std::unordered_map<std::uint64_t, std::uint32_t> id_of;
           for (std::size_t id = 0; id < unique; ++id) id_of.emplace(p.keys[id], static_cast<std::uint32_t>(id));
           for (std::uint64_t k : row_keys(p.proj, true)) {
@@ -383,6 +388,13 @@ class host_primitives {
       if (added) p->keys.push_back(keys[static_cast<std::size_t>(r)]);
       p->ids[static_cast<std::size_t>(r)] = at->second;
     }
+    const std::vector<std::uint32_t> kept = apply_leaf_count_limit(p->ids, p->keys, leaf_count_limit_of(o_, proj));
+    if (!kept.empty()) {
+      std::vector<std::uint64_t> kept_keys;
+      for (std::uint32_t id : kept) kept_keys.push_back(p->keys[id]);
+      p->keys = std::move(kept_keys);
+      p->limited = true;
+    }
     if (!specs_.empty()) ensure_targets(specs_.front());
     for (const combination_feature& f : projection_features(proj, specs_, classes_)) {
       host_column c;
@@ -416,7 +428,8 @@ class host_primitives {
 std::unique_ptr<train::search_extension> make_combinations_host(const pool& learn, const pool* eval, const options& o,
                                                                 const ctr_targets& targets, std::uint64_t seed,
                                                                 int max_complexity, prepared_data& prepared) {
-  return std::make_unique<combination_search<host_primitives>>(prepared, max_complexity, learn, eval, o, targets, seed);
+  return std::make_unique<combination_search<host_primitives>>(prepared, max_complexity, o.ctr_leaf_count_limit, learn,
+                                                               eval, o, targets, seed);
 }
 
 }  // namespace cbg::ctr

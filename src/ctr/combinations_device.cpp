@@ -543,8 +543,9 @@ std::unique_ptr<train::search_extension> make_combinations_device(const pool& le
                                                                   const std::vector<std::uint8_t>& nan_modes,
                                                                   prepared_data& prepared) {
   scoped_device guard(learn.ctx()->device());
-  return std::make_unique<combination_search<device_primitives>>(prepared, max_complexity, learn, eval, o, rule,
-                                                                 binarize, seed, max_complexity, nan_modes);
+  return std::make_unique<combination_search<device_primitives>>(prepared, max_complexity, o.ctr_leaf_count_limit,
+                                                                 learn, eval, o, rule, binarize, seed, max_complexity,
+                                                                 nan_modes);
 }
 
 std::unique_ptr<train::search_extension> combinations_for_training_device(const pool& learn, const pool* eval,

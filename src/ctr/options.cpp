@@ -198,31 +198,57 @@ void parse_option(options& o, const std::string& key, const std::string& value_j
   } else if (key == "ctr_target_border_count") {
     o.ctr_target_border_count = integer_of(key, v, 1, max_target_borders);
   } else if (key == "ctr_leaf_count_limit") {
-    // CatBoost's CPU-only bound on a CTR table's categories (its GPU trainer refuses any value but
-    // the default, unlimited: the largest unsigned 64-bit integer).
-    const bool unlimited = v.is_number_unsigned() && v.get<std::uint64_t>() == ~std::uint64_t{0};
-    double d = 0;
-    if (!unlimited && (!v.is_number() || (d = v.get<double>()) < 1 || d != std::floor(d))) {
-      invalid(key, fmt::format("{} is not a positive integer", v.dump()));
+    // CatBoost's CPU-only bound on a projection's categories (its default, unlimited: the largest
+    // unsigned 64-bit integer). A number, or its text.
+    std::uint64_t limit = 0;
+    bool ok = false;
+    if (v.is_number_unsigned()) {
+      limit = v.get<std::uint64_t>();
+      ok = true;
+    } else if (v.is_number_float()) {
+      const double d = v.get<double>();
+      ok = d >= 1 && d == std::floor(d) && d < 0x1p64;
+      if (ok) limit = static_cast<std::uint64_t>(d);
+    } else if (v.is_string()) {
+      const std::string& t = v.get_ref<const std::string&>();
+      const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), limit);
+      ok = ec == std::errc() && end == t.data() + t.size() && !t.empty();
     }
-    if (!unlimited) {
-      CBG_FAIL(status::not_implemented,
-               "parameter 'ctr_leaf_count_limit': not implemented (CatBoost supports it on the CPU only; its GPU "
-               "trainer refuses it too); model_size_reg bounds the CTR tables");
-    }
+    if (!ok || limit == 0) invalid(key, fmt::format("{} is not a positive integer", v.dump()));
+    o.ctr_leaf_count_limit = limit;
   } else if (key == "store_all_simple_ctr") {
-    // CatBoost's CPU-only exception to ctr_leaf_count_limit for single features (its GPU trainer
-    // refuses any value but the default, false).
-    if (!v.is_boolean() && !(v.is_number_integer() && (v.get<int>() == 0 || v.get<int>() == 1))) {
+    // CatBoost's CPU-only exception to ctr_leaf_count_limit for single features.
+    if (v.is_boolean()) {
+      o.store_all_simple_ctr = v.get<bool>();
+    } else if (v.is_number_integer() && (v.get<std::int64_t>() == 0 || v.get<std::int64_t>() == 1)) {
+      o.store_all_simple_ctr = v.get<std::int64_t>() == 1;
+    } else if (v.is_string() && (v.get<std::string>() == "true" || v.get<std::string>() == "false")) {
+      o.store_all_simple_ctr = v.get<std::string>() == "true";
+    } else {
       invalid(key, fmt::format("{} is not a boolean", v.dump()));
-    }
-    if (v.is_boolean() ? v.get<bool>() : v.get<int>() == 1) {
-      CBG_FAIL(status::not_implemented,
-               "parameter 'store_all_simple_ctr': not implemented (CatBoost supports it on the CPU only, with "
-               "ctr_leaf_count_limit; its GPU trainer refuses it too)");
     }
   } else {
     invalid(key, "not a categorical-feature option");
+  }
+}
+
+std::uint64_t leaf_count_limit_of(const options& o, const model::projection& proj) {
+  const bool single = proj.cat_features.size() == 1 && proj.float_splits.empty() && proj.one_hot_splits.empty();
+  return single && o.store_all_simple_ctr ? options::no_leaf_count_limit : o.ctr_leaf_count_limit;
+}
+
+void check_table_bounds_supported(const options& o, bool cpu) {
+  if (cpu) return;
+  if (o.ctr_leaf_count_limit != options::no_leaf_count_limit) {
+    CBG_FAIL(status::not_implemented,
+             fmt::format("parameter 'ctr_leaf_count_limit': {}: not implemented on a GPU (CatBoost's GPU trainer "
+                         "refuses it too); a CPU context supports it",
+                         o.ctr_leaf_count_limit));
+  }
+  if (o.store_all_simple_ctr) {
+    CBG_FAIL(status::not_implemented,
+             "parameter 'store_all_simple_ctr': true is not implemented on a GPU (CatBoost's GPU trainer refuses it "
+             "too); a CPU context supports it");
   }
 }
 

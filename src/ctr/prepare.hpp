@@ -57,8 +57,8 @@ prepared_data prepare_categorical(P& prim, const pool& learn, const pool* eval, 
     const std::int32_t flat = out.cat_flat[c];
     const typename P::hashes h = prim.column_hashes(learn, flat);
     const typename P::hashes he = eval != nullptr ? prim.column_hashes(*eval, flat) : typename P::hashes();
-    const typename P::perfect ph = prim.perfect_hash(h, n);
-    const std::size_t unique = prim.unique(ph);
+    typename P::perfect ph = prim.perfect_hash(h, n);
+    std::size_t unique = prim.unique(ph);
 
     if (static_cast<std::int64_t>(unique) <= o.one_hot_max_size) {
       // One 0/1 column per value, in ascending order of the value (as int32).
@@ -77,13 +77,18 @@ prepared_data prepare_categorical(P& prim, const pool& learn, const pool* eval, 
       continue;
     }
 
+    model::projection proj;
+    proj.cat_features.push_back(static_cast<std::int32_t>(c));
+    // ctr_leaf_count_limit (leaf_count_limit.hpp; the host path only: a GPU context refuses it):
+    // the rare values' rows join a kept value, the ordered statistics and the tables follow.
+    const std::uint64_t limit = leaf_count_limit_of(o, proj);
+    const bool limited = unique > limit;
+    if (limited) unique = prim.limit_categories(ph, limit);
     // The table keys of the single-feature projection (for the model), by perfect-hash id, and
     // their buckets: every table of this feature has that shape.
     const std::vector<std::uint32_t> cat_keys = prim.keys(ph, "CTR table keys");
     std::vector<std::uint64_t> keys(unique);
     for (std::size_t id = 0; id < unique; ++id) keys[id] = model::projection_add_cat(0, cat_keys[id]);
-    model::projection proj;
-    proj.cat_features.push_back(static_cast<std::int32_t>(c));
     model::ctr_table shape;
     build_ctr_buckets(keys, shape);
     typename P::feature_data fs = prim.start_feature(shape);
@@ -114,6 +119,9 @@ prepared_data prepare_categorical(P& prim, const pool& learn, const pool* eval, 
           // Counter with counter_calc Full: the eval rows count too (their categories seen in
           // learn; others are not keys). The call returns the eval rows it counted.
           const bool with_eval = s.type == model::ctr_type::counter && o.counter_calc_method == counter_calc::full;
+          CBG_EXPECTS(!(with_eval && limited && ne > 0), status::not_implemented,
+                      "parameter 'ctr_leaf_count_limit': with counter_calc_method Full and an eval set (a Counter "
+                      "CTR's table bounded over the learn and eval rows) not implemented");
           const std::int64_t rows_counted = n + prim.counts(ph, he, n, ne, unique, with_eval, fs, t, dt);
           t.counter_denominator = s.type == model::ctr_type::counter
                                       ? *std::max_element(t.counts.begin(), t.counts.end())

@@ -59,6 +59,12 @@ class device_primitives {
   std::vector<std::uint32_t> keys(const perfect& ph, const char* what) const {
     return download(ctx_, ph.keys.data(), static_cast<std::size_t>(ph.unique), what);
   }
+  // ctr_leaf_count_limit is the host path's (the trainer refuses it on a GPU, as CatBoost's GPU trainer).
+  [[noreturn]] std::size_t limit_categories(perfect&, std::uint64_t) const {
+    CBG_FAIL(status::not_implemented,
+             "parameter 'ctr_leaf_count_limit': not implemented on a GPU (CatBoost's GPU trainer refuses it too); "
+             "a CPU context supports it");
+  }
   int classes() const { return ts_.classes; }
 
   void one_hot(const hashes& h, const hashes& he, std::int64_t n, std::int64_t ne, std::int32_t v, column& l,

@@ -14,6 +14,7 @@
 #include "cbg/ctr/ctr_math.hpp"
 #include "cbg/ctr/features.hpp"
 #include "src/ctr/host_helpers.hpp"
+#include "src/ctr/leaf_count_limit.hpp"
 #include "src/ctr/pool_views.hpp"
 #include "src/ctr/prepare.hpp"
 
@@ -71,6 +72,17 @@ class host_primitives {
   perfect perfect_hash(const hashes& h, std::int64_t n) const { return categorical::perfect_hash_host(h.data(), n); }
   std::size_t unique(const perfect& ph) const { return ph.keys.size(); }
   std::vector<std::uint32_t> keys(const perfect& ph, const char*) const { return ph.keys; }
+  // ctr_leaf_count_limit: the kept values only (leaf_count_limit.hpp). Returns their count.
+  std::size_t limit_categories(perfect& ph, std::uint64_t limit) const {
+    std::vector<std::uint64_t> table_keys(ph.keys.size());
+    for (std::size_t id = 0; id < ph.keys.size(); ++id) table_keys[id] = model::projection_add_cat(0, ph.keys[id]);
+    std::vector<std::uint32_t> keys;
+    for (std::uint32_t id : apply_leaf_count_limit(ph.ids, table_keys, limit)) keys.push_back(ph.keys[id]);
+    ph.keys = std::move(keys);
+    ph.counts.assign(ph.keys.size(), 0);
+    for (std::uint32_t id : ph.ids) ++ph.counts[id];
+    return ph.keys.size();
+  }
   feature_data start_feature(const model::ctr_table&) const { return {}; }
   int classes() const { return classes_; }
 

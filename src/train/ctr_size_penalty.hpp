@@ -6,8 +6,9 @@
 // the model keeps fewer. As CatBoost's CPU trainer (greedy_tensor_search.cpp, GetCatFeatureWeight):
 // a table (projection, CTR type) counts as in the model once a tree split on any CTR feature reading
 // it (any prior), u_max is over every candidate; u is the GPU trainer's bound (GetMaxCtrUniqueValues;
-// the CPU counts the distinct values themselves). The pool's CTR features get their weights at the
-// start of each tree, and a feature chosen at an earlier level of the tree scores unweighted
+// the CPU counts the distinct values themselves), at most ctr_leaf_count_limit for a combination (a
+// single feature's bound is its table's size, bounded too unless store_all_simple_ctr). The pool's CTR features get
+// their weights at the start of each tree, and a feature chosen at an earlier level of the tree scores unweighted
 // (size_weighted_score); the feature combinations' columns of a level get theirs in the level loop,
 // u_max also over that level's columns. Internal (not installed).
 #pragma once

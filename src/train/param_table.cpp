@@ -589,15 +589,18 @@ std::vector<param_spec> make_table() {
        .stored = t::integer,
        .kind = k::custom,
        .default_json = "18446744073709551615",
-       .doc = "CatBoost's CPU-only bound on a CTR table's categories: only the default (unlimited) is accepted, "
-              "others are not implemented (CatBoost's GPU trainer refuses them too)",
+       .doc = "CatBoost's CPU-only bound on a CTR table's categories: a projection with more distinct learn values "
+              "keeps this many of the most frequent, the others' rows join one kept value (chosen as CatBoost does) "
+              "and the model sees them as unseen values; a CPU context only (a GPU context refuses other values "
+              "than the default, unlimited, as CatBoost's GPU trainer)",
        .set = set_ctr_option},
       {.name = "store_all_simple_ctr",
        .stored = t::boolean,
        .kind = k::custom,
        .default_json = "false",
-       .doc = "CatBoost's CPU-only exception to ctr_leaf_count_limit: only false is accepted, true is not "
-              "implemented (CatBoost's GPU trainer refuses it too)",
+       .doc = "CatBoost's CPU-only exception to ctr_leaf_count_limit: true keeps every value of a single "
+              "categorical feature's tables (combinations stay bounded); a CPU context only (a GPU context refuses "
+              "true, as CatBoost's GPU trainer)",
        .set = set_ctr_option},
       // ---- output ----
       {.name = "metric_period",
@@ -703,7 +706,6 @@ bool is_unimplemented_catboost_param(std::string_view name) noexcept {
                                                "colsample_bylevel",
                                                "ctr_description",
                                                "ctr_history_unit",
-                                               "ctr_leaf_count_limit",
                                                "data_partition",
                                                "dev_efb_max_buckets",
                                                "dev_score_calc_obj_block_size",
@@ -747,7 +749,6 @@ bool is_unimplemented_catboost_param(std::string_view name) noexcept {
                                                "snapshot_file",
                                                "snapshot_interval",
                                                "sparse_features_conflict_fraction",
-                                               "store_all_simple_ctr",
                                                "text_features",
                                                "text_processing",
                                                "tokenizers",

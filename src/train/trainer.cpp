@@ -248,6 +248,7 @@ model::model train(const pool& learn, const train_params& p, const train_options
 
   CBG_EXPECTS(learn.num_rows() > 0, status::bad_data, "the learn pool has no rows");
   CBG_EXPECTS(learn.label().has_value(), status::bad_data, "the learn pool has no label");
+  ctr::check_table_bounds_supported(p.ctr, ctx.is_cpu());
   const pool* eval = options.eval;
   if (eval != nullptr) {
     CBG_EXPECTS(

@@ -118,3 +118,26 @@ def test_catboost_predicts_on_the_same_file_what_calc_writes(tmp_path):
     ours_m = catboost.utils.eval_metric(y, host, "Logloss")[0]
     theirs_m = catboost.utils.eval_metric(y, theirs.predict(test_pool, prediction_type="RawFormulaVal"), "Logloss")[0]
     assert ours_m <= 1.1 * theirs_m, (ours_m, theirs_m)
+
+
+def test_ctr_leaf_count_limit_on_the_host(tmp_path):
+    """`--ctr-leaf-count-limit` (CatBoost's CPU-only option) with `--task-type CPU`: the city's tables
+    keep its 4 most frequent values, and CatBoost predicts the model as `calc` does."""
+    learn, test, cd = tmp_path / "learn.tsv", tmp_path / "test.tsv", tmp_path / "pool.cd"
+    write_tsv(learn, 1, 600)
+    write_tsv(test, 2, 300)
+    cd.write_text(CD, encoding="utf-8")
+    model = tmp_path / "limited.cbm"
+    run("fit", "-f", str(learn), "--cd", str(cd), "--loss-function", "Logloss", "-i", "20", "--depth", "4",
+        "--task-type", "CPU", "-m", str(model), "--train-dir", str(tmp_path / "info"), "--one-hot-max-size", "4",
+        "--max-ctr-complexity", "1", "--ctr-leaf-count-limit", "4", "--store-all-simple-ctr", "false")
+    m = json.loads(cbgpu.Model.load(model).to_bytes("json"))
+    sizes = {len([h for h in t["hash_map"][::t["hash_stride"]] if int(h) != 2**64 - 1])
+             for t in m["ctr_data"].values()}
+    assert sizes == {4}
+    catboost = pytest.importorskip("catboost")
+    loaded = catboost.CatBoost()
+    loaded.load_model(str(model))
+    expected = loaded.predict(catboost.Pool(str(test), column_description=str(cd)), prediction_type="RawFormulaVal")
+    host, _ = calc_raw(tmp_path, model, test, cd, "CPU")
+    np.testing.assert_array_equal(host, expected)

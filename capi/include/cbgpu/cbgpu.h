@@ -1168,7 +1168,13 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *     random permutation; true is CBG_ERR_NOT_IMPLEMENTED), permutation_count (1, the one
  *     permutation every iteration uses; CatBoost's GPU default 4 and other values are
  *     CBG_ERR_NOT_IMPLEMENTED), ctr_leaf_count_limit and store_all_simple_ctr (CatBoost's
- *     CPU-only options: their defaults only, unlimited and false).
+ *     CPU-only bounds on the CTR tables, with its CPU trainer's rule, on a CPU context only: a
+ *     projection with more distinct learn values than the limit keeps that many of the most
+ *     frequent, the rows of the others count in one kept value and the model sees them as unseen;
+ *     store_all_simple_ctr exempts single categorical features. At ties, and for the value the
+ *     others join, CatBoost's choice depends on the order it reads the learn rows in: ours is its
+ *     choice reading them in order (has_time); its permutation can change it. With
+ *     counter_calc_method Full and an eval set a bounded Counter CTR is CBG_ERR_NOT_IMPLEMENTED).
  *   - Output: metric_period (1), verbose / silent / logging_level (progress lines every
  *     metric_period iterations at CBG_LOG_INFO through the log callback, category
  *     "cbgpu.train"), train_dir (CatBoost's learn_error.tsv, test_error.tsv, time_left.tsv and
@@ -1186,8 +1192,8 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *   score_function SolarL2 and LOOL2, sampling_unit Group, TargetBorderCount > 1 in a CTR
  *   description (CatBoost's GPU trainer refuses it too), PriorEstimation BetaPrior,
  *   ctr_target_border_count > 1 with MultiClass, ctr_leaf_count_limit and store_all_simple_ctr
- *   other than their defaults (CatBoost's GPU trainer refuses them too), max_ctr_complexity > 1
- *   on several GPUs.
+ *   other than their defaults on a GPU context (CatBoost's GPU trainer refuses them too; a CPU
+ *   context takes them), max_ctr_complexity > 1 on several GPUs.
  * @param eval_pool    optional (NULL) eval set with the same features, on the same device: eval
  *   metric per iteration, early stopping, use_best_model.
  * @param callbacks    optional (NULL); see cbg_train_callbacks_t.

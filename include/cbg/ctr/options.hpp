@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Categorical-feature training options with CatBoost's names and syntax (catboost-training.md
 // §2.2-§2.3): one_hot_max_size, simple_ctr, combinations_ctr, per_feature_ctr, max_ctr_complexity,
-// counter_calc_method. A CTR description is CatBoost's string
+// counter_calc_method, ctr_target_border_count, and CatBoost's CPU-only bounds on the CTR tables,
+// ctr_leaf_count_limit and store_all_simple_ctr (the host path only; leaf_count_limit.hpp).
+// A CTR description is CatBoost's string
 //   CtrType[:TargetBorderCount=N][:TargetBorderType=T][:CtrBorderCount=N][:CtrBorderType=T]
 //          [:Prior=num[/denom]][:PriorEstimation=No]...
 // (TargetBorderCount other than 1 and PriorEstimation BetaPrior are refused as not implemented;
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "cbg/model/apply_math.hpp"
+#include "cbg/model/model.hpp"
 #include "cbg/quantize/quantize_math.hpp"
 
 namespace cbg::ctr {
@@ -48,7 +51,21 @@ struct options {
   std::optional<int> max_ctr_complexity;                          // nullopt: 4, or 1 below 200 iterations
   counter_calc counter_calc_method = counter_calc::skip_test;
   std::optional<int> ctr_target_border_count;
+  // CatBoost's CPU trainer's bound on a projection's categories: a projection with more distinct
+  // learn values keeps the most frequent this many (the default: no bound).
+  std::uint64_t ctr_leaf_count_limit = no_leaf_count_limit;
+  bool store_all_simple_ctr = false;  // single-feature projections keep every value
+  static constexpr std::uint64_t no_leaf_count_limit = ~std::uint64_t{0};
 };
+
+// The bound ctr_leaf_count_limit and store_all_simple_ctr put on the table of `proj` (CatBoost's
+// online_ctr.cpp): the limit, or none for a single categorical feature under store_all_simple_ctr.
+std::uint64_t leaf_count_limit_of(const options& o, const model::projection& proj);
+
+// CatBoost's GPU trainer refuses ctr_leaf_count_limit and store_all_simple_ctr other than their
+// defaults; so does a GPU context here (not_implemented, naming the parameter). `cpu`: the context
+// is the host's.
+void check_table_bounds_supported(const options& o, bool cpu);
 
 // Parses one option (the trainer's parameter table, cbg/train/param_table.hpp, lists them); `value`
 // is JSON text (a string, a number or a list of strings). Throws cbg::error(invalid_argument) naming

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -35,6 +36,7 @@
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
 #include "support/shrink.hpp"
+#include "src/ctr/leaf_count_limit.hpp"
 #include "unit/ctr/cat_data.hpp"
 #include "unit/ctr/ctr_compare.hpp"
 #include "unit/ctr/predict_util.hpp"
@@ -152,13 +154,50 @@ TEST_CASE("CTR options parse CatBoost's syntax and refuse bad values by name", "
   CHECK((*q.ctr.combinations_ctr)[0].type == cbg::model::ctr_type::borders);
   CHECK((*q.ctr.combinations_ctr)[0].target_border_count == 4);
   CHECK(bad(R"({"max_ctr_complexity": 0})") == status::invalid_argument);  // above 1: combinations.hpp
-  // CatBoost's CPU-only table bounds: their defaults only (CatBoost's GPU trainer refuses others too).
+  // CatBoost's CPU-only table bounds: parsed here, refused on a GPU context by the trainer.
   CHECK(bad(R"({"ctr_leaf_count_limit": 18446744073709551615, "store_all_simple_ctr": false})") == status::ok);
-  CHECK(bad(R"({"ctr_leaf_count_limit": 64})") == status::not_implemented);
+  CHECK(bad(R"({"ctr_leaf_count_limit": 64, "store_all_simple_ctr": true})") == status::ok);
+  CHECK(bad(R"({"ctr_leaf_count_limit": "64", "store_all_simple_ctr": "false"})") == status::ok);
   CHECK(bad(R"({"ctr_leaf_count_limit": 0})") == status::invalid_argument);
+  CHECK(bad(R"({"ctr_leaf_count_limit": -3})") == status::invalid_argument);
   CHECK(bad(R"({"ctr_leaf_count_limit": 2.5})") == status::invalid_argument);
-  CHECK(bad(R"({"store_all_simple_ctr": true})") == status::not_implemented);
   CHECK(bad(R"({"store_all_simple_ctr": "yes"})") == status::invalid_argument);
+  const auto bounded = cbg::train::parse_params(R"({"ctr_leaf_count_limit": 64, "store_all_simple_ctr": true})");
+  CHECK(bounded.ctr.ctr_leaf_count_limit == 64);
+  CHECK(bounded.ctr.store_all_simple_ctr);
+  CHECK(cbg::train::parse_params("{}").ctr.ctr_leaf_count_limit == ctr::options::no_leaf_count_limit);
+  cbg::model::projection single, pair, with_split;
+  single.cat_features = {1};
+  pair.cat_features = {0, 1};
+  with_split.cat_features = {1};
+  with_split.float_splits.push_back({0, 0.5f});
+  CHECK(ctr::leaf_count_limit_of(bounded.ctr, single) == ctr::options::no_leaf_count_limit);
+  CHECK(ctr::leaf_count_limit_of(bounded.ctr, pair) == 64);
+  CHECK(ctr::leaf_count_limit_of(bounded.ctr, with_split) == 64);  // not a single categorical feature
+  ctr::options limit_only;
+  limit_only.ctr_leaf_count_limit = 64;
+  CHECK(ctr::leaf_count_limit_of(limit_only, single) == 64);
+  // A GPU context refuses them by name, as CatBoost's GPU trainer; a CPU context takes them.
+  for (const ctr::options& o : {bounded.ctr, limit_only}) {
+    CHECK_NOTHROW(ctr::check_table_bounds_supported(o, true));
+    try {
+      ctr::check_table_bounds_supported(o, false);
+      FAIL("accepted on a GPU");
+    } catch (const cbg::error& e) {
+      CHECK(e.code() == status::not_implemented);
+      CHECK(std::string(e.what()).find("ctr_leaf_count_limit") != std::string::npos);
+      CHECK(std::string(e.what()).find("CPU context") != std::string::npos);
+    }
+  }
+  ctr::options store_only;
+  store_only.store_all_simple_ctr = true;
+  try {
+    ctr::check_table_bounds_supported(store_only, false);
+    FAIL("accepted on a GPU");
+  } catch (const cbg::error& e) {
+    CHECK(std::string(e.what()).find("store_all_simple_ctr") != std::string::npos);
+  }
+  CHECK_NOTHROW(ctr::check_table_bounds_supported(ctr::options{}, false));
   try {
     (void)cbg::train::parse_params(R"({"simple_ctr": ["Borders:CtrBorderCount=0"]})");
     FAIL("accepted");
@@ -368,6 +407,242 @@ TEST_CASE("Counter CTRs divide by the largest category count; Full counts the ev
       REQUIRE(p.learn_columns[1][static_cast<std::size_t>(r)] == expected);
     }
   }
+}
+
+TEST_CASE("ctr_leaf_count_limit keeps a table's most frequent categories, the rest join the last kept", "[ctr]") {
+  namespace ctr = cbg::ctr;
+  namespace cm = cbg::model;
+  auto ctx = make_context(CBG_DEVICE_CPU);
+  auto learn = make_cat_data(ctx, 600, true, 21);
+  auto eval = make_cat_data(ctx, 200, true, 22);
+  eval->b[0] = 999;  // a category the learn set never saw
+  const std::vector<float> targets = learn->label;
+  ctr::ctr_targets t;
+  t.learn = &targets;
+  const std::uint64_t seed = 5, limit = 12;
+  // CatBoost's CPU rule (online_ctr.cpp): `limit` of the most frequent learn values keep their
+  // entries, the others' rows count in one kept value; which, at ties, is CatBoost's choice (the test
+  // above). Here: whatever the limit chose, the counts, columns and eval values must follow from it.
+  std::vector<std::int32_t> first_seen;
+  std::map<std::int32_t, std::int64_t> count_of;
+  for (std::int32_t v : learn->b) {
+    if (count_of[v]++ == 0) first_seen.push_back(v);
+  }
+  REQUIRE(first_seen.size() == 40);
+  std::vector<std::uint32_t> ids;
+  std::vector<std::uint64_t> keys;
+  for (std::int32_t v : first_seen) keys.push_back(cm::projection_add_cat(0, cm::cat_hash_int(v)));
+  for (std::int32_t v : learn->b) {
+    ids.push_back(static_cast<std::uint32_t>(std::find(first_seen.begin(), first_seen.end(), v) - first_seen.begin()));
+  }
+  const std::vector<std::uint32_t> before = ids;
+  const std::vector<std::uint32_t> kept = ctr::apply_leaf_count_limit(ids, keys, limit);
+  REQUIRE(kept.size() == limit);
+  std::map<std::int32_t, std::int32_t> joins;  // learn value -> the value whose entry counts it
+  for (std::size_t r = 0; r < ids.size(); ++r) {
+    joins[first_seen[before[r]]] = first_seen[kept[ids[r]]];
+  }
+  // The kept values are among the most frequent: none dropped is more frequent than one kept.
+  std::int64_t least_kept = learn->rows, most_dropped = 0;
+  std::set<std::int32_t> joined;
+  for (const auto& [v, into] : joins) {
+    if (into == v) {
+      least_kept = std::min(least_kept, count_of[v]);
+    } else {
+      most_dropped = std::max(most_dropped, count_of[v]);
+      joined.insert(into);
+    }
+  }
+  CHECK(most_dropped <= least_kept);
+  CHECK(joined.size() == 1);
+  for (const bool store_all : {false, true}) {
+    ctr::options o;
+    o.one_hot_max_size = 3;
+    o.simple_ctr =
+        std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders:Prior=0.5", "x"), ctr::parse_ctr_spec("Counter", "x")};
+    o.ctr_leaf_count_limit = limit;
+    o.store_all_simple_ctr = store_all;
+    const ctr::prepared_data p = ctr::prepare_categorical_host(*learn->pool, eval->pool.get(), o, t, seed);
+    REQUIRE(p.derived.size() == 3 + 2);
+    REQUIRE(p.tables.size() == 2);
+    // The value whose entry a learn or eval value reads (nullopt: not a key, the prior alone).
+    const auto entry = [&](std::int32_t v) -> std::optional<std::int32_t> {
+      if (store_all) return count_of.count(v) != 0 ? std::optional<std::int32_t>(v) : std::nullopt;
+      const auto it = joins.find(v);
+      return it != joins.end() && it->second == v ? std::optional<std::int32_t>(v) : std::nullopt;
+    };
+    const auto learn_entry = [&](std::int32_t v) { return store_all ? v : joins.at(v); };
+    for (const cm::ctr_table& tb : p.tables) {
+      CHECK(tb.key_count() == (store_all ? 40 : limit));
+      std::map<std::uint64_t, std::uint32_t> index_of;
+      for (std::size_t b = 0; b < tb.bucket_hashes.size(); ++b) {
+        if (tb.bucket_hashes[b] != cm::ctr_empty_hash) index_of[tb.bucket_hashes[b]] = tb.bucket_indices[b];
+      }
+      CHECK(index_of.size() == tb.key_count());
+      std::int64_t largest = 0;
+      for (const auto& [v, c] : count_of) {
+        const std::uint64_t key = cm::projection_add_cat(0, cm::cat_hash_int(v));
+        if (!entry(v)) {
+          CHECK(index_of.count(key) == 0);
+          continue;
+        }
+        REQUIRE(index_of.count(key) == 1);
+        const std::uint32_t i = index_of[key];
+        std::int32_t rows = 0, good = 0;
+        for (std::int64_t r = 0; r < learn->rows; ++r) {
+          if (learn_entry(learn->b[static_cast<std::size_t>(r)]) != v) continue;
+          ++rows;
+          good += learn->label[static_cast<std::size_t>(r)] > 0.5f ? 1 : 0;
+        }
+        largest = std::max<std::int64_t>(largest, rows);
+        if (tb.base.type == cm::ctr_type::counter) {
+          CHECK(tb.counts[i] == rows);
+        } else {
+          CHECK(tb.counts[2 * i] == rows - good);
+          CHECK(tb.counts[2 * i + 1] == good);
+        }
+      }
+      if (tb.base.type == cm::ctr_type::counter) CHECK(tb.counter_denominator == largest);
+    }
+    // The learn columns: ordered statistics over the joined categories; the eval columns: the
+    // table's, the prior alone for a value that is not a key.
+    const std::vector<std::int64_t> pos = positions_of(seed, learn->rows);
+    const cm::ctr_table& counter = p.tables[1].base.type == cm::ctr_type::counter ? p.tables[1] : p.tables[0];
+    const float den_counter = static_cast<float>(counter.counter_denominator);
+    for (std::size_t k = 3; k < p.derived.size(); ++k) {
+      const cm::ctr_description& d = p.derived[k].ctr;
+      const float num = d.prior_num, den = d.prior_denom;
+      const auto stats = [&](std::int32_t v, std::int64_t before) {
+        std::uint32_t good = 0, total = 0;
+        for (std::int64_t q = 0; q < learn->rows; ++q) {
+          if (learn_entry(learn->b[static_cast<std::size_t>(q)]) != v || pos[static_cast<std::size_t>(q)] >= before)
+            continue;
+          ++total;
+          good += learn->label[static_cast<std::size_t>(q)] > 0.5f ? 1 : 0;
+        }
+        return std::make_pair(good, total);
+      };
+      for (std::int64_t r = 0; r < learn->rows; ++r) {
+        const std::int32_t v = learn_entry(learn->b[static_cast<std::size_t>(r)]);
+        float expected = 0;
+        if (d.base.type == cm::ctr_type::borders) {
+          const auto [good, total] = stats(v, pos[static_cast<std::size_t>(r)]);
+          expected = (static_cast<float>(good) + num) / (static_cast<float>(total) + den);
+        } else {
+          const auto [good, total] = stats(v, learn->rows);
+          expected = (static_cast<float>(total) + num) / (den_counter + den);
+        }
+        REQUIRE(p.learn_columns[k][static_cast<std::size_t>(r)] == expected);
+      }
+      for (std::int64_t r = 0; r < eval->rows; ++r) {
+        const std::optional<std::int32_t> v = entry(eval->b[static_cast<std::size_t>(r)]);
+        const auto [good, total] = v ? stats(*v, learn->rows) : std::make_pair(0u, 0u);
+        const float expected = d.base.type == cm::ctr_type::borders
+                                   ? (static_cast<float>(good) + num) / (static_cast<float>(total) + den)
+                                   : (static_cast<float>(total) + num) / (den_counter + den);
+        REQUIRE(p.eval_columns[k][static_cast<std::size_t>(r)] == expected);
+      }
+    }
+  }
+}
+
+TEST_CASE("ctr_leaf_count_limit chooses at ties as CatBoost's CPU trainer does", "[ctr]") {
+  namespace cm = cbg::model;
+  // Recorded with the catboost package (1.2.10, CPU, has_time: the rows in this order): value v * 7 + 3
+  // in rows count(v) times, in blocks of v = 0, 1, ...; the values its table keeps and the one the
+  // others' rows joined.
+  struct recorded {
+    int values;
+    std::function<int(int)> count;
+    std::uint64_t limit;
+    std::vector<int> kept;
+    int joined;
+  };
+  const std::vector<recorded> cases = {
+      {20, [](int v) { return (v * 7) % 5 + 1; }, 6, {2, 4, 7, 9, 12, 17}, 9},
+      {9, [](int v) { return v % 3 + 1; }, 4, {2, 5, 7, 8}, 7},
+      {60,
+       [](int v) { return (v * 5) % 4 + 1; },
+       25,
+       {2, 3, 6, 7, 11, 14, 15, 18, 19, 23, 26, 27, 30, 31, 34, 35, 38, 39, 43, 46, 47, 50, 51, 55, 59},
+       30},
+      // Past 127 values CatBoost's hash table grows (its order changes).
+      {150,
+       [](int v) { return (v * 13) % 9 + 1; },
+       40,
+       {2,  4,  11, 13, 20, 22, 24,  29,  31,  33,  38,  40,  47,  49,  56,  58,  65,  67,  69,  74,
+        76, 83, 85, 92, 94, 96, 101, 103, 105, 110, 112, 119, 121, 123, 128, 130, 137, 139, 146, 148},
+       96},
+  };
+  for (const recorded& c : cases) {
+    std::vector<std::uint32_t> ids;
+    std::vector<std::uint64_t> keys;
+    for (int v = 0; v < c.values; ++v) {
+      keys.push_back(cm::projection_add_cat(0, cm::cat_hash_int(v * 7 + 3)));
+      ids.insert(ids.end(), static_cast<std::size_t>(c.count(v)), static_cast<std::uint32_t>(v));
+    }
+    const std::vector<std::uint32_t> before = ids;
+    const std::vector<std::uint32_t> kept = cbg::ctr::apply_leaf_count_limit(ids, keys, c.limit);
+    REQUIRE(kept.size() == c.limit);
+    CHECK(std::vector<int>(kept.begin(), kept.end()) == c.kept);
+    for (std::size_t r = 0; r < ids.size(); ++r) {
+      const auto it = std::find(kept.begin(), kept.end(), before[r]);
+      const std::uint32_t expected = it != kept.end() ? before[r] : static_cast<std::uint32_t>(c.joined);
+      REQUIRE(kept[ids[r]] == expected);
+    }
+  }
+  // At most `limit` values: nothing changes.
+  std::vector<std::uint32_t> ids = {0, 1, 0, 2};
+  CHECK(cbg::ctr::apply_leaf_count_limit(ids, {11, 12, 13}, 3).empty());
+  CHECK(ids == std::vector<std::uint32_t>{0, 1, 0, 2});
+}
+
+TEST_CASE("ctr_leaf_count_limit in training: the model's tables are bounded, its eval predictions the trainer's",
+          "[ctr]") {
+  auto ctx = make_context(CBG_DEVICE_CPU);
+  auto learn = make_cat_data(ctx, 1500, true, 31);
+  auto eval = make_cat_data(ctx, 400, true, 32);
+  for (const bool store_all : {false, true}) {
+    const std::string params =
+        std::string(R"({"iterations": 40, "depth": 6, "verbose": false, "loss_function": "Logloss",
+        "use_best_model": false, "model_size_reg": 0, "one_hot_max_size": 1, "max_ctr_complexity": 2,
+        "ctr_leaf_count_limit": 7, "store_all_simple_ctr": )") +
+        (store_all ? "true" : "false") + "}";
+    const auto [m, last_eval] = cbg::test::train_with_eval(*learn->pool, params, *eval->pool);
+    REQUIRE(!m.ctr_tables.empty());
+    bool combination = false;
+    for (const cbg::model::ctr_table& tb : m.ctr_tables) {
+      const bool single = tb.base.proj.cat_features.size() == 1 && tb.base.proj.float_splits.empty() &&
+                          tb.base.proj.one_hot_splits.empty();
+      combination = combination || !single;
+      // a has 3 values, b 40; their pairs 120 (of 1500 rows, every one seen).
+      const std::size_t unbounded = single ? (tb.base.proj.cat_features[0] == 0 ? 3 : 40) : 0;
+      if (single && store_all)
+        CHECK(tb.key_count() == unbounded);
+      else
+        CHECK(tb.key_count() <= 7);
+    }
+    CHECK(combination);
+    const std::vector<double> pred = predict(m, *eval);
+    double metric = 0;
+    for (std::int64_t r = 0; r < eval->rows; ++r) {
+      const double y = eval->label[static_cast<std::size_t>(r)];
+      const double a = pred[static_cast<std::size_t>(r)];
+      metric += std::log1p(std::exp(-std::fabs(a))) + std::max(a, 0.0) - y * a;
+    }
+    metric /= static_cast<double>(eval->rows);
+    CHECK(std::fabs(metric - last_eval) < 1e-6);
+  }
+  // Counter with counter_calc_method Full bounds its table over the learn and eval rows in CatBoost:
+  // not implemented with an eval set.
+  const auto full = [&] {
+    (void)cbg::test::train_with_eval(*learn->pool,
+                                     R"({"iterations": 2, "verbose": false, "one_hot_max_size": 1,
+        "simple_ctr": ["Counter"], "counter_calc_method": "Full", "max_ctr_complexity": 1,
+        "ctr_leaf_count_limit": 7})",
+                                     *eval->pool);
+  };
+  CHECK(status_of(full) == cbg::status::not_implemented);
 }
 
 TEST_CASE("Training with categorical features: model features, tables and eval predictions", "[ctr]") {
