@@ -274,7 +274,8 @@ class device_primitives {
     detail::dense_ids_and_runs(ctx_, ts_, keys.data(), n_, p->ids.data(), ukeys.data(), first.data(),
                                p->run_start.data(), runs_, scratch_, unique.data());
     p->sorted_rows = copy_of(runs_.sorted_rows);
-    finish_ids(*p, download(ctx_, unique.data(), 1, "combination distinct count")[0]);
+    p->unique = download(ctx_, unique.data(), 1, "combination distinct count")[0];
+    p->run_start = first_of(p->run_start, p->unique);
     return *cat_bases_.emplace(cat, std::move(p)).first->second;
   }
 
