@@ -415,9 +415,9 @@ void dense_ids_and_runs(const context& ctx, const target_state& t, const std::ui
   tb = r.scan_temp.size();
   CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(r.scan_temp.data(), tb, s.heads.data(), s.rank.data(), n_items, stream));
   CBG_CUDA_TRY(cudaMemsetAsync(first_out, 0xff, un * sizeof(std::uint32_t), stream));
-  run_ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(
-      s.sorted_slot.data(), r.sorted_pos.data(), t.order.data(), s.rank.data(), keys, n, r.sorted_ids.data(),
-      r.sorted_rows.data(), ids, keys_out, start_out, first_out);
+  run_ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(s.sorted_slot.data(), r.sorted_pos.data(), t.order.data(),
+                                                          s.rank.data(), keys, n, r.sorted_ids.data(),
+                                                          r.sorted_rows.data(), ids, keys_out, start_out, first_out);
   CBG_CHECK_CUDA(stream);
   run_totals_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_ids.data(), start_out, n, r.total.data());
   CBG_CHECK_CUDA(stream);

@@ -7,11 +7,11 @@
 //
 // Primitives provide: projection_data and committed_column (as combination_book takes them),
 // ctx(), set_nan_modes(modes), bytes_of(projection) (static: the memory a cached projection holds),
-// make_projections(projections, cached) (per projection a
-// std::unique_ptr<projection_data>: its keys and candidate columns; a level's new projections come in
-// one call, so a path can make them in bulk; cached(projection) gives a projection made before, or
-// nullptr, which a path may derive new ones from; cached may be nullptr), commit(projection, column) (the committed column, its
-// table kept in prepared_data::tables) and eval_values(committed) (null without eval rows).
+// make_projections(projections, cached) (per projection a std::unique_ptr<projection_data>: its keys
+// and candidate columns; a level's new projections come in one call, so a path can make them in
+// bulk; cached(projection) gives a projection made before, or nullptr, which a path may derive new
+// ones from; cached may be nullptr), commit(projection, column) (the committed column, its table kept
+// in prepared_data::tables) and eval_values(committed) (null without eval rows).
 #pragma once
 
 #include <cstdint>

@@ -237,7 +237,8 @@ class device_primitives {
         derivation d;
         d.parent = p;
         d.bit.fcol = prepared_.learn->features()[static_cast<std::size_t>(s.float_index)];
-        d.bit.fsplit = train::value_split{s.float_index, s.border, nan_is_one_[static_cast<std::size_t>(s.float_index)]};
+        d.bit.fsplit =
+            train::value_split{s.float_index, s.border, nan_is_one_[static_cast<std::size_t>(s.float_index)]};
         return d;
       }
     }
