@@ -43,9 +43,9 @@ struct device_column {
 };
 
 // A projection's ids per learn row (ranks of the sorted distinct keys), per id its key (ascending)
-// and first row, and its candidate columns. With the target types' runs (dense_ids_and_runs), also
-// the rows in the runs' order and each id's first position there: the projections one condition
-// longer are derived from them (derived_ids_and_runs).
+// and first row, and its candidate columns. With the target types' runs (dense_ids_and_runs) and
+// shorter than the complexity, also the rows in the runs' order and each id's first position there:
+// the projections one condition longer are derived from them (derived_ids_and_runs).
 struct device_projection {
   model::projection proj;
   std::size_t unique = 0;
@@ -87,6 +87,7 @@ class device_primitives {
         rule_(rule),
         binarize_(binarize),
         seed_(seed),
+        max_complexity_(max_complexity),
         prepared_(prepared) {
     CBG_EXPECTS(!ctx_.is_cpu(), status::no_device, "make_combinations_device needs a GPU context");
     CBG_EXPECTS(max_complexity <= detail::max_key_parts, status::unsupported,
@@ -567,7 +568,12 @@ class device_primitives {
           detail::dense_ids_and_runs(ctx_, ts_, keys.data(), n_, p->ids.data(), ukeys.data(), first.data(),
                                      p->run_start.data(), runs, scratch_, unique_slot);
         }
-        p->sorted_rows = copy_of(runs.sorted_rows);
+        // Only a projection shorter than the complexity can be a parent: the others drop their runs.
+        if (projection_length(proj) < static_cast<std::size_t>(max_complexity_)) {
+          p->sorted_rows = copy_of(runs.sorted_rows);
+        } else {
+          p->run_start = device_buffer<std::uint32_t>();  // freed in stream order, after its kernels
+        }
         if (now) p->unique = download(ctx_, unique_slot, 1, "combination distinct count")[0];
       } else {
         const device_buffer<std::uint64_t> keys = row_keys(proj, false);
@@ -657,6 +663,7 @@ class device_primitives {
   train::target_rule rule_;
   bool binarize_ = false;
   std::uint64_t seed_ = 0;
+  int max_complexity_ = 0;
   prepared_data& prepared_;
   std::int64_t n_ = 0, ne_ = 0;
   bool multiclass_ = false;
