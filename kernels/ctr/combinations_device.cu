@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "kernels/common/cccl.cuh"
+#include "kernels/ctr/ctr_kernels.cuh"
 #include "kernels/ctr/ctr_device.hpp"
 
 #include "cbg/model/hash.hpp"
@@ -19,14 +20,8 @@ namespace cbg::ctr::detail {
 
 namespace {
 
-__device__ inline std::int64_t thread_index() {
-  return blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-}
-
-// Every row's projection key as the model computes it (combination_key, then the split bits).
-__global__ void keys_kernel(detail::key_plan p, std::int64_t n, std::uint64_t* keys) {
-  const std::int64_t i = thread_index();
-  if (i >= n) return;
+// Row i's projection key as the model computes it (combination_key, then the split bits).
+__device__ std::uint64_t projection_key(const key_plan& p, std::int64_t i) {
   std::uint64_t h = 0;
   for (int k = 0; k < p.cats; ++k) h = model::projection_add_cat(h, p.cat[k][i]);
   for (int k = 0; k < p.floats; ++k) {
@@ -34,7 +29,26 @@ __global__ void keys_kernel(detail::key_plan p, std::int64_t n, std::uint64_t* k
   }
   for (int k = 0; k < p.one_hots; ++k)
     h = model::projection_add_bit(h, model::one_hot_split_true(p.oh[k][i], p.ohv[k]));
-  keys[i] = h;
+  return h;
+}
+
+__global__ void keys_kernel(key_plan p, std::int64_t n, std::uint64_t* keys) {
+  const std::int64_t i = thread_index();
+  if (i < n) keys[i] = projection_key(p, i);
+}
+
+// The smallest row of each id into first[id] (initially ~0), for ids that ascend along the warp
+// (runs of consecutive positions): per warp first, then one atomicMin per run piece, so a frequent
+// key's rows do not all hit one address. Every lane of the warp calls it (invalid lanes with id ~0).
+__device__ void first_rows_of_runs(bool valid, std::uint32_t id, std::uint32_t row, std::uint32_t* first) {
+  const unsigned lane = threadIdx.x & 31u;
+  for (unsigned off = 1; off < 32; off <<= 1) {
+    const std::uint32_t other_row = __shfl_down_sync(0xffffffffu, row, off);
+    const std::uint32_t other_id = __shfl_down_sync(0xffffffffu, id, off);
+    if (lane + off < 32 && other_id == id && other_row < row) row = other_row;
+  }
+  const std::uint32_t before = __shfl_up_sync(0xffffffffu, id, 1);
+  if (valid && (lane == 0 || before != id)) atomicMin(first + id, row);
 }
 
 __global__ void rows_kernel(std::int64_t n, std::uint32_t* rows) {
@@ -88,15 +102,6 @@ __global__ void key_slots_kernel(const std::uint64_t* keys, std::int64_t n, unsi
   slot[i] = static_cast<std::uint32_t>(h);
 }
 
-// The rows' slots in permutation order and the positions 0..n-1.
-__global__ void slots_in_order_kernel(const std::uint32_t* order, const std::uint32_t* slot, std::int64_t n,
-                                      std::uint32_t* out, std::uint32_t* positions) {
-  const std::int64_t j = thread_index();
-  if (j >= n) return;
-  out[j] = slot[order[j]];
-  positions[j] = static_cast<std::uint32_t>(j);
-}
-
 // Sorted slots: 1 at the first of each run of equal slots.
 __global__ void slot_heads_kernel(const std::uint32_t* sorted, std::int64_t n, std::uint32_t* heads) {
   const std::int64_t i = thread_index();
@@ -104,9 +109,7 @@ __global__ void slot_heads_kernel(const std::uint32_t* sorted, std::int64_t n, s
 }
 
 // Per sorted position j (runs of equal slots, each in permutation order): the id of its run, the
-// row's id, and per id its key, first position (run start) and first row (the smallest). The
-// smallest row of a run is taken per warp first (its positions are consecutive, ids ascend along the
-// warp) and then with one atomicMin per run piece: a frequent key's rows do not all hit one address.
+// row's id, and per id its key, first position (run start) and first row (the smallest).
 __global__ void run_ids_kernel(const std::uint32_t* sorted, const std::uint32_t* sorted_pos, const std::uint32_t* order,
                                const std::uint32_t* rank, const std::uint64_t* row_keys, std::int64_t n,
                                std::uint32_t* sorted_ids, std::uint32_t* sorted_rows, std::uint32_t* ids,
@@ -125,14 +128,94 @@ __global__ void run_ids_kernel(const std::uint32_t* sorted, const std::uint32_t*
       start[id] = static_cast<std::uint32_t>(j);
     }
   }
-  const unsigned lane = threadIdx.x & 31u;
-  for (unsigned off = 1; off < 32; off <<= 1) {
-    const std::uint32_t other_row = __shfl_down_sync(0xffffffffu, row, off);
-    const std::uint32_t other_id = __shfl_down_sync(0xffffffffu, id, off);
-    if (lane + off < 32 && other_id == id && other_row < row) row = other_row;
+  first_rows_of_runs(valid, id, row, first);
+}
+
+// A binary condition of row i (bit_plan).
+__device__ std::uint32_t condition_bit(const bit_plan& b, std::int64_t i) {
+  if (b.oh != nullptr) return model::one_hot_split_true(b.oh[i], b.ohv) ? 1u : 0u;
+  return train::split_is_one(b.fsplit, quantize::to_feature_float(b.fcol.value(i))) ? 1u : 0u;
+}
+
+// Per parent sorted position j: the condition's bit of its row; bits[n] = 0 (the scan's total).
+__global__ void sorted_bits_kernel(const std::uint32_t* sorted_rows, bit_plan b, std::int64_t n, std::uint32_t* bits) {
+  const std::int64_t j = thread_index();
+  if (j < n) bits[j] = condition_bit(b, sorted_rows[j]);
+  if (j == n) bits[n] = 0u;
+}
+
+// The stable partition of each parent run by the bit (`ones`: the bits' exclusive sum over all
+// positions, n + 1 entries): a row with bit 0 goes after the run's earlier rows with 0, one with bit 1
+// after all the run's 0s and its earlier 1s. heads: 1 at the first position of each new run.
+__global__ void split_runs_kernel(parent_runs p, const std::uint32_t* ones, std::int64_t n, std::uint32_t* rows_out,
+                                  std::uint32_t* heads) {
+  const std::int64_t j = thread_index();
+  if (j >= n) return;
+  const std::uint32_t row = p.sorted_rows[j];
+  const std::uint32_t pid = p.ids[row];
+  const std::uint32_t s = p.start[pid];
+  const auto e = pid + 1 < p.unique ? p.start[pid + 1] : static_cast<std::uint32_t>(n);
+  const std::uint32_t before = ones[j] - ones[s];  // 1s of the run before j
+  const std::uint32_t zeros = (e - s) - (ones[e] - ones[s]);
+  const bool one = ones[j + 1] != ones[j];
+  const std::uint32_t at = one ? s + zeros + before : static_cast<std::uint32_t>(j) - before;
+  rows_out[at] = row;
+  heads[at] = (one ? before : static_cast<std::uint32_t>(j) - s - before) == 0 ? 1u : 0u;
+}
+
+// run_ids_kernel for split runs: rows already in sorted order, heads given; each id's key computed
+// from its first row in sorted order (every row of an id has its key but for a collision, which
+// keys_match_kernel finds).
+__global__ void split_run_ids_kernel(const std::uint32_t* heads, const std::uint32_t* rank,
+                                     const std::uint32_t* sorted_rows, key_plan plan, std::int64_t n,
+                                     std::uint32_t* sorted_ids, std::uint32_t* ids, std::uint64_t* keys,
+                                     std::uint32_t* start, std::uint32_t* first) {
+  const std::int64_t j = thread_index();
+  const bool valid = j < n;
+  std::uint32_t id = 0xffffffffu, row = 0xffffffffu;
+  if (valid) {
+    id = rank[j] - 1;
+    row = sorted_rows[j];
+    sorted_ids[j] = id;
+    ids[row] = id;
+    if (heads[j] != 0) {
+      keys[id] = projection_key(plan, row);
+      start[id] = static_cast<std::uint32_t>(j);
+    }
   }
-  const std::uint32_t before = __shfl_up_sync(0xffffffffu, id, 1);
-  if (valid && (lane == 0 || before != id)) atomicMin(first + id, row);
+  first_rows_of_runs(valid, id, row, first);
+}
+
+// *mismatch = 1 when row i's key differs from its id's.
+__global__ void keys_match_kernel(key_plan plan, const std::uint32_t* ids, const std::uint64_t* keys, std::int64_t n,
+                                  int* mismatch) {
+  const std::int64_t i = thread_index();
+  if (i < n && projection_key(plan, i) != keys[ids[i]]) *mismatch = 1;
+}
+
+// *mismatch = 1 when two of the *unique ids have one key: each id's key into an open-addressing
+// table (`mask` + 1 slots, ~0 empty; the key ~0 itself counted in *empty_seen).
+__global__ void distinct_keys_kernel(const std::uint64_t* keys, const std::uint32_t* unique, std::int64_t room,
+                                     unsigned shift, std::uint64_t mask, unsigned long long* table, int* empty_seen,
+                                     int* mismatch) {
+  const std::int64_t id = thread_index();
+  if (id >= room || id >= static_cast<std::int64_t>(*unique)) return;
+  const unsigned long long k = keys[id];
+  constexpr unsigned long long empty = ~0ull;
+  if (k == empty) {
+    if (atomicAdd(empty_seen, 1) > 0) *mismatch = 1;
+    return;
+  }
+  std::uint64_t h = (k * 0x9E3779B97F4A7C15ull) >> shift;
+  for (;;) {
+    const unsigned long long cur = atomicCAS(table + h, empty, k);
+    if (cur == empty) return;
+    if (cur == k) {
+      *mismatch = 1;
+      return;
+    }
+    h = (h + 1) & mask;
+  }
 }
 
 // The rows before each in its run.
@@ -287,8 +370,8 @@ void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t row
 }
 
 void dense_ids_and_runs(const context& ctx, const target_state& t, const std::uint64_t* keys, std::int64_t n,
-                        std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out, category_runs& r,
-                        ids_scratch& s, std::uint32_t* unique) {
+                        std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out, std::uint32_t* start_out,
+                        category_runs& r, ids_scratch& s, std::uint32_t* unique) {
   const cudaStream_t stream = ctx.stream();
   if (n <= 0) {
     CBG_CUDA_TRY(cudaMemsetAsync(unique, 0, sizeof(std::uint32_t), stream));
@@ -305,7 +388,7 @@ void dense_ids_and_runs(const context& ctx, const target_state& t, const std::ui
     if (b.size() != size) b = std::decay_t<decltype(b)>(size, stream, res);
   };
   sized(s.table, slots);
-  for (auto* b : {&s.slot, &s.perm_slot, &s.sorted_slot, &s.pos, &s.heads, &s.rank, &s.start}) sized(*b, un);
+  for (auto* b : {&s.slot, &s.perm_slot, &s.sorted_slot, &s.pos, &s.heads, &s.rank}) sized(*b, un);
   for (auto* b : {&r.sorted_pos, &r.sorted_ids, &r.sorted_rows, &r.total, &r.terms, &r.run_terms}) sized(*b, un);
   r.scanned = false;
   std::size_t sort_bytes = 0, scan_bytes = 0, by_key_bytes = 0;
@@ -321,8 +404,8 @@ void dense_ids_and_runs(const context& ctx, const target_state& t, const std::ui
   key_slots_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(keys, n, 64u - log_slots, slots - 1, s.table.data(),
                                                             s.slot.data());
   CBG_CHECK_CUDA(stream);
-  slots_in_order_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), s.slot.data(), n, s.perm_slot.data(),
-                                                                 s.pos.data());
+  ids_in_order_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), s.slot.data(), n, s.perm_slot.data(),
+                                                               s.pos.data());
   CBG_CHECK_CUDA(stream);
   std::size_t tb = r.scan_temp.size();
   CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(r.scan_temp.data(), tb, s.perm_slot.data(), s.sorted_slot.data(),
@@ -332,14 +415,82 @@ void dense_ids_and_runs(const context& ctx, const target_state& t, const std::ui
   tb = r.scan_temp.size();
   CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(r.scan_temp.data(), tb, s.heads.data(), s.rank.data(), n_items, stream));
   CBG_CUDA_TRY(cudaMemsetAsync(first_out, 0xff, un * sizeof(std::uint32_t), stream));
-  run_ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(
-      s.sorted_slot.data(), r.sorted_pos.data(), t.order.data(), s.rank.data(), keys, n, r.sorted_ids.data(),
-      r.sorted_rows.data(), ids, keys_out, s.start.data(), first_out);
+  run_ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(s.sorted_slot.data(), r.sorted_pos.data(), t.order.data(),
+                                                          s.rank.data(), keys, n, r.sorted_ids.data(),
+                                                          r.sorted_rows.data(), ids, keys_out, start_out, first_out);
   CBG_CHECK_CUDA(stream);
-  run_totals_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_ids.data(), s.start.data(), n, r.total.data());
+  run_totals_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_ids.data(), start_out, n, r.total.data());
   CBG_CHECK_CUDA(stream);
   CBG_CUDA_TRY(
       cudaMemcpyAsync(unique, s.rank.data() + (n - 1), sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, stream));
+}
+
+void derived_ids_and_runs(const context& ctx, const parent_runs& parent, const bit_plan& bit, const key_plan& plan,
+                          std::int64_t n, std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out,
+                          std::uint32_t* start_out, category_runs& r, ids_scratch& s, std::uint32_t* unique,
+                          int* mismatch) {
+  const cudaStream_t stream = ctx.stream();
+  if (n <= 0) {
+    CBG_CUDA_TRY(cudaMemsetAsync(unique, 0, sizeof(std::uint32_t), stream));
+    return;
+  }
+  const auto& res = ctx.resource();
+  const auto un = static_cast<std::size_t>(n);
+  const int n_items = static_cast<int>(n);
+  // The ids' key check: a table of at least twice the most ids there can be.
+  const std::size_t room = std::min<std::size_t>(un, 2 * static_cast<std::size_t>(parent.unique));
+  unsigned log_slots = 1;
+  while ((std::size_t{1} << log_slots) < 2 * room) ++log_slots;
+  const std::size_t slots = std::size_t{1} << log_slots;
+  const auto sized = [&](auto& b, std::size_t size) {
+    if (b.size() < size) b = std::decay_t<decltype(b)>(size, stream, res);
+  };
+  sized(s.table, slots);
+  sized(s.empty_seen, 1);
+  sized(s.bits, un + 1);
+  sized(s.ones, un + 1);
+  for (auto* b : {&s.heads, &s.rank}) sized(*b, un);
+  // The runs' buffers as dense_ids_and_runs leaves them (sorted_pos only sized: ensure_runs sees them made).
+  const auto exact = [&](auto& b) {
+    if (b.size() != un) b = std::decay_t<decltype(b)>(un, stream, res);
+  };
+  for (auto* b : {&r.sorted_pos, &r.sorted_ids, &r.sorted_rows, &r.total, &r.terms, &r.run_terms}) exact(*b);
+  r.scanned = false;
+  std::size_t ones_bytes = 0, scan_bytes = 0, by_key_bytes = 0;
+  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, ones_bytes, s.bits.data(), s.ones.data(), n_items + 1, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, s.heads.data(), s.rank.data(), n_items, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, by_key_bytes, r.sorted_ids.data(), r.run_terms.data(),
+                                                  r.terms.data(), n_items, ::cuda::std::equal_to<>{}, stream));
+  const std::size_t temp = std::max({ones_bytes, scan_bytes, by_key_bytes});
+  if (r.scan_temp.size() < temp) r.scan_temp = device_buffer<unsigned char>(temp, stream, res);
+  sorted_bits_kernel<<<blocks_for(n + 1), ctr_block, 0, stream>>>(parent.sorted_rows, bit, n, s.bits.data());
+  CBG_CHECK_CUDA(stream);
+  std::size_t tb = r.scan_temp.size();
+  CBG_CUDA_TRY(
+      cub::DeviceScan::ExclusiveSum(r.scan_temp.data(), tb, s.bits.data(), s.ones.data(), n_items + 1, stream));
+  split_runs_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(parent, s.ones.data(), n, r.sorted_rows.data(),
+                                                             s.heads.data());
+  CBG_CHECK_CUDA(stream);
+  tb = r.scan_temp.size();
+  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(r.scan_temp.data(), tb, s.heads.data(), s.rank.data(), n_items, stream));
+  CBG_CUDA_TRY(cudaMemsetAsync(first_out, 0xff, un * sizeof(std::uint32_t), stream));
+  split_run_ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(s.heads.data(), s.rank.data(), r.sorted_rows.data(),
+                                                                plan, n, r.sorted_ids.data(), ids, keys_out, start_out,
+                                                                first_out);
+  CBG_CHECK_CUDA(stream);
+  run_totals_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_ids.data(), start_out, n, r.total.data());
+  CBG_CHECK_CUDA(stream);
+  CBG_CUDA_TRY(
+      cudaMemcpyAsync(unique, s.rank.data() + (n - 1), sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, stream));
+  // The partition is the keys' one: every row has its id's key, and the ids' keys are distinct.
+  keys_match_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(plan, ids, keys_out, n, mismatch);
+  CBG_CHECK_CUDA(stream);
+  CBG_CUDA_TRY(cudaMemsetAsync(s.table.data(), 0xff, slots * sizeof(unsigned long long), stream));
+  CBG_CUDA_TRY(cudaMemsetAsync(s.empty_seen.data(), 0, sizeof(int), stream));
+  const auto room_items = static_cast<std::int64_t>(room);
+  distinct_keys_kernel<<<blocks_for(room_items), ctr_block, 0, stream>>>(
+      keys_out, unique, room_items, 64u - log_slots, slots - 1, s.table.data(), s.empty_seen.data(), mismatch);
+  CBG_CHECK_CUDA(stream);
 }
 
 void ctr_buckets(const context& ctx, const std::uint64_t* keys, std::size_t unique, std::size_t slots,

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "kernels/common/cccl.cuh"
+#include "kernels/ctr/ctr_kernels.cuh"
 
 #include "cbg/apply/input.hpp"
 #include "cbg/core/error.hpp"
@@ -23,10 +24,6 @@
 namespace cbg::ctr::detail {
 
 namespace {
-
-__device__ inline std::int64_t thread_index() {
-  return blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-}
 
 __global__ void hash_kernel(column_view c, std::int64_t n, std::uint32_t* out) {
   const std::int64_t i = thread_index();
@@ -55,15 +52,6 @@ __global__ void permutation_keys_kernel(std::uint64_t seed, std::int64_t n, std:
   if (i >= n) return;
   keys[i] = permutation_key(seed, static_cast<std::uint64_t>(i));
   rows[i] = static_cast<std::uint32_t>(i);
-}
-
-// ids in permutation order, and the positions 0..n-1.
-__global__ void ids_in_order_kernel(const std::uint32_t* order, const std::uint32_t* ids, std::int64_t n,
-                                    std::uint32_t* out, std::uint32_t* positions) {
-  const std::int64_t i = thread_index();
-  if (i >= n) return;
-  out[i] = ids[order[i]];
-  positions[i] = static_cast<std::uint32_t>(i);
 }
 
 // Per sorted position j (category runs in permutation order): feature (type, f)'s term of the row.

@@ -158,10 +158,13 @@ void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t row
                  std::uint64_t* out);
 void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t rows, int width, const std::uint32_t* in,
                  std::uint32_t* out);
-// The scratch of dense_ids_and_runs, kept between calls (a level's projections reuse it).
+// The scratch of dense_ids_and_runs and derived_ids_and_runs, kept between calls (a level's
+// projections reuse it).
 struct ids_scratch {
   device_buffer<unsigned long long> table;
-  device_buffer<std::uint32_t> slot, perm_slot, sorted_slot, pos, heads, rank, start;
+  device_buffer<std::uint32_t> slot, perm_slot, sorted_slot, pos, heads, rank;
+  device_buffer<std::uint32_t> bits, ones;  // n + 1 each
+  device_buffer<int> empty_seen;
 };
 // dense_ids and ensure_runs together, without sorting the 64-bit keys: each key gets a slot in an
 // open-addressing table (one pass), the rows' slots taken in the permutation order of `t` are sorted
@@ -169,11 +172,37 @@ struct ids_scratch {
 // The ids are the ranks of the slots (not of the keys: only their labels differ from dense_ids'; what
 // is computed from them does not depend on the labels), each id's key and first row go to keys_out
 // and first_out (n entries of room), and the runs to `r` (whose buffers are reused when they have n
-// rows). The distinct count goes to *unique (device memory): nothing is copied back, so a level's
-// projections queue without waiting for each other.
+// rows). The ids ascend along the sorted order: start_out[id] (n entries of room) is the first sorted
+// position of the id's run. The distinct count goes to *unique (device memory): nothing is copied
+// back, so a level's projections queue without waiting for each other.
 void dense_ids_and_runs(const context& ctx, const target_state& t, const std::uint64_t* keys, std::int64_t n,
-                        std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out, category_runs& r,
-                        ids_scratch& s, std::uint32_t* unique);
+                        std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out, std::uint32_t* start_out,
+                        category_runs& r, ids_scratch& s, std::uint32_t* unique);
+// One binary condition of a projection (a float split, or a one-hot split when oh is set).
+struct bit_plan {
+  column_view fcol = {};
+  train::value_split fsplit = {};
+  const std::uint32_t* oh = nullptr;  // categorical hashes [rows]
+  std::int32_t ohv = 0;
+};
+// A projection's parent (the projection less one binary condition) as dense_ids_and_runs left it:
+// its rows in sorted order, ids per row and per id its first sorted position.
+struct parent_runs {
+  const std::uint32_t* sorted_rows = nullptr;
+  const std::uint32_t* ids = nullptr;
+  const std::uint32_t* start = nullptr;
+  std::uint32_t unique = 0;
+};
+// dense_ids_and_runs for the parent's projection plus the condition `bit`, without keys or a sort:
+// each parent run split stably into its rows with the bit 0 and those with 1 (one scan). The same
+// outputs and the same partition of the rows as dense_ids_and_runs over the keys of `plan` (the
+// whole projection) when no two distinct keys collide; the key of each id is computed from one of
+// its rows. *mismatch (device) is set to 1 when the partition differs from the keys' (some row's key
+// differs from its id's, or two ids have one key): the caller then makes the projection from its keys.
+void derived_ids_and_runs(const context& ctx, const parent_runs& parent, const bit_plan& bit, const key_plan& plan,
+                          std::int64_t n, std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out,
+                          std::uint32_t* start_out, category_runs& r, ids_scratch& s, std::uint32_t* unique,
+                          int* mismatch);
 // model::build_ctr_buckets on the device: the buckets (hashes, indices: `slots` each, a power of two
 // >= 2 * unique) of `unique` distinct keys inserted in order (linear probing). *bad (device) becomes
 // 1 when a key equals the empty-bucket marker.

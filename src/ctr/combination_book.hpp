@@ -97,6 +97,12 @@ class combination_book {
     return *it->second.data;
   }
 
+  // The projection `proj` when it is cached, else nullptr.
+  [[nodiscard]] const Projection* find(const model::projection& proj) const {
+    const auto it = cache_.find(proj);
+    return it == cache_.end() ? nullptr : it->second.data.get();
+  }
+
   // Column k of the last level.
   [[nodiscard]] const column_data& last(std::size_t k) const {
     CBG_EXPECTS(k < last_.size(), status::internal, "feature combinations: no such candidate column");

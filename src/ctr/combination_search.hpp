@@ -7,10 +7,11 @@
 //
 // Primitives provide: projection_data and committed_column (as combination_book takes them),
 // ctx(), set_nan_modes(modes), bytes_of(projection) (static: the memory a cached projection holds),
-// make_projections(projections) (per projection a
-// std::unique_ptr<projection_data>: its keys and candidate columns; a level's new projections come in
-// one call, so a path can make them in bulk), commit(projection, column) (the committed column, its
-// table kept in prepared_data::tables) and eval_values(committed) (null without eval rows).
+// make_projections(projections, cached) (per projection a std::unique_ptr<projection_data>: its keys
+// and candidate columns; a level's new projections come in one call, so a path can make them in
+// bulk; cached(projection) gives a projection made before, or nullptr, which a path may derive new
+// ones from; cached may be nullptr), commit(projection, column) (the committed column, its table kept
+// in prepared_data::tables) and eval_values(committed) (null without eval rows).
 #pragma once
 
 #include <algorithm>
@@ -63,7 +64,9 @@ class combination_search final : public train::search_extension {
     const std::vector<model::projection> bases = combination_bases(chosen, prepared_, float_border);
     return book_.template level<column>(
         combination_candidates(bases, ctr_cats_, max_complexity_),
-        [this](const std::vector<model::projection>& projs) { return primitives_.make_projections(projs); },
+        [this](const std::vector<model::projection>& projs) {
+          return primitives_.make_projections(projs, [this](const model::projection& q) { return book_.find(q); });
+        },
         [](const projection_data& p) { return Primitives::bytes_of(p); });
   }
 
@@ -94,7 +97,7 @@ class combination_search final : public train::search_extension {
  private:
   auto maker() {
     return [this](const model::projection& proj) {
-      auto made = primitives_.make_projections({proj});
+      auto made = primitives_.make_projections({proj}, nullptr);
       return std::move(made.front());
     };
   }

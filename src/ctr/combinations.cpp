@@ -367,9 +367,11 @@ class host_primitives {
       out.bins[static_cast<std::size_t>(r)] = static_cast<std::uint8_t>(q.bin(r, 0));
   }
 
-  // The keys and candidate columns of each projection.
+  // The keys and candidate columns of each projection (each from its keys: `cached` is not used).
  public:
-  std::vector<std::unique_ptr<host_projection>> make_projections(const std::vector<model::projection>& projs) {
+  template <class Cached>
+  std::vector<std::unique_ptr<host_projection>> make_projections(const std::vector<model::projection>& projs,
+                                                                 const Cached& /*cached*/) {
     std::vector<std::unique_ptr<host_projection>> out;
     for (const model::projection& proj : projs) out.push_back(make_projection(proj));
     return out;

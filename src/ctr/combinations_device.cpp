@@ -5,6 +5,7 @@
 #include "cbg/ctr/combinations_device.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -42,11 +43,15 @@ struct device_column {
 };
 
 // A projection's ids per learn row (ranks of the sorted distinct keys), per id its key (ascending)
-// and first row, and its candidate columns.
+// and first row, and its candidate columns. With the target types' runs (dense_ids_and_runs) and
+// shorter than the complexity, also the rows in the runs' order and each id's first position there:
+// the projections one condition longer are derived from them (derived_ids_and_runs).
 struct device_projection {
   model::projection proj;
   std::size_t unique = 0;
   device_buffer<std::uint32_t> ids;
+  device_buffer<std::uint32_t> sorted_rows;
+  device_buffer<std::uint32_t> run_start;
   device_buffer<std::uint64_t> keys;
   device_buffer<std::uint32_t> first;
   device_buffer<std::int32_t> counts;       // learn rows per id
@@ -67,7 +72,7 @@ class device_primitives {
 
   static std::size_t bytes_of(const device_projection& p) {
     std::size_t bytes = p.ids.size_bytes() + p.keys.size_bytes() + p.first.size_bytes() + p.counts.size_bytes() +
-                        p.full_counts.size_bytes();
+                        p.full_counts.size_bytes() + p.sorted_rows.size_bytes() + p.run_start.size_bytes();
     for (const device_column& c : p.columns) bytes += c.bins.size_bytes();
     return bytes;
   }
@@ -82,6 +87,7 @@ class device_primitives {
         rule_(rule),
         binarize_(binarize),
         seed_(seed),
+        max_complexity_(max_complexity),
         prepared_(prepared) {
     CBG_EXPECTS(!ctx_.is_cpu(), status::no_device, "make_combinations_device needs a GPU context");
     CBG_EXPECTS(max_complexity <= detail::max_key_parts, status::unsupported,
@@ -153,18 +159,36 @@ class device_primitives {
 
   // A level's new projections: each one's ids and CTR values, then their columns quantized together
   // in batches of up to max_batch_columns (one quantize_device call and one border read-back each).
-  std::vector<std::unique_ptr<device_projection>> make_projections(const std::vector<model::projection>& projs) {
+  // cached(projection): a projection made before (or nullptr), which new ones one condition longer
+  // are derived from.
+  std::vector<std::unique_ptr<device_projection>> make_projections(
+      const std::vector<model::projection>& projs,
+      const std::function<const device_projection*(const model::projection&)>& cached) {
     scoped_device guard(ctx_.device());
+    return make(projs, cached);
+  }
+
+ private:
+  using cache_lookup = std::function<const device_projection*(const model::projection&)>;
+
+  std::vector<std::unique_ptr<device_projection>> make(const std::vector<model::projection>& projs,
+                                                       const cache_lookup& cached) {
     std::vector<std::unique_ptr<device_projection>> out;
-    // Distinct counts left on the device (one slot per projection), read back once at the end.
-    device_buffer<std::uint32_t> uniques(std::max<std::size_t>(projs.size(), 1), ctx_.stream(), ctx_.resource());
+    // Distinct counts left on the device (one slot per projection), read back once at the end, and
+    // per projection whether its derived ids differ from its keys' (then it is made from its keys).
+    const std::size_t slots = std::max<std::size_t>(projs.size(), 1);
+    device_buffer<std::uint32_t> uniques(slots, ctx_.stream(), ctx_.resource());
+    device_buffer<int> mismatches(slots, ctx_.stream(), ctx_.resource());
     CBG_CUDA_TRY(cudaMemsetAsync(uniques.data(), 0, uniques.size_bytes(), ctx_.stream()));
+    CBG_CUDA_TRY(cudaMemsetAsync(mismatches.data(), 0, mismatches.size_bytes(), ctx_.stream()));
     std::vector<std::size_t> deferred;
+    bool any_derived = false;
     pending batch;
     for (std::size_t k = 0; k < projs.size(); ++k) {
-      bool later = false;
-      out.push_back(projection_of(projs[k], batch, uniques.data() + k, later));
+      bool later = false, derived = false;
+      out.push_back(projection_of(projs[k], cached, batch, uniques.data() + k, mismatches.data() + k, later, derived));
       if (later) deferred.push_back(k);
+      any_derived = any_derived || derived;
       if (batch.values.size() >= max_batch_columns) quantize_batch(batch);
     }
     quantize_batch(batch);
@@ -172,10 +196,96 @@ class device_primitives {
       const std::vector<std::uint32_t> u = download(ctx_, uniques.data(), projs.size(), "combination distinct counts");
       for (const std::size_t k : deferred) finish_ids(*out[k], u[k]);
     }
+    if (any_derived) {
+      const std::vector<int> m = download(ctx_, mismatches.data(), projs.size(), "combination id checks");
+      std::vector<model::projection> again;
+      for (std::size_t k = 0; k < projs.size(); ++k) {
+        if (m[k] != 0) again.push_back(projs[k]);
+      }
+      if (!again.empty()) {
+        std::vector<std::unique_ptr<device_projection>> made = make(again, nullptr);
+        for (std::size_t k = 0, a = 0; k < projs.size(); ++k) {
+          if (m[k] != 0) out[k] = std::move(made[a++]);
+        }
+      }
+    }
     return out;
   }
 
- private:
+  // What a projection's ids can be derived from: a projection with runs (cached, or a categorical
+  // feature's alone) and the one condition that the projection has beyond it.
+  struct derivation {
+    const device_projection* parent = nullptr;
+    detail::bit_plan bit;
+  };
+
+  std::optional<derivation> derivation_of(const model::projection& proj, const cache_lookup& cached) {
+    if (!cached) return std::nullopt;
+    const auto parent = [&](const model::projection& q) -> const device_projection* {
+      const device_projection* p = nullptr;
+      if (q.cat_features.size() == 1 && q.float_splits.empty() && q.one_hot_splits.empty()) {
+        p = &cat_base(q.cat_features.front());
+      } else {
+        p = cached(q);
+      }
+      return p != nullptr && p->sorted_rows.size() > 0 && p->unique > 0 ? p : nullptr;
+    };
+    for (std::size_t i = 0; i < proj.float_splits.size(); ++i) {
+      model::projection q = proj;
+      q.float_splits.erase(q.float_splits.begin() + static_cast<std::ptrdiff_t>(i));
+      if (const device_projection* p = parent(q)) {
+        const model::float_split& s = proj.float_splits[i];
+        derivation d;
+        d.parent = p;
+        d.bit.fcol = prepared_.learn->features()[static_cast<std::size_t>(s.float_index)];
+        d.bit.fsplit =
+            train::value_split{s.float_index, s.border, nan_is_one_[static_cast<std::size_t>(s.float_index)]};
+        return d;
+      }
+    }
+    for (std::size_t i = 0; i < proj.one_hot_splits.size(); ++i) {
+      model::projection q = proj;
+      q.one_hot_splits.erase(q.one_hot_splits.begin() + static_cast<std::ptrdiff_t>(i));
+      if (const device_projection* p = parent(q)) {
+        const model::one_hot_split& s = proj.one_hot_splits[i];
+        derivation d;
+        d.parent = p;
+        d.bit.oh = hashes(s.cat_index, false).data();
+        d.bit.ohv = s.value;
+        return d;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // A categorical feature's runs alone (its ids, rows in the runs' order, run starts; no columns),
+  // made once: the parent of its combinations with one condition.
+  const device_projection& cat_base(std::int32_t cat) {
+    auto it = cat_bases_.find(cat);
+    if (it != cat_bases_.end()) return *it->second;
+    const cudaStream_t stream = ctx_.stream();
+    const auto& res = ctx_.resource();
+    const auto un = static_cast<std::size_t>(n_);
+    auto p = std::make_unique<device_projection>();
+    p->proj.cat_features = {cat};
+    p->ids = device_buffer<std::uint32_t>(un, stream, res);
+    p->run_start = device_buffer<std::uint32_t>(un, stream, res);
+    device_buffer<std::uint64_t> ukeys(un, stream, res);
+    device_buffer<std::uint32_t> first(un, stream, res), unique(1, stream, res);
+    const device_buffer<std::uint64_t> keys = row_keys(p->proj, false);
+    detail::dense_ids_and_runs(ctx_, ts_, keys.data(), n_, p->ids.data(), ukeys.data(), first.data(),
+                               p->run_start.data(), runs_, scratch_, unique.data());
+    p->sorted_rows = copy_of(runs_.sorted_rows);
+    p->unique = download(ctx_, unique.data(), 1, "combination distinct count")[0];
+    p->run_start = first_of(p->run_start, p->unique);
+    return *cat_bases_.emplace(cat, std::move(p)).first->second;
+  }
+
+  template <class T>
+  device_buffer<T> copy_of(const device_buffer<T>& b) {
+    return first_of(b, b.size());
+  }
+
   const device_buffer<std::uint32_t>& hashes(std::int32_t cat, bool eval) {
     auto& cache = eval ? eval_hashes_ : hashes_;
     auto it = cache.find(cat);
@@ -189,6 +299,14 @@ class device_primitives {
   // Every row's projection key (learn, or eval) on the device.
   device_buffer<std::uint64_t> row_keys(const model::projection& proj, bool eval) {
     const std::int64_t rows = eval ? ne_ : n_;
+    const detail::key_plan plan = key_plan_of(proj, eval);
+    device_buffer<std::uint64_t> keys(static_cast<std::size_t>(rows), ctx_.stream(), ctx_.resource());
+    detail::projection_keys(ctx_, plan, rows, keys.data());
+    return keys;
+  }
+
+  // What the kernels read of a projection's key (learn, or eval rows).
+  detail::key_plan key_plan_of(const model::projection& proj, bool eval) {
     const pool& src = eval ? *prepared_.eval : *prepared_.learn;
     CBG_EXPECTS(projection_length(proj) <= static_cast<std::size_t>(detail::max_key_parts), status::internal,
                 "feature combinations: a projection is too long for the GPU");
@@ -205,9 +323,7 @@ class device_primitives {
       plan.ohv[plan.one_hots] = s.value;
       ++plan.one_hots;
     }
-    device_buffer<std::uint64_t> keys(static_cast<std::size_t>(rows), ctx_.stream(), ctx_.resource());
-    detail::projection_keys(ctx_, plan, rows, keys.data());
-    return keys;
+    return plan;
   }
 
   void ensure_targets() {
@@ -398,13 +514,17 @@ class device_primitives {
     p.keys = first_of(p.keys, unique);
     p.first = first_of(p.first, unique);
     if (p.counts.size() > 0) p.counts = first_of(p.counts, std::max<std::size_t>(unique, 1));
+    if (p.run_start.size() > 0) p.run_start = first_of(p.run_start, unique);
   }
 
   // The ids and candidate columns of a projection; the columns' values go to `batch` (their borders
   // and bins come with quantize_batch). When no column needs the distinct count now (the target types
   // and FeatureFreq), it is left in *unique_slot (device) and `deferred` is set: finish_ids then.
-  std::unique_ptr<device_projection> projection_of(const model::projection& proj, pending& batch,
-                                                   std::uint32_t* unique_slot, bool& deferred) {
+  // With the target types' runs, the ids come from a cached projection one condition shorter when
+  // there is one (`derived` set; *mismatch_slot becomes 1 when they are not the keys' ids).
+  std::unique_ptr<device_projection> projection_of(const model::projection& proj, const cache_lookup& cached,
+                                                   pending& batch, std::uint32_t* unique_slot, int* mismatch_slot,
+                                                   bool& deferred, bool& derived) {
     const cudaStream_t stream = ctx_.stream();
     const auto& res = ctx_.resource();
     const auto un = static_cast<std::size_t>(n_);
@@ -430,19 +550,39 @@ class device_primitives {
     detail::category_runs& runs = hashed_ids ? runs_ : own_runs;
     {
       const stage_range range(ctx_, "combinations.keys");
-      const device_buffer<std::uint64_t> keys = row_keys(proj, false);
       device_buffer<std::uint64_t> ukeys(un, stream, res);
       device_buffer<std::uint32_t> first(un, stream, res);
       if (hashed_ids) {
-        detail::dense_ids_and_runs(ctx_, ts_, keys.data(), n_, p->ids.data(), ukeys.data(), first.data(), runs,
-                                   scratch_, unique_slot);
+        p->run_start = device_buffer<std::uint32_t>(un, stream, res);
+        const std::optional<derivation> from = derivation_of(proj, cached);
+        derived = from.has_value();
+        if (derived) {
+          const device_projection& q = *from->parent;
+          const detail::parent_runs parent{q.sorted_rows.data(), q.ids.data(), q.run_start.data(),
+                                           static_cast<std::uint32_t>(q.unique)};
+          detail::derived_ids_and_runs(ctx_, parent, from->bit, key_plan_of(proj, false), n_, p->ids.data(),
+                                       ukeys.data(), first.data(), p->run_start.data(), runs, scratch_, unique_slot,
+                                       mismatch_slot);
+        } else {
+          const device_buffer<std::uint64_t> keys = row_keys(proj, false);
+          detail::dense_ids_and_runs(ctx_, ts_, keys.data(), n_, p->ids.data(), ukeys.data(), first.data(),
+                                     p->run_start.data(), runs, scratch_, unique_slot);
+        }
+        // Only a projection shorter than the complexity can be a parent: the others drop their runs.
+        if (projection_length(proj) < static_cast<std::size_t>(max_complexity_)) {
+          p->sorted_rows = copy_of(runs.sorted_rows);
+        } else {
+          p->run_start = device_buffer<std::uint32_t>();  // freed in stream order, after its kernels
+        }
         if (now) p->unique = download(ctx_, unique_slot, 1, "combination distinct count")[0];
       } else {
+        const device_buffer<std::uint64_t> keys = row_keys(proj, false);
         p->unique = detail::dense_ids(ctx_, keys.data(), n_, p->ids.data(), ukeys.data(), first.data());
       }
       if (now) {
         p->keys = first_of(ukeys, p->unique);
         p->first = first_of(first, p->unique);
+        if (p->run_start.size() > 0) p->run_start = first_of(p->run_start, p->unique);
       } else {
         p->keys = std::move(ukeys);
         p->first = std::move(first);
@@ -523,12 +663,14 @@ class device_primitives {
   train::target_rule rule_;
   bool binarize_ = false;
   std::uint64_t seed_ = 0;
+  int max_complexity_ = 0;
   prepared_data& prepared_;
   std::int64_t n_ = 0, ne_ = 0;
   bool multiclass_ = false;
   std::vector<ctr_spec> specs_;
   std::vector<std::uint8_t> nan_is_one_;  // per float feature: NaN goes to the "1" side
   std::map<std::int32_t, device_buffer<std::uint32_t>> hashes_, eval_hashes_;
+  std::map<std::int32_t, std::unique_ptr<device_projection>> cat_bases_;  // cat_base
   // dense_ids_and_runs' scratch and runs, reused by every projection (one stream orders them).
   detail::ids_scratch scratch_;
   detail::category_runs runs_;
