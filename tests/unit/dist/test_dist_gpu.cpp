@@ -231,7 +231,7 @@ TEST_CASE("sharded training with feature combinations gives the single-GPU model
     const bool binary = complexity == 2;
     auto learn = cbg::test::make_combo_data(ctx, 40000, binary, 81, true);  // 4 shards: 3 x 8192 + 15424
     auto eval = cbg::test::make_combo_data(ctx, 7000, binary, 82, true);
-    const std::string params = std::string(R"({"iterations": 12, "depth": 5, "one_hot_max_size": 3, )") +
+    const std::string params = std::string(R"({"iterations": 25, "depth": 5, "one_hot_max_size": 3, )") +
                                R"("learning_rate": 0.2, "loss_function": ")" + (binary ? "Logloss" : "RMSE") +
                                R"(", "max_ctr_complexity": )" + std::to_string(complexity) + "}";
     tr::train_options o;
