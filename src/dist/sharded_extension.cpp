@@ -12,6 +12,7 @@
 #include "cbg/dist/shard.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/memory/device_buffer.hpp"
+#include "cbg/memory/resource.hpp"
 #include "cbg/runtime/device.hpp"
 #include "src/dist/rank_calls.hpp"
 
@@ -26,13 +27,21 @@ struct level_answer {
   std::vector<float> weights;
 };
 
-// Grows `b` (peer memory of `device`, on `stream`) to at least `bytes`, by half again at least, so
-// that a training's levels reallocate rarely (a peer_memory free synchronises its stream).
-void ensure_bytes(device_buffer<std::uint8_t>& b, std::size_t bytes, int device, cudaStream_t stream) {
+// Grows `b` to at least `bytes` (by half again at least: a training's levels reallocate rarely),
+// from `pool` on `stream`. The pools are stream-ordered (make_peer_pool_resource): a rank's thread
+// allocates and frees while other ranks' collectives are in flight, where cudaMalloc or cudaFree
+// could wait for a device whose collective waits for this thread.
+void ensure_bytes(device_buffer<std::uint8_t>& b, std::size_t bytes,
+                  const std::shared_ptr<device_memory_resource>& pool, cudaStream_t stream) {
   if (b.size() >= bytes) return;
   const std::size_t want = std::max(bytes, b.size() + b.size() / 2);
-  b = device_buffer<std::uint8_t>();  // the old block first (its free waits for its stream)
-  b = device_buffer<std::uint8_t>(want, stream, peer_memory(device));
+  b = device_buffer<std::uint8_t>(want, stream, pool);
+}
+
+std::vector<int> devices_of(const std::vector<const context*>& ranks) {
+  std::vector<int> out;
+  for (const context* c : ranks) out.push_back(c->device());
+  return out;
 }
 
 }  // namespace
@@ -40,17 +49,20 @@ void ensure_bytes(device_buffer<std::uint8_t>& b, std::size_t bytes, int device,
 // The members are the views' (this file's) only.
 class sharded_extension::shared {
  public:
-  shared(train::search_extension& base, const context& ctx, const row_split& learn, const row_split& eval, int ranks)
+  shared(train::search_extension& base, const context& ctx, const row_split& learn, const row_split& eval,
+         const std::vector<int>& rank_devices)
       : base_(base),
         ctx_(ctx),
+        pool_(make_peer_pool_resource(ctx.device(), rank_devices)),
         learn_(learn),
         eval_(eval),
-        levels_(ranks, "candidate columns", true),
-        commits_(ranks, "commits", false),
-        staging_(static_cast<std::size_t>(ranks)) {}
+        levels_(static_cast<int>(rank_devices.size()), "candidate columns", true),
+        commits_(static_cast<int>(rank_devices.size()), "commits", false),
+        staging_(rank_devices.size()) {}
 
   train::search_extension& base_;
-  const context& ctx_;  // the base's context (the learn pool's)
+  const context& ctx_;                            // the base's context (the learn pool's)
+  std::shared_ptr<device_memory_resource> pool_;  // on its device, reachable from the ranks' devices
   row_split learn_, eval_;
   std::mutex mutex_;  // every use of the base and of what follows
   rank_calls<std::vector<train::split>, level_answer> levels_;
@@ -60,7 +72,8 @@ class sharded_extension::shared {
 
 class sharded_extension::view final : public train::search_extension {
  public:
-  view(shared& s, int rank, const context& ctx) : s_(s), rank_(rank), ctx_(ctx) {}
+  view(shared& s, int rank, const context& ctx)
+      : s_(s), rank_(rank), ctx_(ctx), pool_(make_peer_pool_resource(ctx.device(), {s.ctx_.device()})) {}
 
   ~view() override {
     // The buffers were allocated on this rank's device.
@@ -96,7 +109,7 @@ class sharded_extension::view final : public train::search_extension {
     device_buffer<std::uint8_t>& staging = s_.staging_[static_cast<std::size_t>(rank_)];
     {
       scoped_device on(s_.ctx_.device());
-      ensure_bytes(staging, bytes, s_.ctx_.device(), s_.ctx_.stream());
+      ensure_bytes(staging, bytes, s_.pool_, s_.ctx_.stream());
       for (std::size_t k = 0; k < a.columns.size(); ++k) {
         copy_bytes(staging.data() + k * count, memory_kind::device, a.columns[k].bins + first, memory_kind::device,
                    count, s_.ctx_.stream(), s_.ctx_.copies(), s_.ctx_.rules(), CBG_COPY_SITE("combination columns"));
@@ -104,7 +117,7 @@ class sharded_extension::view final : public train::search_extension {
     }
     {
       scoped_device on(ctx_.device());
-      ensure_bytes(landing_, bytes, ctx_.device(), ctx_.stream());
+      ensure_bytes(landing_, bytes, pool_, ctx_.stream());
     }
     // Ordered after this rank's earlier reads of landing_ and before its search reads it.
     peer_copy(landing_.data(), ctx_, staging.data(), s_.ctx_, bytes);
@@ -143,23 +156,16 @@ class sharded_extension::view final : public train::search_extension {
     device_buffer<float>& mine = eval_[feature];
     if (all == nullptr || count == 0) return nullptr;
     const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(float);
-    device_buffer<std::uint8_t> staging;
-    {
-      scoped_device on(s_.ctx_.device());
-      staging = device_buffer<std::uint8_t>(bytes, s_.ctx_.stream(), peer_memory(s_.ctx_.device()));
-      copy_bytes(staging.data(), memory_kind::device, all + s_.eval_.first(rank_), memory_kind::device, bytes,
-                 s_.ctx_.stream(), s_.ctx_.copies(), s_.ctx_.rules(), CBG_COPY_SITE("combination eval values"));
-    }
     {
       scoped_device on(ctx_.device());
-      mine = device_buffer<float>(static_cast<std::size_t>(count), ctx_.stream(), peer_memory(ctx_.device()));
+      mine = device_buffer<float>(static_cast<std::size_t>(count), ctx_.stream(), pool_);
     }
+    scoped_device on(s_.ctx_.device());
+    device_buffer<std::uint8_t> staging(bytes, s_.ctx_.stream(), s_.pool_);
+    copy_bytes(staging.data(), memory_kind::device, all + s_.eval_.first(rank_), memory_kind::device, bytes,
+               s_.ctx_.stream(), s_.ctx_.copies(), s_.ctx_.rules(), CBG_COPY_SITE("combination eval values"));
     peer_copy(mine.data(), ctx_, staging.data(), s_.ctx_, bytes);
-    {
-      scoped_device on(s_.ctx_.device());
-      staging = device_buffer<std::uint8_t>();  // its free waits for the copy (the base's stream)
-    }
-    return mine.data();
+    return mine.data();  // staging is freed in the base's stream order, after the copy
   }
 
   [[nodiscard]] std::uint64_t column_unique_values(std::size_t k) const override {
@@ -183,14 +189,15 @@ class sharded_extension::view final : public train::search_extension {
   shared& s_;
   int rank_;
   const context& ctx_;                                         // the rank's
-  device_buffer<std::uint8_t> landing_;                        // this rank's rows of the level's columns (its device)
+  std::shared_ptr<device_memory_resource> pool_;               // on its device, reachable from the base's
+  device_buffer<std::uint8_t> landing_;                        // this rank's rows of the level's columns
   std::vector<float> weights_;                                 // the level's model-size multipliers
   mutable std::map<std::int32_t, device_buffer<float>> eval_;  // committed features' eval values (its rows)
 };
 
 sharded_extension::sharded_extension(train::search_extension& base, const context& base_ctx, const row_split& learn,
                                      const row_split& eval, const std::vector<const context*>& ranks)
-    : shared_(std::make_unique<shared>(base, base_ctx, learn, eval, static_cast<int>(ranks.size()))) {
+    : shared_(std::make_unique<shared>(base, base_ctx, learn, eval, devices_of(ranks))) {
   CBG_EXPECTS(!base_ctx.is_cpu() && learn.ranks() == static_cast<int>(ranks.size()), status::internal,
               "sharded feature combinations: the ranks do not match the row split");
   for (std::size_t k = 0; k < ranks.size(); ++k) {

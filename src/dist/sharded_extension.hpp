@@ -12,7 +12,10 @@
 //
 // Memory: the pool's device holds what one GPU holds for the combinations (the projections' cache
 // over all rows) plus, per rank, a staging block of the level's columns for that rank's rows; each
-// rank holds its rows of the level's columns and of the committed eval values. Internal.
+// rank holds its rows of the level's columns and of the committed eval values. Those blocks come from
+// stream-ordered pools that the other device may access (make_peer_pool_resource), not from the
+// contexts' resources (not in their memory statistics): the ranks allocate them while other ranks'
+// collectives are in flight, where cudaMalloc/cudaFree could deadlock. Internal.
 #pragma once
 
 #include <memory>
