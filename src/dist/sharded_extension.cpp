@@ -12,7 +12,6 @@
 #include "cbg/dist/shard.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/memory/device_buffer.hpp"
-#include "cbg/memory/resource.hpp"
 #include "cbg/runtime/device.hpp"
 #include "src/dist/rank_calls.hpp"
 
@@ -27,59 +26,54 @@ struct level_answer {
   std::vector<float> weights;
 };
 
-// Grows `b` to at least `bytes` (by half again at least: a training's levels reallocate rarely),
-// from `pool` on `stream`. The pools are stream-ordered (make_peer_pool_resource): a rank's thread
-// allocates and frees while other ranks' collectives are in flight, where cudaMalloc or cudaFree
-// could wait for a device whose collective waits for this thread.
-void ensure_bytes(device_buffer<std::uint8_t>& b, std::size_t bytes,
-                  const std::shared_ptr<device_memory_resource>& pool, cudaStream_t stream) {
-  if (b.size() >= bytes) return;
-  const std::size_t want = std::max(bytes, b.size() + b.size() / 2);
-  b = device_buffer<std::uint8_t>(want, stream, pool);
-}
-
-std::vector<int> devices_of(const std::vector<const context*>& ranks) {
-  std::vector<int> out;
-  for (const context* c : ranks) out.push_back(c->device());
-  return out;
-}
+// The bytes a rank's bounce blocks hold: what crosses between the devices per copy.
+constexpr std::size_t bounce_bytes = std::size_t{16} << 20;
 
 }  // namespace
 
 // The members are the views' (this file's) only.
 class sharded_extension::shared {
  public:
-  shared(train::search_extension& base, const context& ctx, const row_split& learn, const row_split& eval,
-         const std::vector<int>& rank_devices)
+  shared(train::search_extension& base, const context& ctx, const row_split& learn, const row_split& eval, int ranks)
       : base_(base),
         ctx_(ctx),
-        pool_(make_peer_pool_resource(ctx.device(), rank_devices)),
         learn_(learn),
         eval_(eval),
-        levels_(static_cast<int>(rank_devices.size()), "candidate columns", true),
-        commits_(static_cast<int>(rank_devices.size()), "commits", false),
-        staging_(rank_devices.size()) {}
+        levels_(ranks, "candidate columns", true),
+        commits_(ranks, "commits", false) {}
 
   train::search_extension& base_;
-  const context& ctx_;                            // the base's context (the learn pool's)
-  std::shared_ptr<device_memory_resource> pool_;  // on its device, reachable from the ranks' devices
+  const context& ctx_;  // the base's context (the learn pool's)
   row_split learn_, eval_;
   std::mutex mutex_;  // every use of the base and of what follows
   rank_calls<std::vector<train::split>, level_answer> levels_;
   rank_calls<std::size_t, std::int32_t> commits_;
-  std::vector<device_buffer<std::uint8_t>> staging_;  // per rank: its rows of the level's columns (base's device)
 };
 
+// A rank's view. What it copies crosses between the devices through two blocks of peer memory made
+// with the view (on the main thread, before any collective): during the training a rank's thread
+// allocates only from the contexts' stream-ordered pools, on its own device or the base's. A
+// cudaMalloc or cudaFree there could wait for a device whose collective waits for this thread.
 class sharded_extension::view final : public train::search_extension {
  public:
-  view(shared& s, int rank, const context& ctx)
-      : s_(s), rank_(rank), ctx_(ctx), pool_(make_peer_pool_resource(ctx.device(), {s.ctx_.device()})) {}
+  view(shared& s, int rank, const context& ctx) : s_(s), rank_(rank), ctx_(ctx) {
+    {
+      scoped_device on(s_.ctx_.device());
+      bounce_from_ = device_buffer<std::uint8_t>(bounce_bytes, s_.ctx_.stream(), peer_memory(s_.ctx_.device()));
+    }
+    scoped_device on(ctx_.device());
+    bounce_to_ = device_buffer<std::uint8_t>(bounce_bytes, ctx_.stream(), peer_memory(ctx_.device()));
+  }
 
   ~view() override {
-    // The buffers were allocated on this rank's device.
-    scoped_device on(ctx_.device());
-    eval_.clear();
-    landing_ = device_buffer<std::uint8_t>();
+    {
+      scoped_device on(ctx_.device());
+      eval_.clear();
+      landing_ = device_buffer<std::uint8_t>();
+      bounce_to_ = device_buffer<std::uint8_t>();
+    }
+    scoped_device on(s_.ctx_.device());
+    bounce_from_ = device_buffer<std::uint8_t>();
   }
   view(const view&) = delete;
   view& operator=(const view&) = delete;
@@ -99,28 +93,28 @@ class sharded_extension::view final : public train::search_extension {
       return out;
     });
     weights_ = a.weights;
-    // This rank's rows of the columns, before another rank can have the base replace them (the
-    // lock; rank_calls computes the next level only once every rank has taken this one).
+    // This rank's rows of the columns, column after column in landing_, copied before another rank
+    // can have the base replace them (the lock; rank_calls computes the next level only once every
+    // rank has taken this one).
     const std::int64_t first = s_.learn_.first(rank_);
     const auto count = static_cast<std::size_t>(s_.learn_.counts[static_cast<std::size_t>(rank_)]);
     const std::size_t bytes = a.columns.size() * count;
     std::vector<column> mine(a.columns.size());
     if (bytes == 0) return mine;
-    device_buffer<std::uint8_t>& staging = s_.staging_[static_cast<std::size_t>(rank_)];
-    {
-      scoped_device on(s_.ctx_.device());
-      ensure_bytes(staging, bytes, s_.pool_, s_.ctx_.stream());
-      for (std::size_t k = 0; k < a.columns.size(); ++k) {
-        copy_bytes(staging.data() + k * count, memory_kind::device, a.columns[k].bins + first, memory_kind::device,
-                   count, s_.ctx_.stream(), s_.ctx_.copies(), s_.ctx_.rules(), CBG_COPY_SITE("combination columns"));
-      }
-    }
-    {
+    if (landing_.size() < bytes) {
       scoped_device on(ctx_.device());
-      ensure_bytes(landing_, bytes, pool_, ctx_.stream());
+      landing_ = device_buffer<std::uint8_t>(std::max(bytes, landing_.size() + landing_.size() / 2), ctx_.stream(),
+                                             ctx_.resource());
     }
-    // Ordered after this rank's earlier reads of landing_ and before its search reads it.
-    peer_copy(landing_.data(), ctx_, staging.data(), s_.ctx_, bytes);
+    transfer(landing_.data(), bytes, [&](std::size_t at, std::size_t n, std::uint8_t* into) {
+      for (std::size_t done = 0; done < n;) {
+        const std::size_t k = (at + done) / count, within = (at + done) % count;
+        const std::size_t piece = std::min(count - within, n - done);
+        copy_bytes(into + done, memory_kind::device, a.columns[k].bins + first + within, memory_kind::device, piece,
+                   s_.ctx_.stream(), s_.ctx_.copies(), s_.ctx_.rules(), CBG_COPY_SITE("combination columns"));
+        done += piece;
+      }
+    });
     for (std::size_t k = 0; k < a.columns.size(); ++k) {
       mine[k].bins = landing_.data() + k * count;
       mine[k].border_count = a.columns[k].border_count;
@@ -144,8 +138,9 @@ class sharded_extension::view final : public train::search_extension {
   // This rank's eval rows of a committed feature's values, copied once.
   [[nodiscard]] const float* eval_values(std::int32_t feature) const override {
     std::lock_guard<std::mutex> lock(s_.mutex_);
-    if (const auto it = eval_.find(feature); it != eval_.end())
+    if (const auto it = eval_.find(feature); it != eval_.end()) {
       return it->second.size() > 0 ? it->second.data() : nullptr;
+    }
     const auto r = static_cast<std::size_t>(rank_);
     const std::int64_t count = r < s_.eval_.counts.size() ? s_.eval_.counts[r] : 0;
     const float* all = nullptr;
@@ -155,17 +150,17 @@ class sharded_extension::view final : public train::search_extension {
     }
     device_buffer<float>& mine = eval_[feature];
     if (all == nullptr || count == 0) return nullptr;
-    const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(float);
     {
       scoped_device on(ctx_.device());
-      mine = device_buffer<float>(static_cast<std::size_t>(count), ctx_.stream(), pool_);
+      mine = device_buffer<float>(static_cast<std::size_t>(count), ctx_.stream(), ctx_.resource());
     }
-    scoped_device on(s_.ctx_.device());
-    device_buffer<std::uint8_t> staging(bytes, s_.ctx_.stream(), s_.pool_);
-    copy_bytes(staging.data(), memory_kind::device, all + s_.eval_.first(rank_), memory_kind::device, bytes,
-               s_.ctx_.stream(), s_.ctx_.copies(), s_.ctx_.rules(), CBG_COPY_SITE("combination eval values"));
-    peer_copy(mine.data(), ctx_, staging.data(), s_.ctx_, bytes);
-    return mine.data();  // staging is freed in the base's stream order, after the copy
+    const auto* from = reinterpret_cast<const std::uint8_t*>(all + s_.eval_.first(rank_));
+    transfer(reinterpret_cast<std::uint8_t*>(mine.data()), static_cast<std::size_t>(count) * sizeof(float),
+             [&](std::size_t at, std::size_t n, std::uint8_t* into) {
+               copy_bytes(into, memory_kind::device, from + at, memory_kind::device, n, s_.ctx_.stream(),
+                          s_.ctx_.copies(), s_.ctx_.rules(), CBG_COPY_SITE("combination eval values"));
+             });
+    return mine.data();
   }
 
   [[nodiscard]] std::uint64_t column_unique_values(std::size_t k) const override {
@@ -186,10 +181,30 @@ class sharded_extension::view final : public train::search_extension {
   }
 
  private:
+  // `total` bytes into `to` (this rank's device), in pieces of the bounce blocks' size: gather(at, n,
+  // into) enqueues bytes [at, at + n) into `into` (the base's device) on the base's stream; each
+  // piece is then copied to this rank's block (peer_copy orders it after this rank's earlier work and
+  // before its later) and from there to its place. Holds the lock (the bounce blocks are reused).
+  template <class Gather>
+  void transfer(std::uint8_t* to, std::size_t total, Gather&& gather) const {
+    for (std::size_t at = 0; at < total; at += bounce_bytes) {
+      const std::size_t n = std::min(bounce_bytes, total - at);
+      {
+        scoped_device on(s_.ctx_.device());
+        gather(at, n, bounce_from_.data());
+      }
+      peer_copy(bounce_to_.data(), ctx_, bounce_from_.data(), s_.ctx_, n);
+      scoped_device on(ctx_.device());
+      copy_bytes(to + at, memory_kind::device, bounce_to_.data(), memory_kind::device, n, ctx_.stream(), ctx_.copies(),
+                 ctx_.rules(), CBG_COPY_SITE("combination columns"));
+    }
+  }
+
   shared& s_;
   int rank_;
   const context& ctx_;                                         // the rank's
-  std::shared_ptr<device_memory_resource> pool_;               // on its device, reachable from the base's
+  mutable device_buffer<std::uint8_t> bounce_from_;            // peer memory on the base's device
+  mutable device_buffer<std::uint8_t> bounce_to_;              // peer memory on this rank's
   device_buffer<std::uint8_t> landing_;                        // this rank's rows of the level's columns
   std::vector<float> weights_;                                 // the level's model-size multipliers
   mutable std::map<std::int32_t, device_buffer<float>> eval_;  // committed features' eval values (its rows)
@@ -197,7 +212,7 @@ class sharded_extension::view final : public train::search_extension {
 
 sharded_extension::sharded_extension(train::search_extension& base, const context& base_ctx, const row_split& learn,
                                      const row_split& eval, const std::vector<const context*>& ranks)
-    : shared_(std::make_unique<shared>(base, base_ctx, learn, eval, devices_of(ranks))) {
+    : shared_(std::make_unique<shared>(base, base_ctx, learn, eval, static_cast<int>(ranks.size()))) {
   CBG_EXPECTS(!base_ctx.is_cpu() && learn.ranks() == static_cast<int>(ranks.size()), status::internal,
               "sharded feature combinations: the ranks do not match the row split");
   for (std::size_t k = 0; k < ranks.size(); ++k) {

@@ -11,11 +11,11 @@
 // the model are the single-GPU ones byte for byte.
 //
 // Memory: the pool's device holds what one GPU holds for the combinations (the projections' cache
-// over all rows) plus, per rank, a staging block of the level's columns for that rank's rows; each
-// rank holds its rows of the level's columns and of the committed eval values. Those blocks come from
-// stream-ordered pools that the other device may access (make_peer_pool_resource), not from the
-// contexts' resources (not in their memory statistics): the ranks allocate them while other ranks'
-// collectives are in flight, where cudaMalloc/cudaFree could deadlock. Internal.
+// over all rows); each rank holds its rows of the level's columns and of the committed eval values
+// (from its context's pool). The bytes cross between the devices through two 16 MiB blocks of peer
+// memory per rank, one on each side, made with the views: during the training the ranks' threads
+// allocate only from the contexts' stream-ordered pools, since a cudaMalloc or cudaFree could wait for
+// a device whose collective waits for the allocating thread (which hung a first version). Internal.
 #pragma once
 
 #include <memory>

@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cbg/memory/resource.hpp"
 
-#include <vector>
-
 #include <fmt/format.h>
 
 #include "cbg/core/cuda_check.hpp"
-#include "cbg/core/error.hpp"
 #include "cbg/runtime/device.hpp"
 
 namespace cbg {
@@ -25,29 +22,12 @@ namespace {
 
 class async_pool_resource final : public device_memory_resource {
  public:
-  async_pool_resource(int device, const std::vector<int>& peers) : device_(device) {
+  explicit async_pool_resource(int device) : device_(device) {
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
     props.location.type = cudaMemLocationTypeDevice;
     props.location.id = device;
     CBG_CUDA_TRY(cudaMemPoolCreate(&pool_, &props));
-    for (const int peer : peers) {
-      if (peer == device) continue;
-      int can = 0;
-      CBG_CUDA_TRY(cudaDeviceCanAccessPeer(&can, peer, device));
-      if (can == 0) {
-        (void)cudaMemPoolDestroy(pool_);
-        CBG_FAIL(status::unsupported,
-                 fmt::format("device {} cannot access the memory of device {} (no peer access)", peer, device));
-      }
-      cudaMemAccessDesc access{};
-      access.location.type = cudaMemLocationTypeDevice;
-      access.location.id = peer;
-      access.flags = cudaMemAccessFlagsProtReadWrite;
-      const cudaError_t e = cudaMemPoolSetAccess(pool_, &access, 1);
-      if (e != cudaSuccess) (void)cudaMemPoolDestroy(pool_);
-      CBG_CUDA_TRY(e);
-    }
   }
   ~async_pool_resource() override { CBG_ASSERT_CUDA_SUCCESS(cudaMemPoolDestroy(pool_)); }
 
@@ -92,12 +72,7 @@ class callback_resource final : public device_memory_resource {
 
 std::shared_ptr<device_memory_resource> make_async_pool_resource(int device) {
   scoped_device guard(device);
-  return std::make_shared<async_pool_resource>(device, std::vector<int>{});
-}
-
-std::shared_ptr<device_memory_resource> make_peer_pool_resource(int device, const std::vector<int>& peers) {
-  scoped_device guard(device);
-  return std::make_shared<async_pool_resource>(device, peers);
+  return std::make_shared<async_pool_resource>(device);
 }
 
 std::shared_ptr<device_memory_resource> make_callback_resource(int device, alloc_hook alloc, free_hook free,

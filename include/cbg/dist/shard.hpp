@@ -38,8 +38,7 @@ void enable_peer_access(int from, int to);
 
 // Copies `bytes` from device memory of src's device to device memory of dst's device, ordered
 // after the work queued on both streams so far; dst's stream waits for the copy. Accounted on src.
-// Both ends must be peer_memory (or plain cudaMalloc, or a make_peer_pool_resource pool's that the
-// other device may access) when the devices differ.
+// Both ends must be peer_memory (or plain cudaMalloc) when the devices differ.
 void peer_copy(void* to, const context& dst, const void* from, const context& src, std::size_t bytes);
 
 }  // namespace cbg::dist

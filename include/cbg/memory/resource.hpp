@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <memory>
-#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -22,12 +21,6 @@ class device_memory_resource {
 // The default: a cudaMemPool of our own on `device`, used through cudaMallocFromPoolAsync, so our
 // allocations are stream-ordered and never mix with the caller's default pool.
 std::shared_ptr<device_memory_resource> make_async_pool_resource(int device);
-
-// The same, with allocations that the devices `peers` may also read and write (cudaMemPoolSetAccess;
-// status::unsupported where a peer cannot access `device`): buffers that other devices' copies reach
-// while collectives are in flight, where cudaMalloc/cudaFree (which may wait for the whole device)
-// could deadlock against a collective that waits for the allocating thread.
-std::shared_ptr<device_memory_resource> make_peer_pool_resource(int device, const std::vector<int>& peers);
 
 // Caller-provided hooks (the C ABI's cbg_device_alloc_fn / cbg_device_free_fn).
 using alloc_hook = void* (*)(std::size_t bytes, cudaStream_t stream, void* user_data);
