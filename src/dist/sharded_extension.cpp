@@ -13,6 +13,7 @@
 #include "cbg/memory/copy.hpp"
 #include "cbg/memory/device_buffer.hpp"
 #include "cbg/runtime/device.hpp"
+#include "src/dist/column_pieces.hpp"
 #include "src/dist/rank_calls.hpp"
 
 namespace cbg::dist {
@@ -107,12 +108,10 @@ class sharded_extension::view final : public train::search_extension {
                                              ctx_.resource());
     }
     transfer(landing_.data(), bytes, [&](std::size_t at, std::size_t n, std::uint8_t* into) {
-      for (std::size_t done = 0; done < n;) {
-        const std::size_t k = (at + done) / count, within = (at + done) % count;
-        const std::size_t piece = std::min(count - within, n - done);
-        copy_bytes(into + done, memory_kind::device, a.columns[k].bins + first + within, memory_kind::device, piece,
+      for (const column_piece& p : column_pieces(at, n, count)) {
+        copy_bytes(into, memory_kind::device, a.columns[p.column].bins + first + p.offset, memory_kind::device, p.bytes,
                    s_.ctx_.stream(), s_.ctx_.copies(), s_.ctx_.rules(), CBG_COPY_SITE("combination columns"));
-        done += piece;
+        into += p.bytes;
       }
     });
     for (std::size_t k = 0; k < a.columns.size(); ++k) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The calls every rank of a sharded training makes in the same order, answered once
-// (src/dist/rank_calls.hpp: how the ranks share the search extension of feature combinations).
+// (src/dist/rank_calls.hpp: how the ranks share the search extension of feature combinations), and
+// the pieces in which a rank gets its rows of the columns (src/dist/column_pieces.hpp).
 #include <functional>
 #include <mutex>
 #include <string>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "cbg/core/error.hpp"
+#include "src/dist/column_pieces.hpp"
 #include "src/dist/rank_calls.hpp"
 #include "support/catch.hpp"
 
@@ -92,4 +94,31 @@ TEST_CASE("rank calls from one thread per rank, under one lock: each call comput
   for (int i = 0; i < levels; ++i) CHECK(computed[static_cast<std::size_t>(i)] == 1);
   for (int r = 1; r < ranks; ++r) CHECK(seen[static_cast<std::size_t>(r)] == seen[0]);
   CHECK(calls.waiting() == 0);
+}
+
+TEST_CASE("column pieces: any byte range of columns laid end to end, each piece within one column", "[dist]") {
+  using cbg::dist::column_pieces;
+  // 3 columns of 10 bytes: bytes 7..24 are column 0's 7..9, column 1 whole, column 2's 0..4.
+  const auto p = column_pieces(7, 18, 10);
+  REQUIRE(p.size() == 3);
+  CHECK((p[0].column == 0 && p[0].offset == 7 && p[0].bytes == 3));
+  CHECK((p[1].column == 1 && p[1].offset == 0 && p[1].bytes == 10));
+  CHECK((p[2].column == 2 && p[2].offset == 0 && p[2].bytes == 5));
+  CHECK(column_pieces(30, 0, 10).empty());
+  // Every range of a small layout: the pieces cover it in order, byte for byte.
+  for (std::size_t count : {1, 3, 8}) {
+    const std::size_t total = 5 * count;
+    for (std::size_t at = 0; at < total; ++at) {
+      for (std::size_t n = 0; at + n <= total; ++n) {
+        std::size_t next = at;
+        for (const auto& q : column_pieces(at, n, count)) {
+          CHECK(q.bytes > 0);
+          CHECK(q.offset + q.bytes <= count);
+          CHECK(q.column * count + q.offset == next);
+          next += q.bytes;
+        }
+        CHECK(next == at + n);
+      }
+    }
+  }
 }
