@@ -4,13 +4,14 @@ context, against the `catboost` package's CPU trainer.
 
 Both trainers get the same data and parameters. The CTR tables hold full learn statistics, so a table that
 both models keep does not depend on the (different) permutations, except through CatBoost's choice at ties
-and of the kept value the others' rows join: it follows its hash table's order, which depends on the order
-it reads the learn rows in. With has_time (the rows in file order) every common table is equal to ours, keys
-and counts; with its permutation (the default, what we compare the models with) each model's tables are
-checked against the rule computed here (the `limit` most frequent values keep their entries, the others'
-rows count in one kept value), and the tables are equal wherever no tie decides. CatBoost loads our models
-and predicts what we predict (a dropped value is an unseen one), and the held-out quality stays within 1 %
-of CatBoost's.
+and of the kept value the others' rows join: that follows its hash table's order and its nth_element (the
+least frequent kept value with up to 7 values, not always beyond). Ours is a fixed rule (at equal counts the
+value seen first is kept; the others join the least frequent kept value). Each model's tables are checked
+against the rule computed here (the `limit` most frequent values keep their entries, the others' rows count
+in one kept value), and the tables are equal to CatBoost's (reading the rows in order, has_time, and with its
+permutation) wherever neither a tie nor its choice of that value decides. CatBoost loads our models and
+predicts what we predict (a dropped value is an unseen one), and the held-out quality stays within 1 % of
+CatBoost's.
 """
 from __future__ import annotations
 
@@ -96,10 +97,11 @@ def row_keys(cats, feats):
     return keys
 
 
-def check_rule(entries: dict, keys, y, typ: str, limit):
+def check_rule(entries: dict, keys, y, typ: str, limit, ours: bool = False):
     """The table follows CatBoost's rule: the `limit` most frequent keys (all when None or no more), their
-    rows' counts, the others' rows in one kept entry. Returns (the key the others joined or None, whether
-    ties make CatBoost's choice of the kept keys or of that key depend on its hash-table order)."""
+    rows' counts, the others' rows in one kept entry (ours: the least frequent kept one). Returns (the key
+    the others joined or None, whether ties make CatBoost's choice of the kept keys or of that key depend on
+    its hash-table order)."""
     per = {}
     for k, t in zip(keys, y):
         per.setdefault(k, [0, 0])[int(t)] += 1
@@ -118,6 +120,8 @@ def check_rule(entries: dict, keys, y, typ: str, limit):
     rest = np.sum([per[k] for k in per if k not in entries], axis=0)
     want = (total[joined] + int(rest.sum()),) if typ == "Counter" else tuple(int(v) for v in np.add(per[joined], rest))
     assert entries[joined] == want
+    if ours:
+        assert total[joined] == min(total[k] for k in entries)
     return joined, boundary in (ranked[limit - 2], ranked[limit])
 
 
@@ -136,13 +140,8 @@ def fit_both(params, x, cats, y, tmp_path):
                                   "has_time": True})
     in_order.fit(catboost.Pool(frame(x, cats), y, cat_features=[1, 2, 3]))
     in_order.save_model(str(tmp_path / "in_order.json"), format="json")
-    # CatBoost reading the rows in order keeps exactly our tables.
-    mine, ordered = (tables(json.loads((tmp_path / f).read_text())) for f in ("ours.json", "in_order.json"))
-    assert set(mine) & set(ordered)
-    for t in set(mine) & set(ordered):
-        assert mine[t] == ordered[t], t
-    return (ctx, ours, loaded, theirs, json.loads((tmp_path / "ours.json").read_text()),
-            json.loads((tmp_path / "theirs.json").read_text()))
+    return (ctx, ours, loaded, theirs, *(json.loads((tmp_path / f"{name}.json").read_text())
+                                         for name in ("ours", "theirs", "in_order")))
 
 
 @pytest.mark.parametrize("store_all,complexity,limit", [(False, 1, 4), (False, 1, 12), (True, 2, 4), (False, 2, 12)])
@@ -152,32 +151,34 @@ def test_tables_follow_catboost_cpu(tmp_path, store_all, complexity, limit):
               "boosting_type": "Plain", "one_hot_max_size": 1, "simple_ctr": ["Borders", "Counter"],
               "combinations_ctr": ["Borders", "Counter"], "max_ctr_complexity": complexity,
               "ctr_leaf_count_limit": limit, "store_all_simple_ctr": store_all}
-    ctx, ours, loaded, theirs, ours_json, theirs_json = fit_both(params, x, cats, y, tmp_path)
-    mine, other = tables(ours_json), tables(theirs_json)
-    assert mine and other
+    ctx, ours, loaded, theirs, ours_json, theirs_json, in_order_json = fit_both(params, x, cats, y, tmp_path)
+    mine, other, ordered = tables(ours_json), tables(theirs_json), tables(in_order_json)
+    assert mine and other and ordered
     joins = {}
-    for name, model_tables in (("ours", mine), ("catboost", other)):
+    for name, model_tables in (("ours", mine), ("catboost", other), ("catboost has_time", ordered)):
         for (feats, typ), (entries, _) in model_tables.items():
             single = len(feats) == 1
             lim = None if single and store_all else limit
-            joins.setdefault((feats, typ), {})[name] = check_rule(entries, row_keys(cats, feats), y, typ, lim)
+            joins.setdefault((feats, typ), {})[name] = check_rule(entries, row_keys(cats, feats), y, typ, lim,
+                                                                  ours=name == "ours")
             if single and store_all:
                 assert len(entries) == len(np.unique(cats[feats[0]]))
             else:
                 assert len(entries) <= limit
-    common = set(mine) & set(other)
-    assert common, "no table in both models"
     compared = 0
-    for t in common:
-        (ours_joined, tied), (their_joined, _) = joins[t]["ours"], joins[t]["catboost"]
-        if tied:
-            continue  # CatBoost's hash-table order decides
-        if ours_joined != their_joined:
-            # Its permuted hash-table order changes the value left last only past 7 distinct values.
-            assert len(set(row_keys(cats, t[0]))) > 7, t
-            continue
-        assert mine[t] == other[t], t
-        compared += 1
+    for name, theirs_tables in (("catboost", other), ("catboost has_time", ordered)):
+        common = set(mine) & set(theirs_tables)
+        assert common, f"no table in both models ({name})"
+        for t in common:
+            (ours_joined, tied), (their_joined, _) = joins[t]["ours"], joins[t][name]
+            if tied:
+                continue  # CatBoost's hash-table order decides
+            if ours_joined != their_joined:
+                # CatBoost's nth_element leaves the least frequent kept value last only up to 7 values.
+                assert len(set(row_keys(cats, t[0]))) > 7, (name, t)
+                continue
+            assert mine[t] == theirs_tables[t], (name, t)
+            compared += 1
     assert compared > 0
     # CatBoost predicts our model as we do (values dropped from a table are unseen ones).
     tx, tcats, ty = data(2, 2000)
@@ -206,7 +207,7 @@ def test_six_values_equal_catboost_exactly(tmp_path):
     x, cats, y = data(3)
     params = {"iterations": 20, "depth": 3, "loss_function": "Logloss", "one_hot_max_size": 1,
               "simple_ctr": ["Borders", "Counter"], "max_ctr_complexity": 1, "ctr_leaf_count_limit": 3}
-    _, _, _, _, ours_json, theirs_json = fit_both(params, x, [cats[0], cats[0] * 3 + 1, cats[2]], y, tmp_path)
+    _, _, _, _, ours_json, theirs_json, _ = fit_both(params, x, [cats[0], cats[0] * 3 + 1, cats[2]], y, tmp_path)
     mine, other = tables(ours_json), tables(theirs_json)
     common = set(mine) & set(other)
     assert any(len(mine[t][0]) == 3 for t in common)

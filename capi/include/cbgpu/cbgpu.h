@@ -1171,9 +1171,9 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *     CPU-only bounds on the CTR tables, with its CPU trainer's rule, on a CPU context only: a
  *     projection with more distinct learn values than the limit keeps that many of the most
  *     frequent, the rows of the others count in one kept value and the model sees them as unseen;
- *     store_all_simple_ctr exempts single categorical features. At ties, and for the value the
- *     others join, CatBoost's choice depends on the order it reads the learn rows in: ours is its
- *     choice reading them in order (has_time); its permutation can change it. With
+ *     store_all_simple_ctr exempts single categorical features. At equal counts the value seen
+ *     first is kept; the others join the least frequent kept value (CatBoost's choice there
+ *     follows its hash table's order, so tables can differ from its own at ties). With
  *     counter_calc_method Full and an eval set a bounded Counter CTR is CBG_ERR_NOT_IMPLEMENTED).
  *   - Output: metric_period (1), verbose / silent / logging_level (progress lines every
  *     metric_period iterations at CBG_LOG_INFO through the log callback, category

