@@ -390,7 +390,8 @@ class host_primitives {
       if (added) p->keys.push_back(keys[static_cast<std::size_t>(r)]);
       p->ids[static_cast<std::size_t>(r)] = at->second;
     }
-    const std::vector<std::uint32_t> kept = apply_leaf_count_limit(p->ids, p->keys, leaf_count_limit_of(o_, proj));
+    const std::vector<std::uint32_t> kept =
+        apply_leaf_count_limit(p->ids, p->keys.size(), leaf_count_limit_of(o_, proj));
     if (!kept.empty()) {
       std::vector<std::uint64_t> kept_keys;
       for (std::uint32_t id : kept) kept_keys.push_back(p->keys[id]);

@@ -21,14 +21,11 @@
 
 namespace cbg::ctr {
 
-// Applies `limit` to a projection's dense ids: `ids` per learn row, numbered in order of first
-// appearance, and `table_keys` per id (the 64-bit projection keys the model's table holds). Returns
-// the old ids kept, in their former order (empty: at most `limit` values, nothing changed), and
-// rewrites `ids` to the new ids (positions in that list).
-inline std::vector<std::uint32_t> apply_leaf_count_limit(std::vector<std::uint32_t>& ids,
-                                                         const std::vector<std::uint64_t>& table_keys,
+// Applies `limit` to a projection's dense ids: `ids` per learn row, `unique` of them, numbered in
+// order of first appearance. Returns the old ids kept, in their former order (empty: at most `limit`
+// values, nothing changed), and rewrites `ids` to the new ids (positions in that list).
+inline std::vector<std::uint32_t> apply_leaf_count_limit(std::vector<std::uint32_t>& ids, std::size_t unique,
                                                          std::uint64_t limit) {
-  const std::size_t unique = table_keys.size();
   if (unique <= limit) return {};
   std::vector<std::uint64_t> counts(unique, 0);
   for (std::uint32_t id : ids) ++counts[id];

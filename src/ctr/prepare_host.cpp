@@ -74,10 +74,8 @@ class host_primitives {
   std::vector<std::uint32_t> keys(const perfect& ph, const char*) const { return ph.keys; }
   // ctr_leaf_count_limit: the kept values only (leaf_count_limit.hpp). Returns their count.
   std::size_t limit_categories(perfect& ph, std::uint64_t limit) const {
-    std::vector<std::uint64_t> table_keys(ph.keys.size());
-    for (std::size_t id = 0; id < ph.keys.size(); ++id) table_keys[id] = model::projection_add_cat(0, ph.keys[id]);
     std::vector<std::uint32_t> keys;
-    for (std::uint32_t id : apply_leaf_count_limit(ph.ids, table_keys, limit)) keys.push_back(ph.keys[id]);
+    for (std::uint32_t id : apply_leaf_count_limit(ph.ids, ph.keys.size(), limit)) keys.push_back(ph.keys[id]);
     ph.keys = std::move(keys);
     ph.counts.assign(ph.keys.size(), 0);
     for (std::uint32_t id : ph.ids) ++ph.counts[id];

@@ -430,13 +430,11 @@ TEST_CASE("ctr_leaf_count_limit keeps a table's most frequent categories, the re
   }
   REQUIRE(first_seen.size() == 40);
   std::vector<std::uint32_t> ids;
-  std::vector<std::uint64_t> keys;
-  for (std::int32_t v : first_seen) keys.push_back(cm::projection_add_cat(0, cm::cat_hash_int(v)));
   for (std::int32_t v : learn->b) {
     ids.push_back(static_cast<std::uint32_t>(std::find(first_seen.begin(), first_seen.end(), v) - first_seen.begin()));
   }
   const std::vector<std::uint32_t> before = ids;
-  const std::vector<std::uint32_t> kept = ctr::apply_leaf_count_limit(ids, keys, limit);
+  const std::vector<std::uint32_t> kept = ctr::apply_leaf_count_limit(ids, first_seen.size(), limit);
   REQUIRE(kept.size() == limit);
   std::map<std::int32_t, std::int32_t> joins;  // learn value -> the value whose entry counts it
   for (std::size_t r = 0; r < ids.size(); ++r) {
@@ -549,7 +547,6 @@ TEST_CASE("ctr_leaf_count_limit keeps a table's most frequent categories, the re
 TEST_CASE("ctr_leaf_count_limit keeps the most frequent, the first seen at ties; the rest join the last kept",
           "[ctr]") {
   // Values 0..5 (ids in order of first appearance) counted 2, 3, 3, 1, 3, 2 times.
-  const std::vector<std::uint64_t> keys = {11, 12, 13, 14, 15, 16};
   const std::vector<std::uint32_t> rows = {0, 1, 2, 1, 3, 4, 2, 4, 1, 2, 5, 0, 4, 5};
   struct expectation {
     std::uint64_t limit;
@@ -560,7 +557,7 @@ TEST_CASE("ctr_leaf_count_limit keeps the most frequent, the first seen at ties;
   // (count 2, seen before 5) is kept and takes the rest; limit 1: value 1 alone.
   for (const expectation& e : std::vector<expectation>{{3, {1, 2, 4}, 4}, {4, {0, 1, 2, 4}, 0}, {1, {1}, 1}}) {
     std::vector<std::uint32_t> ids = rows;
-    const std::vector<std::uint32_t> kept = cbg::ctr::apply_leaf_count_limit(ids, keys, e.limit);
+    const std::vector<std::uint32_t> kept = cbg::ctr::apply_leaf_count_limit(ids, 6, e.limit);
     REQUIRE(kept == e.kept);
     for (std::size_t r = 0; r < rows.size(); ++r) {
       const bool stays = std::find(e.kept.begin(), e.kept.end(), rows[r]) != e.kept.end();
@@ -569,7 +566,7 @@ TEST_CASE("ctr_leaf_count_limit keeps the most frequent, the first seen at ties;
   }
   // At most `limit` values: nothing changes.
   std::vector<std::uint32_t> ids = {0, 1, 0, 2};
-  CHECK(cbg::ctr::apply_leaf_count_limit(ids, {11, 12, 13}, 3).empty());
+  CHECK(cbg::ctr::apply_leaf_count_limit(ids, 3, 3).empty());
   CHECK(ids == std::vector<std::uint32_t>{0, 1, 0, 2});
 }
 
