@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dask_cluster import start_cluster, stop_cluster  # noqa: E402
+from dask_cluster import rank_peak_mb, start_cluster, stop_cluster  # noqa: E402
 
 
 def main() -> int:
@@ -104,16 +104,12 @@ def main() -> int:
         # Peak device memory per rank (the library's allocations on each rank's context).
         ident = client.submit(cbgpu.nccl_unique_id, workers=[workers[0]], pure=False).result()
 
-        def peak(x: "cupy.ndarray", lab: "cupy.ndarray", rank: int) -> float:
-            with cbgpu.Context(0, seed=3, nccl_id=ident, nccl_id_rank=rank, nccl_id_size=args.ranks) as c:
-                with cbgpu.Pool(c, x, label=lab) as p:
-                    cbgpu.train(p, {"iterations": 5, "depth": 6, "loss_function": "Logloss"}).close()
-                return c.memory_stats()["peak_bytes"] / 1e6
-
         parts_x = dx.to_delayed().ravel().tolist()
         parts_y = dy.to_delayed().ravel().tolist()
-        peaks = client.gather([client.submit(peak, client.compute(parts_x[r]), client.compute(parts_y[r]), r,
-                                             workers=[workers[r]], pure=False) for r in range(args.ranks)])
+        peak_params = {"iterations": 5, "depth": 6, "loss_function": "Logloss"}
+        peaks = client.gather([client.submit(rank_peak_mb, [client.compute(parts_x[r])], [client.compute(parts_y[r])],
+                                             peak_params, r, args.ranks, ident, 3, workers=[workers[r]], pure=False)
+                               for r in range(args.ranks)])
         print("dask-ranks: peak device memory per rank (MB): " + ", ".join(f"{p:.1f}" for p in peaks))
         client.close()
         if not (same and ok_pred and failed_ok):

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from dask_cluster import start_cluster, stop_cluster  # noqa: E402
+from dask_cluster import rank_peak_mb, start_cluster, stop_cluster  # noqa: E402
 
 FEATURES = 28
 
@@ -36,21 +36,6 @@ def make_block(seed: int, rows: int):
     x = rng.standard_normal((rows, FEATURES), dtype=cupy.float32)
     signal = x[:, 0] - 0.6 * x[:, 1] * x[:, 2] + 0.4 * cupy.tanh(x[:, 3]) + 0.3 * rng.standard_normal(rows)
     return x, (signal > 0).astype(cupy.float32)
-
-
-def worker_peak(xs: list, ys: list, params: dict, rank: int, size: int, ident: bytes | None) -> float:
-    """One rank's training (its blocks as one array) through its own context; the context's peak
-    device memory in MB."""
-    import cbgpu
-    import cupy
-
-    x, y = cupy.concatenate(xs), cupy.concatenate(ys)
-
-    comm = {} if size == 1 else {"nccl_id": ident, "nccl_id_rank": rank, "nccl_id_size": size}
-    with cbgpu.Context(0, seed=0, **comm) as ctx:
-        with cbgpu.Pool(ctx, x, label=y) as pool:
-            cbgpu.train(pool, params).close()
-        return ctx.memory_stats()["peak_bytes"] / 1e6
 
 
 def main() -> int:
@@ -114,7 +99,7 @@ def main() -> int:
             ident = client.submit(cbgpu.nccl_unique_id, workers=[workers[0]], pure=False).result() if used > 1 else None
             px, py = dx.to_delayed().ravel().tolist(), dy.to_delayed().ravel().tolist()
             owned = [[r] for r in range(used)] if used > 1 else [list(range(len(sizes)))]
-            peaks = client.gather([client.submit(worker_peak, [client.compute(px[b]) for b in blocks],
+            peaks = client.gather([client.submit(rank_peak_mb, [client.compute(px[b]) for b in blocks],
                                                  [client.compute(py[b]) for b in blocks],
                                                  {**params, "iterations": args.iterations[1]}, r, used, ident,
                                                  workers=[workers[r]], pure=False)
