@@ -88,8 +88,8 @@ def main() -> int:
                 model = cdask.train(client, {**params, "iterations": iterations}, dx, dy)
                 seconds.append(time.perf_counter() - t0)
                 run[f"train_s_{iterations}"] = round(seconds[-1], 3)
-            run["ms_per_iteration"] = round(1000 * (seconds[1] - seconds[0]) / (args.iterations[1] - args.iterations[0]),
-                                            3)
+            extra = args.iterations[1] - args.iterations[0]
+            run["ms_per_iteration"] = round(1000 * (seconds[1] - seconds[0]) / extra, 3)
             models[used] = model.to_bytes("cbm")
             t0 = time.perf_counter()
             pred = cdask.predict(client, model, dx).persist()
