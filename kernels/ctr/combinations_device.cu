@@ -254,7 +254,7 @@ __global__ void bucket_fill_kernel(const std::uint64_t* keys, const std::uint32_
 
 // counter_calc Full: eval rows whose key the learn rows have count too (keys sorted ascending).
 __global__ void eval_counts_kernel(const std::uint64_t* eval_keys, std::int64_t n, const std::uint64_t* keys,
-                                   std::uint32_t unique, std::int32_t* counts) {
+                                   std::uint32_t unique, std::int32_t* counts, std::uint64_t* marked) {
   const std::int64_t i = thread_index();
   if (i >= n) return;
   const std::uint64_t k = eval_keys[i];
@@ -266,7 +266,9 @@ __global__ void eval_counts_kernel(const std::uint64_t* eval_keys, std::int64_t 
     else
       hi = mid;
   }
-  if (lo < unique && keys[lo] == k) atomicAdd(counts + lo, 1);
+  const bool known = lo < unique && keys[lo] == k;
+  if (known) atomicAdd(counts + lo, 1);
+  if (marked != nullptr) marked[i] = known ? model::ctr_empty_hash : k;
 }
 
 // The bins of the one feature of a quantized single-column pool (group 0, byte 0).
@@ -510,10 +512,10 @@ void ctr_buckets(const context& ctx, const std::uint64_t* keys, std::size_t uniq
 }
 
 void count_known_keys(const context& ctx, const std::uint64_t* keys, std::int64_t n, const std::uint64_t* sorted,
-                      std::size_t unique, std::int32_t* counts) {
+                      std::size_t unique, std::int32_t* counts, std::uint64_t* marked) {
   if (n <= 0) return;
   eval_counts_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(keys, n, sorted, static_cast<std::uint32_t>(unique),
-                                                                    counts);
+                                                                    counts, marked);
   CBG_CHECK_CUDA(ctx.stream());
 }
 

@@ -141,11 +141,14 @@ __global__ void one_hot_kernel(const std::uint32_t* h, std::int64_t n, std::int3
 
 // counter_calc Full: eval rows of categories known to the table count too.
 __global__ void eval_counts_kernel(const std::uint32_t* h, std::int64_t n, const std::uint64_t* hashes,
-                                   const std::uint32_t* indices, std::uint64_t n_buckets, std::int32_t* counts) {
+                                   const std::uint32_t* indices, std::uint64_t n_buckets, std::int32_t* counts,
+                                   std::uint64_t* marked) {
   const std::int64_t i = thread_index();
   if (i >= n) return;
-  const std::uint32_t idx = model::ctr_lookup(hashes, indices, n_buckets, model::projection_add_cat(0, h[i]));
+  const std::uint64_t key = model::projection_add_cat(0, h[i]);
+  const std::uint32_t idx = model::ctr_lookup(hashes, indices, n_buckets, key);
   if (idx != model::ctr_not_found) atomicAdd(counts + idx, 1);
+  if (marked != nullptr) marked[i] = idx != model::ctr_not_found ? model::ctr_empty_hash : key;
 }
 
 __global__ void eval_values_kernel(const std::uint32_t* h, std::int64_t n, model::ctr_table_view t, model::ctr_calc c,
@@ -371,8 +374,9 @@ void one_hot_values(const context& ctx, const std::uint32_t* h, std::int64_t n, 
 }
 
 void count_known_categories(const context& ctx, const std::uint32_t* h, std::int64_t n, const std::uint64_t* hashes,
-                            const std::uint32_t* indices, std::uint64_t n_buckets, std::int32_t* counts) {
-  eval_counts_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(h, n, hashes, indices, n_buckets, counts);
+                            const std::uint32_t* indices, std::uint64_t n_buckets, std::int32_t* counts,
+                            std::uint64_t* marked) {
+  eval_counts_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(h, n, hashes, indices, n_buckets, counts, marked);
   CBG_CHECK_CUDA(ctx.stream());
 }
 

@@ -123,8 +123,10 @@ std::int32_t max_count(const context& ctx, const std::int32_t* counts, std::size
 // the one-hot column of value v; counter_calc Full's counts of the rows whose category the table
 // (hashes, indices: its buckets) knows; a CTR feature's model value.
 void one_hot_values(const context& ctx, const std::uint32_t* h, std::int64_t n, std::int32_t v, float* out);
+// marked (optional): per row its key where the table lacks it, else model::ctr_empty_hash (unseen_keys).
 void count_known_categories(const context& ctx, const std::uint32_t* h, std::int64_t n, const std::uint64_t* hashes,
-                            const std::uint32_t* indices, std::uint64_t n_buckets, std::int32_t* counts);
+                            const std::uint32_t* indices, std::uint64_t n_buckets, std::int32_t* counts,
+                            std::uint64_t* marked = nullptr);
 void ctr_values_of_categories(const context& ctx, const std::uint32_t* h, std::int64_t n,
                               const model::ctr_table_view& t, const model::ctr_calc& c, float* out);
 
@@ -208,9 +210,19 @@ void derived_ids_and_runs(const context& ctx, const parent_runs& parent, const b
 // 1 when a key equals the empty-bucket marker.
 void ctr_buckets(const context& ctx, const std::uint64_t* keys, std::size_t unique, std::size_t slots,
                  std::uint64_t* hashes, std::uint32_t* indices, int* bad);
-// counts[id] += 1 for each of n keys found among the `unique` sorted keys.
+// counts[id] += 1 for each of n keys found among the `unique` sorted keys; marked (optional): per
+// row its key where they lack it, else model::ctr_empty_hash (unseen_keys).
 void count_known_keys(const context& ctx, const std::uint64_t* keys, std::int64_t n, const std::uint64_t* sorted,
-                      std::size_t unique, std::int32_t* counts);
+                      std::size_t unique, std::int32_t* counts, std::uint64_t* marked = nullptr);
+
+// counter_calc Full's new keys: the distinct keys of the n marked rows (model::ctr_empty_hash: not
+// marked), each with its first row and its row count, in ascending key order (category-sized).
+struct unseen_key_counts {
+  std::vector<std::uint64_t> keys;
+  std::vector<std::uint32_t> first_rows;
+  std::vector<std::int32_t> counts;
+};
+unseen_key_counts unseen_keys(const context& ctx, const std::uint64_t* marked, std::int64_t n);
 // The bins of feature f of a quantized pool (index layout of quantizer.hpp).
 void feature_bins(const context& ctx, const std::uint32_t* index, std::int64_t padded_rows, std::int64_t f,
                   std::int64_t n, std::uint8_t* bins);

@@ -19,6 +19,7 @@
 #include "src/ctr/combination_search.hpp"
 #include "src/ctr/host_helpers.hpp"
 #include "src/ctr/leaf_count_limit.hpp"
+#include "src/ctr/unseen_keys.hpp"
 
 namespace cbg::ctr {
 
@@ -289,12 +290,18 @@ class host_primitives {
           CBG_EXPECTS(!p.limited, status::not_implemented,
                       "parameter 'ctr_leaf_count_limit': with counter_calc_method Full and an eval set (a Counter "
                       "CTR's table bounded over the learn and eval rows) not implemented");
+          // The eval rows count too, and the eval combinations the learn rows lack become keys.
           std::unordered_map<std::uint64_t, std::uint32_t> id_of;
           for (std::size_t id = 0; id < unique; ++id) id_of.emplace(p.keys[id], static_cast<std::uint32_t>(id));
-          for (std::uint64_t k : row_keys(p.proj, true)) {
+          std::vector<std::uint64_t> marked = row_keys(p.proj, true);
+          for (std::uint64_t& k : marked) {
             const auto it = id_of.find(k);
-            if (it != id_of.end()) ++t.counts[it->second];
+            if (it != id_of.end()) {
+              ++t.counts[it->second];
+              k = model::ctr_empty_hash;
+            }
           }
+          add_unseen_keys(t, unseen_keys_of_rows(marked));
           counted += ne_;
         }
         t.counter_denominator = base.type == model::ctr_type::counter

@@ -26,6 +26,7 @@
 #include "src/ctr/host_helpers.hpp"
 #include "src/ctr/pool_views.hpp"
 #include "src/ctr/targets_device.hpp"
+#include "src/ctr/unseen_keys.hpp"
 
 namespace cbg::ctr {
 
@@ -56,6 +57,7 @@ struct device_projection {
   device_buffer<std::uint32_t> first;
   device_buffer<std::int32_t> counts;       // learn rows per id
   device_buffer<std::int32_t> full_counts;  // Counter under counter_calc Full: + the eval rows per id
+  unseen_keys eval_only;                    // and the eval rows' keys the learn rows lack (unseen_keys.hpp)
   std::vector<device_column> columns;
 };
 
@@ -354,16 +356,24 @@ class device_primitives {
     };
     model::ctr_table t;
     t.base = base;
+    // Counter under counter_calc Full: the eval rows' new keys after the learn ones.
+    const std::vector<std::uint64_t>& added = counts_eval(base.type) ? p.eval_only.keys : no_keys_;
+    const std::size_t keys = unique + added.size();
     {  // model::build_ctr_buckets over the keys in that order, on the device
-      device_buffer<std::uint64_t> ordered(room, stream, res);
+      device_buffer<std::uint64_t> ordered(std::max<std::size_t>(keys, 1), stream, res);
       detail::gather_rows(ctx_, by_first.data(), unique, 1, p.keys.data(), ordered.data());
+      if (!added.empty()) {
+        const device_buffer<std::uint64_t> more = upload(ctx_, added, "CTR table keys");
+        CBG_CUDA_TRY(cudaMemcpyAsync(ordered.data() + unique, more.data(), added.size() * sizeof(std::uint64_t),
+                                     cudaMemcpyDeviceToDevice, stream));
+      }
       std::size_t slots = 2;
-      while (slots < 2 * unique) slots *= 2;
+      while (slots < 2 * keys) slots *= 2;
       device_buffer<std::uint64_t> hashes(slots, stream, res);
       device_buffer<std::uint32_t> indices(slots, stream, res);
       device_buffer<int> bad(1, stream, res);
       static_assert(model::ctr_empty_hash == ~std::uint64_t{0});
-      detail::ctr_buckets(ctx_, ordered.data(), unique, slots, hashes.data(), indices.data(), bad.data());
+      detail::ctr_buckets(ctx_, ordered.data(), keys, slots, hashes.data(), indices.data(), bad.data());
       CBG_EXPECTS(download(ctx_, bad.data(), 1, "CTR table check")[0] == 0, status::bad_data,
                   "a CTR table key equals the empty-bucket marker");
       t.bucket_hashes = download(ctx_, hashes.data(), slots, "CTR table buckets");
@@ -415,6 +425,7 @@ class device_primitives {
         const std::vector<std::uint32_t> ordered = in_order(counts_of(p, base.type), 1, "CTR table counts");
         t.counts.resize(unique);
         for (std::size_t r = 0; r < unique; ++r) t.counts[r] = static_cast<std::int32_t>(ordered[r]);
+        if (!added.empty()) t.counts.insert(t.counts.end(), p.eval_only.counts.begin(), p.eval_only.counts.end());
         t.counter_denominator = denominator(p, base.type);
         break;
       }
@@ -436,8 +447,12 @@ class device_primitives {
   // The counter denominator as the host's table: Counter the largest count, FeatureFreq the learn
   // rows.
   std::int32_t denominator(const device_projection& p, model::ctr_type t) {
-    if (t == model::ctr_type::counter) return p.unique > 0 ? detail::max_count(ctx_, counts_of(p, t), p.unique) : 0;
-    return static_cast<std::int32_t>(n_);
+    if (t != model::ctr_type::counter) return static_cast<std::int32_t>(n_);
+    std::int32_t largest = p.unique > 0 ? detail::max_count(ctx_, counts_of(p, t), p.unique) : 0;
+    if (counts_eval(t)) {
+      for (std::int32_t c : p.eval_only.counts) largest = std::max(largest, c);
+    }
+    return largest;
   }
 
   // Quantizes candidate columns (of one or more projections) as the host does each (the CTR's border count and
@@ -617,7 +632,11 @@ class device_primitives {
           }
           if (ne_ > 0) {
             const device_buffer<std::uint64_t> eval_keys = row_keys(proj, true);
-            detail::count_known_keys(ctx_, eval_keys.data(), ne_, p->keys.data(), unique, p->full_counts.data());
+            device_buffer<std::uint64_t> marked(static_cast<std::size_t>(ne_), stream, res);
+            detail::count_known_keys(ctx_, eval_keys.data(), ne_, p->keys.data(), unique, p->full_counts.data(),
+                                     marked.data());
+            const detail::unseen_key_counts u = detail::unseen_keys(ctx_, marked.data(), ne_);
+            p->eval_only = unseen_keys_in_order(u.keys, u.first_rows, u.counts);
           }
         }
         auto den = denominators.find(d.base.type);
@@ -675,6 +694,7 @@ class device_primitives {
   detail::ids_scratch scratch_;
   detail::category_runs runs_;
   detail::target_state ts_;
+  const std::vector<std::uint64_t> no_keys_;
 };
 
 }  // namespace

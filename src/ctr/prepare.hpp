@@ -9,7 +9,8 @@
 // The primitives P: the types P::hashes (a column's categorical hashes), P::perfect (its perfect
 // hash), P::column (a derived column's values), P::feature_data (what a CTR feature keeps: its table
 // buckets and category runs where the primitives read them), P::table_data (a table's statistics where
-// the primitives read them), and the calls below, each documented where the flow makes it.
+// the primitives read them), and the calls below, each documented where the flow makes it
+// (table_grew: a table's keys grew, its statistics and buckets move to where the primitives read them).
 #pragma once
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include "cbg/ctr/features.hpp"
 #include "src/ctr/host_helpers.hpp"
 #include "src/ctr/pool_views.hpp"
+#include "src/ctr/unseen_keys.hpp"
 
 namespace cbg::ctr {
 
@@ -116,13 +118,18 @@ prepared_data prepare_categorical(P& prim, const pool& learn, const pool* eval, 
           t.target_classes_count = prim.classes();
           prim.class_counts(ph, n, unique, t, dt);
         } else {
-          // Counter with counter_calc Full: the eval rows count too (their categories seen in
-          // learn; others are not keys). The call returns the eval rows it counted.
+          // Counter with counter_calc Full: the eval rows count too, and the eval values the learn
+          // rows lack become keys (unseen_keys.hpp). The call returns the eval rows it counted.
           const bool with_eval = s.type == model::ctr_type::counter && o.counter_calc_method == counter_calc::full;
           CBG_EXPECTS(!(with_eval && limited && ne > 0), status::not_implemented,
                       "parameter 'ctr_leaf_count_limit': with counter_calc_method Full and an eval set (a Counter "
                       "CTR's table bounded over the learn and eval rows) not implemented");
-          const std::int64_t rows_counted = n + prim.counts(ph, he, n, ne, unique, with_eval, fs, t, dt);
+          unseen_keys added;
+          const std::int64_t rows_counted = n + prim.counts(ph, he, n, ne, unique, with_eval, fs, t, dt, added);
+          if (!added.keys.empty()) {
+            add_unseen_keys(t, added);
+            prim.table_grew(t, dt);
+          }
           t.counter_denominator = s.type == model::ctr_type::counter
                                       ? *std::max_element(t.counts.begin(), t.counts.end())
                                       : static_cast<std::int32_t>(rows_counted);

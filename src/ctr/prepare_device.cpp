@@ -43,6 +43,9 @@ class device_primitives {
   struct table_data {
     device_buffer<std::int32_t> counts;
     device_buffer<model::ctr_mean_history> means;
+    // The table's buckets where they differ from the feature's (table_grew).
+    device_buffer<std::uint64_t> hashes;
+    device_buffer<std::uint32_t> indices;
   };
 
   device_primitives(const pool& learn, const train::target_rule& rule, bool binarize, std::uint64_t seed)
@@ -123,15 +126,25 @@ class device_primitives {
     t.counts = download(ctx_, dt.counts.data(), cells, "CTR table counts");
   }
   std::int64_t counts(const perfect& ph, const hashes& he, std::int64_t, std::int64_t ne, std::size_t unique,
-                      bool with_eval, const feature_data& f, model::ctr_table& t, table_data& dt) const {
+                      bool with_eval, const feature_data& f, model::ctr_table& t, table_data& dt,
+                      unseen_keys& added) const {
     const std::vector<std::uint32_t> learn_counts = download(ctx_, ph.counts.data(), unique, "CTR table counts");
     t.counts.assign(learn_counts.begin(), learn_counts.end());
     dt.counts = upload(ctx_, t.counts, "CTR counts");
     if (!with_eval || ne == 0) return 0;
+    device_buffer<std::uint64_t> marked(static_cast<std::size_t>(ne), ctx_.stream(), ctx_.resource());
     detail::count_known_categories(ctx_, he.data(), ne, f.hashes.data(), f.indices.data(), f.hashes.size(),
-                                   dt.counts.data());
+                                   dt.counts.data(), marked.data());
     t.counts = download(ctx_, dt.counts.data(), unique, "CTR table counts");
+    const detail::unseen_key_counts u = detail::unseen_keys(ctx_, marked.data(), ne);
+    added = unseen_keys_in_order(u.keys, u.first_rows, u.counts);
     return ne;
+  }
+  // The table's own buckets (the feature's no longer hold all its keys) and counts.
+  void table_grew(const model::ctr_table& t, table_data& dt) const {
+    dt.counts = upload(ctx_, t.counts, "CTR counts");
+    dt.hashes = upload(ctx_, t.bucket_hashes, "CTR buckets");
+    dt.indices = upload(ctx_, t.bucket_indices, "CTR bucket indices");
   }
 
   void ctr_columns(const perfect& ph, const hashes& he, std::int64_t n, std::int64_t ne, feature_data& f,
@@ -147,9 +160,10 @@ class device_primitives {
     }
     if (ne > 0) {
       model::ctr_table_view tv;
-      tv.hashes = f.hashes.data();
-      tv.indices = f.indices.data();
-      tv.n_buckets = f.hashes.size();
+      const bool own = dt.hashes.size() > 0;
+      tv.hashes = own ? dt.hashes.data() : f.hashes.data();
+      tv.indices = own ? dt.indices.data() : f.indices.data();
+      tv.n_buckets = own ? dt.hashes.size() : f.hashes.size();
       tv.counts = dt.counts.data();
       tv.means = dt.means.data();
       tv.counter_denominator = table.counter_denominator;

@@ -156,18 +156,26 @@ class host_primitives {
     }
   }
   std::int64_t counts(const perfect& ph, const hashes& he, std::int64_t n, std::int64_t ne, std::size_t unique,
-                      bool with_eval, const feature_data&, model::ctr_table& t, table_data&) const {
+                      bool with_eval, const feature_data&, model::ctr_table& t, table_data&, unseen_keys& added) const {
     t.counts.assign(unique, 0);
     for (std::int64_t r = 0; r < n; ++r) ++t.counts[ph.ids[static_cast<std::size_t>(r)]];
     if (!with_eval) return 0;
     std::map<std::uint32_t, std::uint32_t> id_of;
     for (std::size_t id = 0; id < unique; ++id) id_of[ph.keys[id]] = static_cast<std::uint32_t>(id);
+    std::vector<std::uint64_t> marked(static_cast<std::size_t>(ne), model::ctr_empty_hash);
     for (std::int64_t r = 0; r < ne; ++r) {
-      const auto it = id_of.find(he[static_cast<std::size_t>(r)]);
-      if (it != id_of.end()) ++t.counts[it->second];
+      const std::uint32_t h = he[static_cast<std::size_t>(r)];
+      const auto it = id_of.find(h);
+      if (it != id_of.end()) {
+        ++t.counts[it->second];
+      } else {
+        marked[static_cast<std::size_t>(r)] = model::projection_add_cat(0, h);
+      }
     }
+    added = unseen_keys_of_rows(marked);
     return ne;
   }
+  void table_grew(const model::ctr_table&, table_data&) const {}
 
   // CTR feature (type, j) with prior pr: ordered values on the learn rows (each row sees the terms
   // of its category's rows earlier in the permutation; counters: the full counts), the model's

@@ -157,3 +157,45 @@ def test_per_feature_ctr_full_counter_and_eval_set(tmp_path):
     cat_idx = list(range(2, 2 + len(c)))
     raw = loaded.predict(catboost.Pool(frames(ta, th, tc), cat_features=cat_idx), prediction_type="RawFormulaVal")
     assert abs(catboost.utils.eval_metric(ty, raw, "Logloss")[0] - seen[-1]["eval_metric"]) < 1e-6
+
+
+def test_counter_full_keeps_eval_only_values_as_catboost(tmp_path):
+    """counter_calc_method=Full with an eval set: the eval values the learn set lacks become table keys
+    with their eval counts, after the learn keys, as in CatBoost's table (same keys, counts, order and
+    denominator); CatBoost predicts our model as we do."""
+    rng = np.random.RandomState(0)
+    n = 400
+    c = rng.randint(1, 6, n).astype(np.int64)
+    x = rng.normal(size=n).astype(np.float32)
+    y = ((c % 2) + 0.3 * rng.normal(size=n) > 0.5).astype(np.float64)
+    ec = np.array([77] * 40 + [99] * 20 + [1] * 10, dtype=np.int64)  # 77 and 99: eval only
+    ex = rng.normal(size=ec.size).astype(np.float32)
+    ey = (rng.rand(ec.size) > 0.5).astype(np.float64)
+    params = {"iterations": 5, "depth": 2, "boosting_type": "Plain", "one_hot_max_size": 1,
+              "simple_ctr": ["Counter"], "counter_calc_method": "Full", "max_ctr_complexity": 1,
+              "random_seed": 0, "learning_rate": 0.1}
+    theirs = catboost.CatBoostClassifier(**params, task_type="CPU", verbose=0, train_dir=str(tmp_path))
+    df, edf = pd.DataFrame({"x": x, "c": c}), pd.DataFrame({"x": ex, "c": ec})
+    theirs.fit(catboost.Pool(df, y, cat_features=[1]), eval_set=catboost.Pool(edf, ey, cat_features=[1]))
+    theirs.save_model(str(tmp_path / "cb.json"), format="json")
+    ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
+    ours = cbgpu.train(cbgpu.Pool(ctx, columns=[x, c], label=y, cat_features=[1]),
+                       dict(params, loss_function="Logloss", verbose=False),
+                       eval_set=cbgpu.Pool(ctx, columns=[ex, ec], label=ey, cat_features=[1]))
+
+    def entries(model_json):
+        (table,) = model_json["ctr_data"].values()
+        pairs = list(zip(table["hash_map"][0::2], table["hash_map"][1::2]))
+        # CatBoost's JSON also lists its empty-bucket marker; it is no key.
+        return [(int(k), v) for k, v in pairs if int(k) != 2**64 - 1], table["counter_denominator"]
+
+    mine, their_tables = entries(json.loads(ours.to_bytes("json"))), entries(json.load(open(tmp_path / "cb.json")))
+    assert len(mine[0]) == 7  # five learn values, two eval-only
+    assert mine == their_tables
+    path = tmp_path / "ours.cbm"
+    ours.save(str(path))
+    loaded = catboost.CatBoost()
+    loaded.load_model(str(path))
+    raw = loaded.predict(catboost.Pool(edf, cat_features=[1]), prediction_type="RawFormulaVal")
+    ours_raw = ours.predict(cbgpu.Pool(ctx, columns=[ex, ec], cat_features=[1]))[:, 0]
+    np.testing.assert_allclose(ours_raw, raw, rtol=0, atol=1e-12)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A small categorical data set as a pool (host or device memory), shared by the CTR tests and the
 // multi-GPU tests: one float column, two categorical int32 columns (3 and 40 values), a binary,
-// regression or multiclass label.
+// regression or multiclass label. With extra_values, every fifth row's second column holds one of
+// three values the others never take (an eval set's categories a learn set lacks).
 #pragma once
 
 #include <cstdint>
@@ -37,7 +38,8 @@ inline cbg::device_buffer<T> upload(const std::vector<T>& v, const cbg::context&
 }
 
 inline std::unique_ptr<cat_data> make_cat_data(const std::shared_ptr<cbg::context>& ctx, std::int64_t rows, bool binary,
-                                               std::uint32_t seed, bool on_device = false, int classes = 2) {
+                                               std::uint32_t seed, bool on_device = false, int classes = 2,
+                                               bool extra_values = false) {
   auto d = std::make_unique<cat_data>();
   d->rows = rows;
   std::mt19937 rng(seed);
@@ -51,6 +53,7 @@ inline std::unique_ptr<cat_data> make_cat_data(const std::shared_ptr<cbg::contex
     const float s = 0.5f * d->x.back() + effect[static_cast<std::size_t>(d->b.back() / 7)] +
                     (d->a.back() == 1 ? 0.7f : 0.f) + 0.3f * normal(rng);
     d->label.push_back(classes > 2 ? (s < -0.3f ? 0.f : s < 0.6f ? 1.f : 2.f) : binary ? (s > 0.2f ? 1.f : 0.f) : s);
+    if (extra_values && r % 5 == 0) d->b.back() = 280 + 7 * static_cast<std::int32_t>((r / 5) % 3);
   }
   const std::vector<std::int64_t> shape{rows};
   void* x = d->x.data();

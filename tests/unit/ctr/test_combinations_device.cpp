@@ -119,7 +119,8 @@ struct combo_data {
 };
 
 std::unique_ptr<combo_data> make_combo_data(const std::shared_ptr<cbg::context>& ctx, std::int64_t rows, bool binary,
-                                            std::uint32_t seed, bool on_device, int classes = 2) {
+                                            std::uint32_t seed, bool on_device, int classes = 2,
+                                            bool extra_values = false) {
   auto d = std::make_unique<combo_data>();
   d->rows = rows;
   d->cats.resize(4);
@@ -135,6 +136,8 @@ std::unique_ptr<combo_data> make_combo_data(const std::shared_ptr<cbg::context>&
     const float s = 0.4f * d->x0.back() + ((a + b) % 3 == 0 ? 1.f : -0.5f) + (d->cats[0].back() == 0 ? 0.5f : 0.f) +
                     0.01f * static_cast<float>(d->cats[3].back()) + 0.3f * normal(rng);
     d->label.push_back(classes > 2 ? (s < -0.3f ? 0.f : s < 0.6f ? 1.f : 2.f) : binary ? (s > 0.2f ? 1.f : 0.f) : s);
+    // A value of the last feature no other set has (an eval set's categories a learn set lacks).
+    if (extra_values && r % 7 == 0) d->cats[3].back() = card[3] * 3 + 3;
   }
   const std::vector<std::int64_t> shape{rows};
   std::vector<void*> ptr{d->x0.data(), d->x1.data()};
@@ -204,9 +207,10 @@ void run_levels(int complexity, bool binary, bool strict, std::int64_t rows) {
   auto cpu = make_context(CBG_DEVICE_CPU);
   auto gpu = make_context(0, strict);
   auto hl = make_combo_data(cpu, rows, binary, 31, false);
-  auto he = make_combo_data(cpu, rows / 4, binary, 32, false);
+  // The eval set has values the learn set lacks: counter_calc Full makes them table keys.
+  auto he = make_combo_data(cpu, rows / 4, binary, 32, false, 2, true);
   auto dl = make_combo_data(gpu, rows, binary, 31, true);
-  auto de = make_combo_data(gpu, rows / 4, binary, 32, true);
+  auto de = make_combo_data(gpu, rows / 4, binary, 32, true, 2, true);
   ctr::options o;
   o.one_hot_max_size = 3;
   o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders", "x")};

@@ -380,9 +380,10 @@ TEST_CASE("FloatTargetMeanValue is the ordered mean of the raw targets", "[ctr]"
 
 TEST_CASE("Counter CTRs divide by the largest category count; Full counts the eval rows", "[ctr]") {
   namespace ctr = cbg::ctr;
+  namespace cm = cbg::model;
   auto ctx = make_context(CBG_DEVICE_CPU);
   auto learn = make_cat_data(ctx, 300, false, 5);
-  auto eval = make_cat_data(ctx, 100, false, 6);
+  auto eval = make_cat_data(ctx, 100, false, 6, false, 2, true);
   for (const bool full : {false, true}) {
     ctr::options o;
     o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Counter", "simple_ctr")};
@@ -392,15 +393,32 @@ TEST_CASE("Counter CTRs divide by the largest category count; Full counts the ev
     REQUIRE(p.derived.size() == 2);  // a (3 values > one_hot_max_size 2) and b
     std::map<std::int32_t, std::int32_t> counts;
     for (auto v : learn->b) ++counts[v];
+    // Full (CatBoost's tables): every eval row counts, and the eval values the learn rows lack are
+    // keys after the learn ones, in order of first appearance.
+    std::vector<std::int32_t> eval_only;
     if (full) {
       for (auto v : eval->b) {
-        if (counts.count(v)) ++counts[v];
+        if (counts.count(v) == 0 && std::find(eval_only.begin(), eval_only.end(), v) == eval_only.end())
+          eval_only.push_back(v);
       }
+      for (auto v : eval->b) ++counts[v];
     }
+    REQUIRE(eval_only.size() == (full ? 3u : 0u));
     std::int32_t mx = 0;
     for (const auto& [v, c] : counts) mx = std::max(mx, c);
-    const cbg::model::ctr_table& tb = p.tables[1];
+    const cm::ctr_table& tb = p.tables[1];
     CHECK(tb.counter_denominator == mx);
+    REQUIRE(tb.key_count() == counts.size());
+    const std::size_t learn_keys = counts.size() - eval_only.size();
+    for (const auto& [v, c] : counts) {
+      const std::uint64_t key = cm::projection_add_cat(0, cm::cat_hash_int(v));
+      const std::uint32_t idx =
+          cm::ctr_lookup(tb.bucket_hashes.data(), tb.bucket_indices.data(), tb.bucket_hashes.size(), key);
+      REQUIRE(idx != cm::ctr_not_found);
+      CHECK(tb.counts[idx] == c);
+      const auto at = std::find(eval_only.begin(), eval_only.end(), v);
+      if (at != eval_only.end()) CHECK(idx == learn_keys + static_cast<std::size_t>(at - eval_only.begin()));
+    }
     for (std::int64_t r = 0; r < learn->rows; ++r) {
       const float expected =
           static_cast<float>(counts[learn->b[static_cast<std::size_t>(r)]]) / (static_cast<float>(mx) + 1.f);
@@ -753,9 +771,10 @@ TEST_CASE("GPU CTR preparation equals the host reference bit for bit", "[ctr][gp
     const bool binary = kind != 1 && kind != 3;
     const int classes = kind == 2 ? 3 : 2;
     auto hl = make_cat_data(cpu, 20000, binary, 21, false, classes);
-    auto he = make_cat_data(cpu, 3000, binary, 22, false, classes);
+    // The eval set has categories the learn set lacks (counter_calc Full makes them table keys).
+    auto he = make_cat_data(cpu, 3000, binary, 22, false, classes, true);
     auto dl = make_cat_data(gpu, 20000, binary, 21, true, classes);
-    auto de = make_cat_data(gpu, 3000, binary, 22, true, classes);
+    auto de = make_cat_data(gpu, 3000, binary, 22, true, classes, true);
     ctr::options o;
     o.one_hot_max_size = 3;
     o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders:Prior=0.3/2", "x"),
