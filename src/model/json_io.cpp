@@ -10,6 +10,7 @@
 
 #include "cbg/core/error.hpp"
 #include "cbg/model/io.hpp"
+#include "src/model/json_number.hpp"
 
 namespace cbg::model {
 
@@ -126,8 +127,13 @@ json projection_json(const projection& p) {
   return out;
 }
 
+void emit(const json& v, std::string& out, int indent);
+
+// CatBoost's identifier of a CTR base: its JSON on one line, borders with 17 significant digits.
 std::string ctr_identifier(const ctr_base& b) {
-  return json{{"identifier", projection_json(b.proj)}, {"type", ctr_type_name(b.type)}}.dump();
+  std::string out;
+  emit(json{{"identifier", projection_json(b.proj)}, {"type", ctr_type_name(b.type)}}, out, -1);
+  return out;
 }
 
 bool is_mean(ctr_type t) {
@@ -155,34 +161,67 @@ ctr_table parse_ctr_table(const std::string& key, const json& value) {
   if ((mean && stride != 3) || (counter && stride != 2))
     malformed(fmt::format("{}: hash_stride {} does not fit type {}", where, stride, ctr_type_name(t.base.type)));
   if (!mean && !counter) t.target_classes_count = static_cast<std::int32_t>(stride - 1);
+  // Entries as listed: the key, then its payload (stride - 1 numbers) from position i + 1.
   std::vector<std::uint64_t> keys;
+  std::vector<std::size_t> at;
+  std::size_t marker_at = 0;
   for (std::size_t i = 0; i < map.size(); i += static_cast<std::size_t>(stride)) {
     const std::string text = as_string(map[i], where + ".hash_map key");
     std::uint64_t h = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), h);
     if (ec != std::errc{} || end != text.data() + text.size()) malformed(where + ": hash key '" + text + "'");
-    // CatBoost's writer also emits its empty-bucket marker as a key (with the payload of key 0);
-    // it can never match an object's hash, so it carries no information.
-    if (h == ctr_empty_hash) continue;
+    // CatBoost's writer also lists its empty-bucket marker (with the payload of the key of index 0):
+    // no object's hash matches it.
+    if (h == ctr_empty_hash) {
+      marker_at = i + 1;
+      continue;
+    }
     keys.push_back(h);
+    at.push_back(i + 1);
+  }
+  build_ctr_buckets(keys, t);  // in the listed (bucket) order: the same buckets as the writer's
+  // Bucket order loses the keys' index order; the key whose payload the marker repeats takes index 0
+  // (swapping indices with the first listed key), so that writing the table again lists the same marker.
+  const auto payload_equal = [&](std::size_t a, std::size_t b) {
+    for (std::int64_t c = 0; c + 1 < stride; ++c) {
+      if (map[a + static_cast<std::size_t>(c)] != map[b + static_cast<std::size_t>(c)]) return false;
+    }
+    return true;
+  };
+  if (marker_at != 0 && !keys.empty() && !payload_equal(at[0], marker_at)) {
+    for (std::size_t k = 1; k < keys.size(); ++k) {
+      if (!payload_equal(at[k], marker_at)) continue;
+      std::swap(at[0], at[k]);
+      for (std::size_t b = 0; b < t.bucket_hashes.size(); ++b) {
+        std::uint32_t& index = t.bucket_indices[b];
+        if (t.bucket_hashes[b] != ctr_empty_hash && (index == 0 || index == k))
+          index = index == 0 ? static_cast<std::uint32_t>(k) : 0;
+      }
+      break;
+    }
+  }
+  for (const std::size_t i : at) {
     if (mean) {
-      t.means.push_back({as_float(map[i + 1], where + " sum"), as_i32(map[i + 2], where + " count")});
+      t.means.push_back({as_float(map[i], where + " sum"), as_i32(map[i + 1], where + " count")});
     } else {
-      for (std::int64_t c = 1; c < stride; ++c)
+      for (std::int64_t c = 0; c + 1 < stride; ++c)
         t.counts.push_back(as_i32(map[i + static_cast<std::size_t>(c)], where + " count"));
     }
   }
-  build_ctr_buckets(keys, t);
   return t;
 }
 
-// Keys (with their table index) in bucket order, so output is deterministic.
+// Keys (with their table index) in bucket order, as CatBoost's writer lists them: it also lists
+// the empty-bucket marker once, where the first empty bucket is, with the payload of index 0.
 json ctr_table_json(const ctr_table& t) {
   json map = json::array();
   const std::size_t classes = static_cast<std::size_t>(std::max(t.target_classes_count, 1));
+  bool marker_listed = false;
   for (std::size_t b = 0; b < t.bucket_hashes.size(); ++b) {
-    if (t.bucket_hashes[b] == ctr_empty_hash) continue;
-    const std::size_t k = t.bucket_indices[b];
+    const bool empty = t.bucket_hashes[b] == ctr_empty_hash;
+    if (empty && (marker_listed || t.key_count() == 0)) continue;
+    marker_listed = marker_listed || empty;
+    const std::size_t k = empty ? 0 : t.bucket_indices[b];
     map.push_back(std::to_string(t.bucket_hashes[b]));
     if (is_mean(t.base.type)) {
       // Integral sums as integers: CatBoost's reader takes Sum with GetInteger().
@@ -336,28 +375,31 @@ model parse_model(const json& root) {
 }
 
 // Serialises like CatBoost's writer: keys sorted (nlohmann's default object), doubles with 17
-// significant digits ("%.17g"). CatBoost's JSON number parser is not correctly rounded, so the same
+// significant digits (json_number.hpp). CatBoost's JSON number parser is not correctly rounded, so the same
 // digits as CatBoost's own files make CatBoost read exactly the values it reads from its own JSON.
+// indent < 0: on one line without spaces (CatBoost's CTR identifiers).
 void emit(const json& v, std::string& out, int indent) {
-  const std::string pad(static_cast<std::size_t>(indent) * 2, ' ');
-  const std::string inner(static_cast<std::size_t>(indent + 1) * 2, ' ');
+  const bool compact = indent < 0;
+  const std::string pad(compact ? 0 : static_cast<std::size_t>(indent) * 2, ' ');
+  const std::string inner(compact ? 0 : static_cast<std::size_t>(indent + 1) * 2, ' ');
+  const int next = compact ? indent : indent + 1;
   switch (v.type()) {
     case json::value_t::object: {
       if (v.empty()) {
         out += "{}";
         return;
       }
-      out += "{\n";
+      out += compact ? "{" : "{\n";
       bool first = true;
       for (const auto& [k, item] : v.items()) {
-        if (!first) out += ",\n";
+        if (!first) out += compact ? "," : ",\n";
         first = false;
         out += inner;
         out += json(k).dump(-1, ' ', false, json::error_handler_t::replace);
-        out += ": ";
-        emit(item, out, indent + 1);
+        out += compact ? ":" : ": ";
+        emit(item, out, next);
       }
-      out += "\n" + pad + "}";
+      out += compact ? "}" : "\n" + pad + "}";
       return;
     }
     case json::value_t::array: {
@@ -366,14 +408,14 @@ void emit(const json& v, std::string& out, int indent) {
         return;
       }
       // Arrays of scalars on one line; arrays of objects one element per line.
-      const bool nested = v.front().is_structured();
+      const bool nested = !compact && v.front().is_structured();
       out += nested ? "[\n" : "[";
       bool first = true;
       for (const auto& item : v) {
-        if (!first) out += nested ? ",\n" : ", ";
+        if (!first) out += nested ? ",\n" : compact ? "," : ", ";
         first = false;
         if (nested) out += inner;
-        emit(item, out, indent + 1);
+        emit(item, out, next);
       }
       out += nested ? "\n" + pad + "]" : "]";
       return;
@@ -384,9 +426,7 @@ void emit(const json& v, std::string& out, int indent) {
         out += "null";
         return;
       }
-      char buf[40];
-      std::snprintf(buf, sizeof(buf), "%.17g", d);
-      out += buf;
+      out += json_number_text(d);
       return;
     }
     default:

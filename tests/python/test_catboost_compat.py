@@ -323,3 +323,32 @@ def test_catboost_defaults_of_the_permutation_options_are_taken():
     assert model.info()["n_trees"] == 2
     with expect_error(cbgpu.CBG_ERR_NOT_IMPLEMENTED, "'has_time'"):
         cbgpu.train(cbgpu.Pool(ctx, X, label=y), {"iterations": 2, "verbose": False, "has_time": True})
+
+
+@pytest.mark.parametrize("loss,ctrs", [("Logloss", ["Borders", "Buckets", "Counter"]),
+                                       ("RMSE", ["Borders", "BinarizedTargetMeanValue", "Counter"]),
+                                       ("MultiClass", ["Borders", "Buckets", "Counter"])])
+def test_catboost_ctr_tables_written_as_catboost_writes_them(loss, ctrs, tmp_path):
+    """A CatBoost model with CTR tables (simple and combinations), read from its .cbm or its JSON and
+    written as JSON, is CatBoost's JSON document: the same keys in the same order, with the
+    empty-bucket marker CatBoost's writer lists where it lists it."""
+    rng = np.random.RandomState(3)
+    n = 2000
+    cats = [rng.randint(0, k, n) for k in (7, 30, 150)]
+    x = rng.normal(size=n)
+    signal = x + (cats[0] % 3 == 1) + 0.5 * ((cats[1] + cats[2]) % 4 == 0) + 0.3 * rng.normal(size=n)
+    y = {"Logloss": signal > 0.8, "RMSE": signal, "MultiClass": np.digitize(signal, [0.3, 1.2])}[loss]
+    frame = pd.DataFrame({"x": x, **{f"c{k}": c for k, c in enumerate(cats)}})
+    theirs = catboost.CatBoost({"loss_function": loss, "iterations": 40, "depth": 4, "random_seed": 1,
+                                "one_hot_max_size": 2, "simple_ctr": ctrs, "combinations_ctr": ctrs[:2],
+                                "max_ctr_complexity": 2, "verbose": 0, "train_dir": str(tmp_path)})
+    theirs.fit(catboost.Pool(frame, y.astype(np.float64), cat_features=[1, 2, 3]))
+    theirs.save_model(str(tmp_path / "m.cbm"))
+    theirs.save_model(str(tmp_path / "m.json"), format="json")
+    expected = json.loads((tmp_path / "m.json").read_text())
+    assert any(len(json.loads(k)["identifier"]) > 1 for k in expected["ctr_data"])  # a combination
+    for path, fmt in ((tmp_path / "m.cbm", "cbm"), (tmp_path / "m.json", "json")):
+        cbgpu.Model.load(path, fmt).save(tmp_path / "ours.json", "json")
+        ours = json.loads((tmp_path / "ours.json").read_text())
+        assert ours["ctr_data"] == expected["ctr_data"], fmt
+        assert ours == expected, fmt

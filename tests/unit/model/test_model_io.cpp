@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Model IO and the host evaluator: hash vectors, a hand-built model evaluated by hand, .cbm and JSON
 // round trips, and malformed input (truncated, corrupted, wrong shapes, huge sizes).
+#include <bit>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -13,6 +16,7 @@
 #include "cbg/model/hash.hpp"
 #include "cbg/model/host_evaluator.hpp"
 #include "cbg/model/io.hpp"
+#include "src/model/json_number.hpp"
 #include "support/catch.hpp"
 
 namespace cm = cbg::model;
@@ -273,4 +277,35 @@ TEST_CASE("model files: IO errors name the file", "[model]") {
   }
   CHECK(code_of([&] { cm::save_model_file(hand_model(), "/nonexistent/dir/m.json", cm::file_format::json); }) ==
         status::io);
+}
+
+TEST_CASE("JSON numbers as CatBoost writes them: 17 digits, an exact tie rounded away from zero", "[model]") {
+  using cbg::model::json_number_text;
+  // Seen in CatBoost's own JSON: the float border -2.77573394775390625 (a tie at the 17th digit).
+  CHECK(json_number_text(-2.77573394775390625) == "-2.7757339477539063");
+  CHECK(json_number_text(2.77573394775390625) == "2.7757339477539063");
+  CHECK(json_number_text(0.5) == "0.5");
+  CHECK(json_number_text(0.1) == "0.10000000000000001");
+  CHECK(json_number_text(-0.038269989192485809) == "-0.038269989192485809");
+  CHECK(json_number_text(1e20) == "1e+20");
+  CHECK(json_number_text(2.5e-5) == "2.5000000000000001e-05");
+  CHECK(json_number_text(0.0) == "0");
+  CHECK(json_number_text(123456.0) == "123456");
+  // Every text reads back as the same double, in at most 17 significant digits; without a tie it is printf's.
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20000; ++i) {
+    const double d = i % 2 == 0
+                         ? static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(rng()) & 0xbfffffffu))
+                         : std::bit_cast<double>(rng() & 0xbfefffffffffffffULL);
+    if (!std::isfinite(d)) continue;
+    const std::string text = json_number_text(d);
+    REQUIRE(std::strtod(text.c_str(), nullptr) == d);
+    char buf[48];
+    std::snprintf(buf, sizeof(buf), "%.17g", d);
+    char exact[64];
+    std::snprintf(exact, sizeof(exact), "%.40e", d);
+    const std::string e(exact + (d < 0 ? 1 : 0));
+    const bool maybe_tie = e[18] == '5' && e.find_first_not_of('0', 19) == e.find('e');
+    if (!maybe_tie) REQUIRE(text == buf);
+  }
 }
