@@ -575,8 +575,9 @@ std::vector<param_spec> make_table() {
        .hi = 1000,
        .default_json = "1",
        .catboost_gpu_default = "4",
-       .doc = "the permutations of the ordered CTRs (one, fixed for every iteration; more are not implemented; "
-              "has_time means one, as in CatBoost)",
+       .doc = "the permutations of the ordered CTRs: one, fixed for every iteration (CatBoost's default is 4); more "
+              "are not implemented with CTR features (CBG_ERR_NOT_IMPLEMENTED); without them, or with has_time, "
+              "any count means one, as in CatBoost",
        .set = [](train_params& p, const param_value& v) { p.permutation_count = static_cast<int>(v.integer); }},
       {.name = "ctr_target_border_count",
        .stored = t::integer,

@@ -134,11 +134,9 @@ void finish_params(train_params& p, const json& flat) {
     p.od_pval = 0.0;
   }
 
-  // CatBoost keeps one permutation when the rows are in time order (has_time).
+  // CatBoost keeps one permutation when the rows are in time order (has_time). Several are refused by
+  // the trainer once it knows that a feature uses CTRs (check_permutation_count).
   if (p.ctr.has_time) p.permutation_count = 1;
-  CBG_EXPECTS(p.permutation_count == 1, status::not_implemented,
-              fmt::format("parameter 'permutation_count': {} is not implemented (one permutation, for every iteration)",
-                          p.permutation_count));
 
   // Bootstrap options that the chosen type does not take (CatBoost refuses them too).
   if (p.given.contains("bagging_temperature") && p.bootstrap != bootstrap_kind::bayesian) {

@@ -238,7 +238,6 @@ def test_per_float_feature_quantization_errors(value, fragment):
 
 
 @pytest.mark.parametrize("params,code,fragment", [
-    ({"permutation_count": 4}, cbgpu.CBG_ERR_NOT_IMPLEMENTED, "'permutation_count'"),
     ({"fold_permutation_block": -1}, cbgpu.CBG_ERR_INVALID_ARGUMENT, "'fold_permutation_block'"),
     ({"rsm": 0.5}, cbgpu.CBG_ERR_NOT_IMPLEMENTED, "'rsm'"),
     ({"has_tyme": True}, cbgpu.CBG_ERR_INVALID_ARGUMENT, "unknown parameter 'has_tyme'"),
@@ -321,7 +320,8 @@ def test_catboost_permutation_options_are_taken():
                         {"iterations": 2, "verbose": False, "has_time": False, "permutation_count": 1,
                          "fold_permutation_block": 64})
     assert model.info()["n_trees"] == 2
-    # has_time means one permutation, whatever permutation_count says (as in CatBoost).
-    model = cbgpu.train(cbgpu.Pool(ctx, X, label=y),
-                        {"iterations": 2, "verbose": False, "has_time": True, "permutation_count": 4})
-    assert model.info()["n_trees"] == 2
+    # Without CTR features (or with has_time) any permutation_count means one permutation, as in CatBoost.
+    one = cbgpu.train(cbgpu.Pool(ctx, X, label=y), {"iterations": 5, "verbose": False})
+    for extra in ({"permutation_count": 4}, {"has_time": True, "permutation_count": 4}):
+        model = cbgpu.train(cbgpu.Pool(ctx, X, label=y), {"iterations": 5, "verbose": False, **extra})
+        assert np.array_equal(model.predict(X), one.predict(X))

@@ -107,6 +107,15 @@ def test_permutation_options_errors():
     a, h, c, y = adult_like(300, "binary", 14)
     ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
     learn = our_pool(ctx, a, h, c, y)
+    # Several permutations of the ordered CTRs are not implemented; with has_time CatBoost uses one.
+    with expect_error(cbgpu.CBG_ERR_NOT_IMPLEMENTED, "'permutation_count'", "CTR features"):
+        cbgpu.train(learn, {"iterations": 2, "verbose": False, "permutation_count": 4})
+    cbgpu.train(learn, {"iterations": 2, "verbose": False, "permutation_count": 4, "has_time": True})
+    # Only one-hot categorical features (no CTR, so no combination either): one permutation, as in CatBoost.
+    one_hot = {"iterations": 5, "verbose": False, "one_hot_max_size": 255, "random_seed": 3}
+    pool = our_pool(ctx, a, h, c, y)
+    np.testing.assert_array_equal(cbgpu.train(learn, {**one_hot, "permutation_count": 4}).predict(pool),
+                                  cbgpu.train(learn, one_hot).predict(pool))
     with expect_error(cbgpu.CBG_ERR_INVALID_ARGUMENT, "'fold_permutation_block'"):
         cbgpu.train(learn, {"iterations": 2, "verbose": False, "fold_permutation_block": -1})
     with expect_error(cbgpu.CBG_ERR_INVALID_ARGUMENT, "'has_time'"):
