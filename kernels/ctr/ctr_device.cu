@@ -47,10 +47,11 @@ __global__ void classes_kernel(const float* targets, target_borders borders, boo
                       : target_class(targets[i], borders);
 }
 
-__global__ void permutation_keys_kernel(std::uint64_t seed, std::int64_t n, std::uint64_t* keys, std::uint32_t* rows) {
+__global__ void permutation_keys_kernel(permutation_rule rule, std::int64_t n, std::uint64_t* keys,
+                                        std::uint32_t* rows) {
   const std::int64_t i = thread_index();
   if (i >= n) return;
-  keys[i] = permutation_key(seed, static_cast<std::uint64_t>(i));
+  keys[i] = permutation_key(rule, static_cast<std::uint64_t>(i));
   rows[i] = static_cast<std::uint32_t>(i);
 }
 
@@ -200,7 +201,7 @@ void target_classes(const context& ctx, const float* targets, const target_borde
   classes_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(targets, borders, multiclass, n, cls);
 }
 
-device_buffer<std::uint32_t> permutation(const context& ctx, std::uint64_t seed, std::int64_t n) {
+device_buffer<std::uint32_t> permutation(const context& ctx, const permutation_rule& rule, std::int64_t n) {
   const cudaStream_t stream = ctx.stream();
   const auto& res = ctx.resource();
   const auto un = static_cast<std::size_t>(n);
@@ -208,7 +209,7 @@ device_buffer<std::uint32_t> permutation(const context& ctx, std::uint64_t seed,
   device_buffer<std::uint64_t> keys(un, stream, res), sorted_keys(un, stream, res);
   device_buffer<std::uint32_t> rows(un, stream, res);
   device_buffer<std::uint32_t> order(un, stream, res);
-  permutation_keys_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(seed, n, keys.data(), rows.data());
+  permutation_keys_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(rule, n, keys.data(), rows.data());
   CBG_CHECK_CUDA(stream);
   std::size_t bytes = 0;
   CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.data(), sorted_keys.data(), rows.data(),

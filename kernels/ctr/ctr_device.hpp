@@ -74,7 +74,7 @@ float largest(const context& ctx, const float* v, std::int64_t n, const char* wh
 float largest_abs(const context& ctx, const float* v, std::int64_t n, const char* what);
 void target_classes(const context& ctx, const float* targets, const target_borders& borders, bool multiclass,
                     std::int64_t n, std::uint8_t* cls);
-device_buffer<std::uint32_t> permutation(const context& ctx, std::uint64_t seed, std::int64_t n);
+device_buffer<std::uint32_t> permutation(const context& ctx, const permutation_rule& rule, std::int64_t n);
 
 // A categorical feature's runs: the permutation's positions sorted stably by category id (each
 // category's rows form a run in permutation order) and the rows before each in its run.

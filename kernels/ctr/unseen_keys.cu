@@ -79,8 +79,8 @@ unseen_key_counts unseen_keys(const context& ctx, const std::uint64_t* marked, s
   row_numbers_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(n, positions.data());
   CBG_CHECK_CUDA(stream);
   bytes = temp.size();
-  CBG_CUDA_TRY(cub::DeviceSelect::Flagged(temp.data(), bytes, positions.data(), flags.data(), heads.data(),
-                                          runs.data(), n, stream));
+  CBG_CUDA_TRY(cub::DeviceSelect::Flagged(temp.data(), bytes, positions.data(), flags.data(), heads.data(), runs.data(),
+                                          n, stream));
   const int count = download(ctx, runs.data(), 1, "counter_calc Full's new keys")[0];
   if (count == 0) return out;
   const auto uc = static_cast<std::size_t>(count);

@@ -245,7 +245,7 @@ class host_primitives {
     float max_abs = 0.f;
     for (float t : targets_) max_abs = std::max(max_abs, std::fabs(t));
     fixed_scale_ = fixed_scale_for(max_abs, n_);
-    order_ = permutation_order(seed_, n_);
+    order_ = permutation_order(permutation_of(o_, seed_, n_), n_);
   }
 
   // The table of `base` over all learn rows (built once, kept in prepared_.tables).

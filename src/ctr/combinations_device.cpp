@@ -329,7 +329,7 @@ class device_primitives {
   }
 
   void ensure_targets() {
-    detail::ensure_targets(learn_, rule_, binarize_, seed_,
+    detail::ensure_targets(learn_, rule_, binarize_, permutation_of(o_, seed_, n_),
                            specs_.empty() ? quantize::border_type::min_entropy : specs_.front().target_border_type,
                            specs_.empty() ? 1 : specs_.front().target_border_count, ts_);
   }

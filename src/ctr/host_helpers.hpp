@@ -15,11 +15,11 @@
 
 namespace cbg::ctr {
 
-// The rows in the order of the permutation of `seed` (ascending (permutation_key, row)).
-inline std::vector<std::uint32_t> permutation_order(std::uint64_t seed, std::int64_t rows) {
+// The rows in the order of permutation `rule` (ascending (permutation_key, row)).
+inline std::vector<std::uint32_t> permutation_order(const permutation_rule& rule, std::int64_t rows) {
   std::vector<std::uint64_t> keys(static_cast<std::size_t>(rows));
   for (std::int64_t r = 0; r < rows; ++r)
-    keys[static_cast<std::size_t>(r)] = permutation_key(seed, static_cast<std::uint64_t>(r));
+    keys[static_cast<std::size_t>(r)] = permutation_key(rule, static_cast<std::uint64_t>(r));
   std::vector<std::uint32_t> order(static_cast<std::size_t>(rows));
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(),

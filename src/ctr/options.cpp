@@ -274,6 +274,26 @@ const std::vector<ctr_spec>& simple_ctrs_of(const options& o, std::int32_t flat_
   return defaults;
 }
 
+std::uint32_t permutation_block_size(std::uint32_t fold_permutation_block, std::int64_t rows) {
+  std::uint64_t block = fold_permutation_block == 0 ? 64 : fold_permutation_block;
+  if (rows < 50000) return 1;
+  if (block > 1) {
+    std::uint64_t power = 1;  // CatBoost: 1 << IntLog2(block), IntLog2 = ceil(log2)
+    while (power < block) power <<= 1;
+    block = power;
+    while (block * 128 > static_cast<std::uint64_t>(rows)) block >>= 1;
+  }
+  return static_cast<std::uint32_t>(block);
+}
+
+permutation_rule permutation_of(const options& o, std::uint64_t seed, std::int64_t rows) {
+  permutation_rule r;
+  r.seed = seed;
+  r.identity = o.has_time;
+  r.block = permutation_block_size(o.fold_permutation_block, rows);
+  return r;
+}
+
 std::string ctr_spec_text(const ctr_spec& s) {
   std::string out = model::ctr_type_name(s.type);
   if (s.type != model::ctr_type::counter && s.type != model::ctr_type::feature_freq) {

@@ -48,8 +48,14 @@ class device_primitives {
     device_buffer<std::uint32_t> indices;
   };
 
-  device_primitives(const pool& learn, const train::target_rule& rule, bool binarize, std::uint64_t seed)
-      : learn_(learn), ctx_(*learn.ctx()), guard_(check_device(ctx_)), rule_(rule), binarize_(binarize), seed_(seed) {
+  device_primitives(const pool& learn, const train::target_rule& rule, bool binarize,
+                    const permutation_rule& permutation)
+      : learn_(learn),
+        ctx_(*learn.ctx()),
+        guard_(check_device(ctx_)),
+        rule_(rule),
+        binarize_(binarize),
+        permutation_(permutation) {
     CBG_EXPECTS(learn.num_rows() <= 0x7fffffff, status::unsupported,
                 "categorical features: at most 2^31 - 1 learn rows");
   }
@@ -85,7 +91,7 @@ class device_primitives {
     return f;
   }
   void ensure_targets(const ctr_spec& s) {
-    detail::ensure_targets(learn_, rule_, binarize_, seed_, s.target_border_type, s.target_border_count, ts_);
+    detail::ensure_targets(learn_, rule_, binarize_, permutation_, s.target_border_type, s.target_border_count, ts_);
   }
   void ensure_runs(feature_data& f, const perfect& ph, std::int64_t n, std::size_t unique) const {
     detail::ensure_runs(ctx_, ts_, ph.ids.data(), n, unique, f.runs);
@@ -199,7 +205,7 @@ class device_primitives {
   scoped_device guard_;
   train::target_rule rule_;
   bool binarize_;
-  std::uint64_t seed_;
+  permutation_rule permutation_;
   detail::target_state ts_;  // the permutation and the classes, once, when a CTR needs a target
 };
 
@@ -207,7 +213,7 @@ class device_primitives {
 
 prepared_data prepare_categorical_device(const pool& learn, const pool* eval, const options& o,
                                          const train::target_rule& rule, bool binarize, std::uint64_t seed) {
-  device_primitives prim(learn, rule, binarize, seed);
+  device_primitives prim(learn, rule, binarize, permutation_of(o, seed, learn.num_rows()));
   return prepare_categorical(prim, learn, eval, o);
 }
 

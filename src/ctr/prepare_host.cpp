@@ -65,8 +65,8 @@ class host_primitives {
   struct feature_data {};
   struct table_data {};
 
-  host_primitives(const pool& learn, const ctr_targets& targets, std::uint64_t seed)
-      : learn_(learn), targets_(targets), seed_(seed) {}
+  host_primitives(const pool& learn, const ctr_targets& targets, const permutation_rule& permutation)
+      : learn_(learn), targets_(targets), permutation_(permutation) {}
 
   hashes column_hashes(const pool& p, std::int32_t flat) const { return column_hashes_host(p, flat); }
   perfect perfect_hash(const hashes& h, std::int64_t n) const { return categorical::perfect_hash_host(h.data(), n); }
@@ -123,7 +123,7 @@ class host_primitives {
     float max_abs = 0.f;
     for (float v : t) max_abs = std::max(max_abs, std::fabs(v));
     fixed_scale_ = fixed_scale_for(max_abs, n);
-    order_ = permutation_order(seed_, n);
+    order_ = permutation_order(permutation_, n);
   }
   void ensure_runs(feature_data&, const perfect&, std::int64_t, std::size_t) const {}
   void start_target_feature(feature_data&) const {}
@@ -233,7 +233,7 @@ class host_primitives {
  private:
   const pool& learn_;
   const ctr_targets& targets_;
-  std::uint64_t seed_;
+  permutation_rule permutation_;
   std::vector<std::uint32_t> order_;
   std::vector<std::uint8_t> cls_;
   int classes_ = 2;
@@ -244,7 +244,7 @@ class host_primitives {
 
 prepared_data prepare_categorical_host(const pool& learn, const pool* eval, const options& o,
                                        const ctr_targets& targets, std::uint64_t seed) {
-  host_primitives prim(learn, targets, seed);
+  host_primitives prim(learn, targets, permutation_of(o, seed, learn.num_rows()));
   return prepare_categorical(prim, learn, eval, o);
 }
 

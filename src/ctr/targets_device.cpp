@@ -11,7 +11,7 @@
 
 namespace cbg::ctr::detail {
 
-void ensure_targets(const pool& learn, const train::target_rule& rule, bool binarize, std::uint64_t seed,
+void ensure_targets(const pool& learn, const train::target_rule& rule, bool binarize, const permutation_rule& perm,
                     quantize::border_type border_type, int border_count, target_state& t) {
   const context& ctx = *learn.ctx();
   const std::int64_t n = learn.num_rows();
@@ -62,7 +62,7 @@ void ensure_targets(const pool& learn, const train::target_rule& rule, bool bina
   }
   t.cls = device_buffer<std::uint8_t>(un, ctx.stream(), ctx.resource());
   target_classes(ctx, t.targets.data(), borders, multiclass, n, t.cls.data());
-  t.order = permutation(ctx, seed, n);
+  t.order = permutation(ctx, perm, n);
 }
 
 }  // namespace cbg::ctr::detail

@@ -16,7 +16,7 @@ namespace cbg::ctr::detail {
 // Fills `t` from the learn labels under `rule` (the first time only): classes by `border_count`
 // target borders of type `border_type` when `binarize`, class indices for multiclass, else
 // target > 0.5.
-void ensure_targets(const pool& learn, const train::target_rule& rule, bool binarize, std::uint64_t seed,
+void ensure_targets(const pool& learn, const train::target_rule& rule, bool binarize, const permutation_rule& perm,
                     quantize::border_type border_type, int border_count, target_state& t);
 
 }  // namespace cbg::ctr::detail

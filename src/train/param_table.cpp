@@ -554,13 +554,20 @@ std::vector<param_spec> make_table() {
        .stored = t::boolean,
        .kind = k::boolean,
        .default_json = "false",
-       .doc = "false: the ordered CTRs visit the rows in a random permutation (true, the data's order, is not "
-              "implemented)",
-       .set =
-           [](train_params&, const param_value& v) {
-             CBG_EXPECTS(!v.boolean, status::not_implemented,
-                         "parameter 'has_time': true (the data's order instead of a permutation) is not implemented");
-           }},
+       .doc = "true: the ordered CTRs visit the learn rows in the data's order (one permutation, as in CatBoost); "
+              "false: in a seeded permutation",
+       .set = [](train_params& p, const param_value& v) { p.ctr.has_time = v.boolean; }},
+      {.name = "fold_permutation_block",
+       .stored = t::integer,
+       .kind = k::integer,
+       .lo = 0,
+       .hi = 1 << 30,
+       .default_json = "64",
+       .doc = "the permutation of the ordered CTRs shuffles blocks of this many consecutive rows (CatBoost's GPU "
+              "rule: 0 means 64; below 50 000 learn rows 1; otherwise rounded up to a power of two and halved "
+              "while 128 blocks exceed the rows)",
+       .set = [](train_params& p,
+                 const param_value& v) { p.ctr.fold_permutation_block = static_cast<std::uint32_t>(v.integer); }},
       {.name = "permutation_count",
        .stored = t::integer,
        .kind = k::integer,
@@ -568,14 +575,10 @@ std::vector<param_spec> make_table() {
        .hi = 1000,
        .default_json = "1",
        .catboost_gpu_default = "4",
-       .doc = "the permutations of the ordered CTRs (one, fixed for every iteration; more are not implemented)",
-       .set =
-           [](train_params&, const param_value& v) {
-             CBG_EXPECTS(v.integer == 1, status::not_implemented,
-                         fmt::format("parameter 'permutation_count': {} is not implemented (one permutation, for every "
-                                     "iteration)",
-                                     v.integer));
-           }},
+       .doc = "the permutations of the ordered CTRs: one, fixed for every iteration (CatBoost's default is 4); more "
+              "are not implemented with CTR features (CBG_ERR_NOT_IMPLEMENTED); without them, or with has_time, "
+              "any count means one, as in CatBoost",
+       .set = [](train_params& p, const param_value& v) { p.permutation_count = static_cast<int>(v.integer); }},
       {.name = "ctr_target_border_count",
        .stored = t::integer,
        .kind = k::custom,
@@ -720,10 +723,8 @@ bool is_unimplemented_catboost_param(std::string_view name) noexcept {
                                                "first_feature_use_penalties",
                                                "fixed_binary_splits",
                                                "fold_len_multiplier",
-                                               "fold_permutation_block",
                                                "gpu_cat_features_storage",
                                                "gpu_ram_part",
-                                               "has_time",
                                                "ignored_features",
                                                "input_borders",
                                                "langevin",
@@ -738,7 +739,6 @@ bool is_unimplemented_catboost_param(std::string_view name) noexcept {
                                                "output_borders",
                                                "penalties_coefficient",
                                                "per_object_feature_penalties",
-                                               "permutation_count",
                                                "pinned_memory_size",
                                                "posterior_sampling",
                                                "random_score_type",

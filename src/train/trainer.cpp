@@ -240,6 +240,19 @@ void write_train_dir(const train_params& p, const std::vector<tracked_metric>& m
   fs::create_directories(fs::path(p.train_dir) / "tmp", ec);
 }
 
+// Several permutations of the ordered CTRs are not implemented. Without a CTR feature (no
+// categorical feature, or only one-hot ones: no combination either) CatBoost's GPU trainer uses one
+// permutation whatever permutation_count says (Plain boosting; UpdateGpuSpecificDefaults), and so do we.
+void check_permutation_count(const train_params& p, const ctr::prepared_data* cat) {
+  if (p.permutation_count == 1 || cat == nullptr) return;
+  const bool ctrs = std::any_of(cat->derived.begin(), cat->derived.end(),
+                                [](const ctr::derived_feature& d) { return d.kind == ctr::derived_kind::ctr; });
+  CBG_EXPECTS(!ctrs, status::not_implemented,
+              fmt::format("parameter 'permutation_count': {} is not implemented with CTR features (one permutation "
+                          "of the ordered CTRs, for every iteration; use permutation_count=1 or has_time=true)",
+                          p.permutation_count));
+}
+
 }  // namespace
 
 model::model train(const pool& learn, const train_params& p, const train_options& options) {
@@ -273,6 +286,7 @@ model::model train(const pool& learn, const train_params& p, const train_options
   dataset data(learn, eval, p);
   backend_inputs in = data.take_backend_inputs();
   ctr::prepared_data* const cat = data.categorical();
+  check_permutation_count(p, cat);
   std::unique_ptr<search_extension> combinations;  // feature combinations
   if (cat != nullptr) {
     if (ctx.is_cpu()) {

@@ -238,9 +238,7 @@ def test_per_float_feature_quantization_errors(value, fragment):
 
 
 @pytest.mark.parametrize("params,code,fragment", [
-    ({"has_time": True}, cbgpu.CBG_ERR_NOT_IMPLEMENTED, "'has_time'"),
-    ({"fold_permutation_block": 4}, cbgpu.CBG_ERR_NOT_IMPLEMENTED, "'fold_permutation_block'"),
-    ({"permutation_count": 4}, cbgpu.CBG_ERR_NOT_IMPLEMENTED, "'permutation_count'"),
+    ({"fold_permutation_block": -1}, cbgpu.CBG_ERR_INVALID_ARGUMENT, "'fold_permutation_block'"),
     ({"rsm": 0.5}, cbgpu.CBG_ERR_NOT_IMPLEMENTED, "'rsm'"),
     ({"has_tyme": True}, cbgpu.CBG_ERR_INVALID_ARGUMENT, "unknown parameter 'has_tyme'"),
     ({"loss_function": "Huber:delta=1"}, cbgpu.CBG_ERR_NOT_IMPLEMENTED, "Huber"),
@@ -315,14 +313,18 @@ def test_ctr_target_border_count_above_one(loss, combinations, tmp_path):
     assert np.array_equal(theirs["m.json"], theirs["catboost.json"])
 
 
-def test_catboost_defaults_of_the_permutation_options_are_taken():
+def test_catboost_permutation_options_are_taken():
     X, y = border_data(200)
     ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
     model = cbgpu.train(cbgpu.Pool(ctx, X, label=y),
-                        {"iterations": 2, "verbose": False, "has_time": False, "permutation_count": 1})
+                        {"iterations": 2, "verbose": False, "has_time": False, "permutation_count": 1,
+                         "fold_permutation_block": 64})
     assert model.info()["n_trees"] == 2
-    with expect_error(cbgpu.CBG_ERR_NOT_IMPLEMENTED, "'has_time'"):
-        cbgpu.train(cbgpu.Pool(ctx, X, label=y), {"iterations": 2, "verbose": False, "has_time": True})
+    # Without CTR features (or with has_time) any permutation_count means one permutation, as in CatBoost.
+    one = cbgpu.train(cbgpu.Pool(ctx, X, label=y), {"iterations": 5, "verbose": False})
+    for extra in ({"permutation_count": 4}, {"has_time": True, "permutation_count": 4}):
+        model = cbgpu.train(cbgpu.Pool(ctx, X, label=y), {"iterations": 5, "verbose": False, **extra})
+        assert np.array_equal(model.predict(X), one.predict(X))
 
 
 @pytest.mark.parametrize("loss,ctrs", [("Logloss", ["Borders", "Buckets", "Counter"]),

@@ -141,3 +141,22 @@ def test_ctr_leaf_count_limit_on_the_host(tmp_path):
     expected = loaded.predict(catboost.Pool(str(test), column_description=str(cd)), prediction_type="RawFormulaVal")
     host, _ = calc_raw(tmp_path, model, test, cd, "CPU")
     np.testing.assert_array_equal(host, expected)
+
+
+def test_has_time_and_fold_permutation_block(tmp_path):
+    """`--has-time` (a flag, as in CatBoost's CLI) and `--fold-permutation-block` reach the trainer: the model
+    records them, and with has_time two seeds give the same trees (no score noise, no bootstrap)."""
+    learn, cd = tmp_path / "learn.tsv", tmp_path / "pool.cd"
+    write_tsv(learn, 3, 600)
+    cd.write_text(CD, encoding="utf-8")
+    trees = []
+    for seed in ("1", "2"):
+        model = tmp_path / f"t{seed}.cbm"
+        run("fit", "-f", str(learn), "--cd", str(cd), "--loss-function", "Logloss", "-i", "10", "--depth", "4",
+            "--task-type", "CPU", "-m", str(model), "--train-dir", str(tmp_path / "info"), "--has-time",
+            "--fold-permutation-block", "16", "--random-strength", "0", "--bootstrap-type", "No", "-r", seed)
+        with cbgpu.Model.load(model) as m:
+            flat = json.loads(m.info_value("params"))["flat_params"]
+            assert flat["has_time"] is True and flat["fold_permutation_block"] == 16
+            trees.append(json.loads(m.to_bytes("json"))["oblivious_trees"])
+    assert trees[0] == trees[1]

@@ -1164,10 +1164,14 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *     GPU, whatever memory the columns are in: on a GPU pageable columns and labels are staged to
  *     the device; several GPUs: unset means 1 there, with a warning),
  *     ctr_target_border_count (1; above 1 for RMSE, MAE, Quantile and Poisson: the regression
- *     target is split by that many borders, as CatBoost's GPU trainer does), has_time (false: one
- *     random permutation; true is CBG_ERR_NOT_IMPLEMENTED), permutation_count (1, the one
- *     permutation every iteration uses; CatBoost's GPU default 4 and other values are
- *     CBG_ERR_NOT_IMPLEMENTED), ctr_leaf_count_limit and store_all_simple_ctr (CatBoost's
+ *     target is split by that many borders, as CatBoost's GPU trainer does), has_time (false: the
+ *     ordered CTRs visit the learn rows in one seeded permutation; true: in the data's order, and
+ *     permutation_count is then 1 as in CatBoost), fold_permutation_block (64: the permutation
+ *     shuffles blocks of consecutive rows, with CatBoost's GPU rule: 0 means 64, below 50 000
+ *     learn rows 1, otherwise rounded up to a power of two and halved while 128 blocks exceed the
+ *     rows), permutation_count (1, the one permutation every iteration uses; CatBoost's default is
+ *     4: more are CBG_ERR_NOT_IMPLEMENTED when a feature uses CTRs, and mean one without CTR
+ *     features or with has_time, as in CatBoost), ctr_leaf_count_limit and store_all_simple_ctr (CatBoost's
  *     CPU-only bounds on the CTR tables, with its CPU trainer's rule, on a CPU context only: a
  *     projection with more distinct learn values than the limit keeps that many of the most
  *     frequent, the rows of the others count in one kept value and the model sees them as unseen;

@@ -32,6 +32,20 @@ CBG_HOST_DEVICE inline std::uint64_t permutation_key(std::uint64_t seed, std::ui
   return z ^ (z >> 31);
 }
 
+// Which permutation the ordered statistics visit the rows in (catboost-training.md §2.4): the data's
+// order (has_time), or a seeded shuffle of blocks of `block` consecutive rows (fold_permutation_block;
+// CatBoost's GPU trainer shuffles blocks and keeps the rows' order inside each). Block 1 shuffles rows.
+struct permutation_rule {
+  std::uint64_t seed = 0;
+  std::uint32_t block = 1;  // >= 1
+  bool identity = false;    // has_time: the data's order
+};
+// The sort key of `row` under rule `r`: rows are visited in ascending (key, row) order, so the rows
+// of one block (one key) stay in their order, and the identity gives every row the same key.
+CBG_HOST_DEVICE inline std::uint64_t permutation_key(const permutation_rule& r, std::uint64_t row) {
+  return r.identity ? 0 : permutation_key(r.seed, row / r.block);
+}
+
 // The most target borders of a regression target (ctr_target_border_count; classes fit a byte).
 inline constexpr int max_target_borders = 254;
 // The target borders of a regression target, by value (a kernel argument).

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "cbg/ctr/ctr_math.hpp"
 #include "cbg/model/apply_math.hpp"
 #include "cbg/model/model.hpp"
 #include "cbg/quantize/quantize_math.hpp"
@@ -55,6 +56,11 @@ struct options {
   // learn values keeps the most frequent this many (the default: no bound).
   std::uint64_t ctr_leaf_count_limit = no_leaf_count_limit;
   bool store_all_simple_ctr = false;  // single-feature projections keep every value
+  // The permutation of the ordered statistics (ctr_math.hpp permutation_rule): has_time visits the
+  // rows in the data's order; otherwise blocks of fold_permutation_block rows are shuffled (0: unset,
+  // CatBoost's GPU default 64, see permutation_of).
+  bool has_time = false;
+  std::uint32_t fold_permutation_block = 0;
   static constexpr std::uint64_t no_leaf_count_limit = ~std::uint64_t{0};
 };
 
@@ -66,6 +72,13 @@ std::uint64_t leaf_count_limit_of(const options& o, const model::projection& pro
 // defaults; so does a GPU context here (not_implemented, naming the parameter). `cpu`: the context
 // is the host's.
 void check_table_bounds_supported(const options& o, bool cpu);
+
+// The block size of the permutation of `rows` learn rows: CatBoost's GPU rule (GetPermutationBlockSize
+// after UpdateGpuSpecificDefaults): unset or 0 means 64; below 50 000 rows 1; otherwise a block above 1
+// is rounded up to a power of two and halved while block * 128 exceeds the rows.
+std::uint32_t permutation_block_size(std::uint32_t fold_permutation_block, std::int64_t rows);
+// The permutation of the ordered statistics of `rows` learn rows under `o` and `seed`.
+permutation_rule permutation_of(const options& o, std::uint64_t seed, std::int64_t rows);
 
 // Parses one option (the trainer's parameter table, cbg/train/param_table.hpp, lists them); `value`
 // is JSON text (a string, a number or a list of strings). Throws cbg::error(invalid_argument) naming

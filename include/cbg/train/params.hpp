@@ -59,6 +59,7 @@ struct train_params {
   int iterations = 1000;
   std::optional<double> learning_rate;
   std::optional<bool> boost_from_average;
+  int permutation_count = 1;  // the permutations of the ordered CTRs (has_time: 1)
   // trees
   int depth = 6;
   std::optional<double> l2_leaf_reg;

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <set>
@@ -36,6 +37,7 @@
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
 #include "support/shrink.hpp"
+#include "src/ctr/host_helpers.hpp"
 #include "src/ctr/leaf_count_limit.hpp"
 #include "unit/ctr/cat_data.hpp"
 #include "unit/ctr/ctr_compare.hpp"
@@ -213,13 +215,21 @@ TEST_CASE("One-hot and CTR columns equal their definitions", "[ctr]") {
   auto learn = make_cat_data(ctx, 600, true, 3);
   auto eval = make_cat_data(ctx, 200, true, 4);
   eval->b[0] = 999;  // a category the learn set never saw
+  // has_time: the rows are visited in the data's order, whatever the seed.
+  const bool has_time = GENERATE(false, true);
+  INFO("has_time " << has_time);
   ctr::options o;
   o.one_hot_max_size = 3;
+  o.has_time = has_time;
   const std::vector<float> targets = learn->label;
   ctr::ctr_targets t;
   t.learn = &targets;
   const std::uint64_t seed = 11;
   const ctr::prepared_data p = ctr::prepare_categorical_host(*learn->pool, eval->pool.get(), o, t, seed);
+  if (has_time) {
+    const ctr::prepared_data other = ctr::prepare_categorical_host(*learn->pool, eval->pool.get(), o, t, seed + 1);
+    CHECK(other.learn_columns == p.learn_columns);
+  }
 
   REQUIRE(p.float_count == 1);
   REQUIRE(p.cat_flat == std::vector<std::int32_t>{1, 2});
@@ -231,7 +241,8 @@ TEST_CASE("One-hot and CTR columns equal their definitions", "[ctr]") {
   CHECK(p.eval->num_features() == 8);
   REQUIRE(p.tables.size() == 2);
 
-  const std::vector<std::int64_t> pos = positions_of(seed, learn->rows);
+  std::vector<std::int64_t> pos = positions_of(seed, learn->rows);
+  if (has_time) std::iota(pos.begin(), pos.end(), std::int64_t{0});
 
   std::map<std::int32_t, std::int32_t> count_of;
   std::map<std::int32_t, std::int32_t> good_of;
@@ -284,6 +295,80 @@ TEST_CASE("One-hot and CTR columns equal their definitions", "[ctr]") {
       REQUIRE(ecol[static_cast<std::size_t>(r)] == expected);
     }
   }
+}
+
+TEST_CASE("fold_permutation_block: CatBoost's GPU block size, blocks of consecutive rows shuffled", "[ctr]") {
+  namespace ctr = cbg::ctr;
+  // CatBoost's GetPermutationBlockSize after UpdateGpuSpecificDefaults: 0 means 64; below 50 000 rows
+  // 1; else rounded up to a power of two (IntLog2 is a ceiling) and halved while 128 blocks exceed the rows.
+  CHECK(ctr::permutation_block_size(0, 49999) == 1);
+  CHECK(ctr::permutation_block_size(1000, 49999) == 1);
+  CHECK(ctr::permutation_block_size(0, 50000) == 64);
+  CHECK(ctr::permutation_block_size(64, 1000000) == 64);
+  CHECK(ctr::permutation_block_size(1, 1000000) == 1);
+  CHECK(ctr::permutation_block_size(3, 1000000) == 4);
+  CHECK(ctr::permutation_block_size(100, 1000000) == 128);
+  CHECK(ctr::permutation_block_size(1000, 50000) == 256);  // 1024 -> 512 -> 256 (256 * 128 <= 50 000)
+  CHECK(ctr::permutation_block_size(1u << 30, 1000000) == 4096);
+
+  // The order: whole blocks in a seeded order, rows ascending inside; the last block may be short.
+  const std::int64_t rows = 1003;
+  const std::vector<std::uint32_t> order = ctr::permutation_order(ctr::permutation_rule{5, 8, false}, rows);
+  REQUIRE(order.size() == static_cast<std::size_t>(rows));
+  std::vector<std::uint32_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 0; i < sorted.size(); ++i) REQUIRE(sorted[i] == i);
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> blocks;
+  for (std::uint32_t b = 0; b * 8 < rows; ++b) blocks.emplace_back(cbg::ctr::permutation_key(5, b), b);
+  std::sort(blocks.begin(), blocks.end());
+  std::vector<std::uint32_t> expected;
+  for (const auto& [key, b] : blocks) {
+    for (std::uint32_t r = b * 8; r < std::min<std::uint32_t>(b * 8 + 8, rows); ++r) expected.push_back(r);
+  }
+  CHECK(order == expected);
+  CHECK(blocks.front().second != 0);  // shuffled (for this seed)
+  // Block 1 is the row permutation; has_time the identity.
+  const std::vector<std::int64_t> pos = positions_of(5, rows);
+  const std::vector<std::uint32_t> one = ctr::permutation_order(ctr::permutation_rule{5, 1, false}, rows);
+  for (std::size_t i = 0; i < one.size(); ++i) REQUIRE(pos[one[i]] == static_cast<std::int64_t>(i));
+  const std::vector<std::uint32_t> identity = ctr::permutation_order(ctr::permutation_rule{5, 8, true}, rows);
+  for (std::size_t i = 0; i < identity.size(); ++i) REQUIRE(identity[i] == i);
+
+  // Preparation follows the option (60 000 rows: the block counts): each Borders column is the ordered
+  // statistic over that order; the default (64) and an explicit 1 give other columns.
+  auto ctx = make_context(CBG_DEVICE_CPU);
+  auto learn = make_cat_data(ctx, 60000, true, 13);
+  const std::vector<float> targets = learn->label;
+  ctr::ctr_targets t;
+  t.learn = &targets;
+  ctr::options o;
+  o.one_hot_max_size = 3;
+  o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders:Prior=0.5/1", "x")};
+  std::vector<std::vector<float>> columns;
+  for (const std::uint32_t block : {16u, 0u, 1u}) {
+    o.fold_permutation_block = block;
+    const ctr::prepared_data p = ctr::prepare_categorical_host(*learn->pool, nullptr, o, t, 9);
+    REQUIRE(p.derived.size() == 4);  // a: 3 one-hot columns; b: one Borders column
+    const std::vector<float>& col = p.learn_columns[3];
+    columns.push_back(col);
+    const std::uint32_t size = ctr::permutation_block_size(block, learn->rows);
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed;
+    for (std::uint32_t b = 0; b * size < learn->rows; ++b) keyed.emplace_back(cbg::ctr::permutation_key(9, b), b);
+    std::sort(keyed.begin(), keyed.end());
+    std::map<std::int32_t, std::pair<std::uint32_t, std::uint32_t>> seen;  // category: (good, total) so far
+    for (const auto& [key, b] : keyed) {
+      for (std::int64_t r = std::int64_t{b} * size;
+           r < std::min<std::int64_t>((b + 1) * std::int64_t{size}, learn->rows); ++r) {
+        auto& [good, total] = seen[learn->b[static_cast<std::size_t>(r)]];
+        REQUIRE(col[static_cast<std::size_t>(r)] ==
+                (static_cast<float>(good) + 0.5f) / (static_cast<float>(total) + 1.f));
+        good += learn->label[static_cast<std::size_t>(r)] > 0.5f ? 1 : 0;
+        ++total;
+      }
+    }
+  }
+  CHECK(columns[0] != columns[1]);
+  CHECK(columns[1] != columns[2]);
 }
 
 TEST_CASE("Buckets, BinarizedTargetMeanValue and Borders over multiclass targets equal their definitions", "[ctr]") {
@@ -814,5 +899,49 @@ TEST_CASE("GPU CTR preparation equals the host reference bit for bit", "[ctr][gp
       CHECK(std::memcmp(lc.data(), h.learn_columns[k].data(), lc.size() * sizeof(float)) == 0);
       CHECK(std::memcmp(ec.data(), h.eval_columns[k].data(), ec.size() * sizeof(float)) == 0);
     }
+  }
+}
+
+TEST_CASE("GPU CTRs follow has_time and fold_permutation_block as the host reference, bit for bit", "[ctr][gpu]") {
+  CBG_REQUIRE_GPU();
+  namespace ctr = cbg::ctr;
+  auto cpu = make_context(CBG_DEVICE_CPU);
+  auto gpu = make_context(0);
+  // 60 000 rows: a block above 1 counts (CatBoost's rule gives 1 below 50 000 rows).
+  auto hl = make_cat_data(cpu, 60000, true, 23);
+  auto he = make_cat_data(cpu, 3000, true, 24);
+  auto dl = make_cat_data(gpu, 60000, true, 23, true);
+  auto de = make_cat_data(gpu, 3000, true, 24, true);
+  cbg::train::target_rule rule;
+  rule.loss = cbg::train::loss_kind::logloss;
+  ctr::ctr_targets t;
+  t.learn = &hl->label;
+  for (const int variant : {0, 1, 2}) {  // has_time; block 16; the default block (64)
+    ctr::options o;
+    o.one_hot_max_size = 3;
+    o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders", "x"),
+                                              ctr::parse_ctr_spec("FloatTargetMeanValue", "x")};
+    o.has_time = variant == 0;
+    o.fold_permutation_block = variant == 1 ? 16 : 0;
+    INFO("variant " << variant);
+    const ctr::prepared_data h = ctr::prepare_categorical_host(*hl->pool, he->pool.get(), o, t, 5);
+    const ctr::prepared_data d = ctr::prepare_categorical_device(*dl->pool, de->pool.get(), o, rule, false, 5);
+    REQUIRE(d.derived.size() == h.derived.size());
+    cbg::test::check_same_tables(h.tables, d.tables);
+    for (std::size_t k = 0; k < h.derived.size(); ++k) {
+      const auto lc = download(d.learn_device_columns[k].data(), h.learn_columns[k].size(), *gpu);
+      CHECK(std::memcmp(lc.data(), h.learn_columns[k].data(), lc.size() * sizeof(float)) == 0);
+    }
+  }
+  // Training: the GPU's model is the host's with has_time and with a block.
+  for (const char* extra : {R"(, "has_time": true)", R"(, "fold_permutation_block": 8)"}) {
+    INFO(extra);
+    const std::string params =
+        std::string(R"({"iterations": 15, "depth": 5, "verbose": false, "loss_function": "Logloss")") + extra + "}";
+    cbg::train::train_options ho, go;
+    ho.eval = he->pool.get();
+    go.eval = de->pool.get();
+    CHECK(cbg::model::write_cbm(cbg::train::train(*hl->pool, cbg::train::parse_params(params), ho)) ==
+          cbg::model::write_cbm(cbg::train::train(*dl->pool, cbg::train::parse_params(params), go)));
   }
 }
