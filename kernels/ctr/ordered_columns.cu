@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+// A projection's ordered CTR columns from its runs (ordered_columns.hpp).
+//
+// One pass per target feature: CUB's exclusive scan by run reads each sorted position's term through
+// a transform iterator (the row's class, no terms array) and hands each position's prefix to an
+// output step that writes every prior's value at the row (no prefix array, no values kernel). The
+// term and a 1 are packed in one 64-bit value, so the same scan also counts the rows before the
+// position: the low half (at most n - 1 < 2^31) never carries into the high half, which wraps as the
+// host's 32-bit sums do.
+#include "kernels/ctr/ordered_columns.hpp"
+
+#include <cub/device/device_scan.cuh>
+#include <cuda/std/functional>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/tabulate_output_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <cstddef>
+
+#include "kernels/common/cccl.cuh"
+#include "kernels/ctr/ctr_kernels.cuh"
+
+#include "cbg/core/error.hpp"
+#include "cbg/ctr/ctr_math.hpp"
+
+namespace cbg::ctr::detail {
+
+namespace {
+
+// Per sorted position j: feature (type, f)'s term of the row's class in the high half, 1 in the low.
+struct packed_term {
+  const std::uint32_t* rows;
+  const std::uint8_t* cls;
+  model::ctr_type type;
+  int f;
+  __host__ __device__ std::uint64_t operator()(std::uint32_t j) const {
+    return (static_cast<std::uint64_t>(target_term(type, f, cls[rows[j]])) << 32) | 1u;
+  }
+};
+
+// The scan's output step: position j's exclusive prefix in its run (terms, rows) becomes every
+// prior's ordered value at the position's row.
+struct write_values {
+  const std::uint32_t* rows;
+  model::ctr_type type;
+  int classes;
+  prior_outputs p;
+  __host__ __device__ void operator()(std::ptrdiff_t j, std::uint64_t prefix) const {
+    const auto terms = static_cast<std::uint32_t>(prefix >> 32);
+    const auto total = static_cast<std::uint32_t>(prefix & 0xffffffffu);
+    const std::uint32_t row = rows[j];
+    for (int k = 0; k < max_priors_at_once; ++k) {
+      if (k < p.count) p.out[k][row] = ordered_target_value(type, classes, terms, total, p.num[k], p.denom[k]);
+    }
+  }
+};
+
+void target_pass(const context& ctx, const target_state& t, category_runs& r, std::int64_t n, model::ctr_type type,
+                 int f, const prior_outputs& p) {
+  const cudaStream_t stream = ctx.stream();
+  const auto terms = thrust::make_transform_iterator(thrust::make_counting_iterator<std::uint32_t>(0u),
+                                                     packed_term{r.sorted_rows.data(), t.cls.data(), type, f});
+  const auto out = thrust::make_tabulate_output_iterator(write_values{r.sorted_rows.data(), type, t.classes, p});
+  const int items = static_cast<int>(n);
+  std::size_t bytes = 0;
+  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, bytes, r.sorted_ids.data(), terms, out, items,
+                                                  ::cuda::std::equal_to<>{}, stream));
+  // The runs' scratch, kept with them: one allocation for all of a level's projections.
+  if (r.scan_temp.size() < bytes) r.scan_temp = device_buffer<unsigned char>(bytes, stream, ctx.resource());
+  bytes = r.scan_temp.size();
+  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(r.scan_temp.data(), bytes, r.sorted_ids.data(), terms, out, items,
+                                                  ::cuda::std::equal_to<>{}, stream));
+}
+
+__global__ void run_lengths_kernel(const std::uint32_t* sorted_ids, const std::uint32_t* total, std::int64_t n,
+                                   std::int32_t* counts) {
+  const std::int64_t j = thread_index();
+  if (j >= n) return;
+  const std::uint32_t id = sorted_ids[j];
+  if (j + 1 == n || sorted_ids[j + 1] != id) counts[id] = static_cast<std::int32_t>(total[j] + 1u);
+}
+
+}  // namespace
+
+void ordered_target_columns(const context& ctx, const target_state& t, category_runs& r, std::int64_t n,
+                            const std::vector<target_column>& cols) {
+  if (n <= 0) return;
+  CBG_EXPECTS(r.sorted_ids.size() == static_cast<std::size_t>(n) && r.sorted_rows.size() == static_cast<std::size_t>(n),
+              status::internal, "ordered CTR columns: the runs are missing");
+  for (std::size_t i = 0; i < cols.size();) {
+    const target_column& c = cols[i];
+    prior_outputs p;
+    std::size_t e = i;
+    for (; e < cols.size() && p.count < max_priors_at_once && cols[e].type == c.type && cols[e].j == c.j; ++e) {
+      p.num[p.count] = cols[e].prior_num;
+      p.denom[p.count] = cols[e].prior_denom;
+      p.out[p.count] = cols[e].out;
+      ++p.count;
+    }
+    if (c.type == model::ctr_type::float_target_mean_value) {
+      r.scanned = false;  // its fixed-point prefix sums, made once for the priors below
+      for (int k = 0; k < p.count; ++k) ordered_values(ctx, t, r, n, c.type, c.j, p.num[k], p.denom[k], p.out[k]);
+      r.scanned = false;
+    } else {
+      target_pass(ctx, t, r, n, c.type, c.j, p);
+    }
+    i = e;
+  }
+}
+
+void run_lengths(const context& ctx, const category_runs& r, std::int64_t n, std::int32_t* counts) {
+  if (n <= 0) return;
+  CBG_EXPECTS(r.sorted_ids.size() == static_cast<std::size_t>(n) && r.total.size() == static_cast<std::size_t>(n),
+              status::internal, "run lengths: the runs are missing");
+  run_lengths_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(r.sorted_ids.data(), r.total.data(), n, counts);
+  CBG_CHECK_CUDA(ctx.stream());
+}
+
+}  // namespace cbg::ctr::detail
