@@ -496,19 +496,7 @@ class device_primitives {
   void quantize_batch(pending& b) {
     const stage_range range(ctx_, "combinations.quantize");
     quantize_columns(b.values, b.specs, b.columns);
-    for (device_buffer<float>& v : b.values) {
-      if (spare_values_.size() < max_batch_columns) spare_values_.push_back(std::move(v));
-    }
     b = pending{};
-  }
-
-  // A rows-sized buffer for a candidate column's values: a quantized batch's, or a new one.
-  device_buffer<float> values_buffer() {
-    if (spare_values_.empty())
-      return device_buffer<float>(static_cast<std::size_t>(n_), ctx_.stream(), ctx_.resource());
-    device_buffer<float> b = std::move(spare_values_.back());
-    spare_values_.pop_back();
-    return b;
   }
 
   template <class T>
@@ -621,7 +609,7 @@ class device_primitives {
     std::vector<detail::target_column> targets;
     for (std::size_t i = 0; i < features.size(); ++i) {
       const model::ctr_description& d = features[i].desc;
-      values[i] = values_buffer();
+      values[i] = device_buffer<float>(un, stream, res);
       if (!is_counter(d.base.type)) {
         targets.push_back(
             detail::target_column{d.base.type, d.target_border_idx, d.prior_num, d.prior_denom, values[i].data()});
@@ -677,10 +665,6 @@ class device_primitives {
   detail::ids_scratch scratch_;
   detail::category_runs runs_;
   detail::target_state ts_;
-  // The values buffers of quantized batches (at most a batch's), reused by the next level's columns:
-  // a buffer freed to a stream-ordered pool goes back to the driver at the next synchronisation
-  // (CUDA's default release threshold is 0), and the next level would map its memory again.
-  std::vector<device_buffer<float>> spare_values_;
 };
 
 }  // namespace
