@@ -83,6 +83,10 @@ struct category_runs {
   device_buffer<std::uint32_t> sorted_rows;  // per sorted position its row (order[sorted_pos]), read coalesced
   device_buffer<unsigned char> scan_temp;
   device_buffer<long long> fixed_terms, fixed_prefix;
+  // ordered_target_columns' scratch: per sorted position its packed (terms, rows) prefix, per row its
+  // sorted position.
+  device_buffer<std::uint64_t> packed_prefix;
+  device_buffer<std::uint32_t> position;
   bool scanned = false;  // terms / fixed_prefix hold the current feature's prefix sums
 };
 // Builds the runs of `ids` (per row, < unique) over the permutation of `t` (the first time only).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A projection's ordered CTR columns from its runs (category_runs, ctr_device.hpp) in few passes:
-// per target feature (type, j) one scan over the runs whose output step writes every prior's column,
+// per target feature (type, j) one scan over the runs and one kernel writing every prior's column,
 // and the rows per id from the runs' lengths (no atomics). The per-element math is ctr_math.hpp's,
 // shared with the host reference. Internal (not installed).
 #pragma once
@@ -25,9 +25,9 @@ struct target_column {
 // Every column of `cols` from the runs `r` (sorted_ids, sorted_rows: as dense_ids_and_runs,
 // derived_ids_and_runs or ensure_runs leave them) over the classes of `t`. Consecutive columns of
 // one target feature (its priors, up to max_priors_at_once) share one pass: an exclusive scan by run
-// of (term, 1) packed in 64 bits, whose output writes each prior's value at the row. The values are
-// ordered_values' (the same integers into ordered_target_value). FloatTargetMeanValue goes through
-// ordered_values.
+// of (term, 1) packed in 64 bits, then one kernel over the rows writing each prior's value. The
+// values are ordered_values' (the same integers into ordered_target_value). FloatTargetMeanValue
+// goes through ordered_values.
 void ordered_target_columns(const context& ctx, const target_state& t, category_runs& r, std::int64_t n,
                             const std::vector<target_column>& cols);
 
