@@ -81,16 +81,6 @@ __global__ void target_values_kernel(const std::uint32_t* rows, const std::uint3
   if (j < n) out[rows[j]] = ordered_target_value(type, classes, terms[j], total[j], prior_num, prior_denom);
 }
 
-// target_values_kernel for several priors: one read of the row's run statistics.
-__global__ void target_values_of_priors_kernel(const std::uint32_t* rows, const std::uint32_t* terms,
-                                               const std::uint32_t* total, std::int64_t n, model::ctr_type type,
-                                               int classes, prior_outputs p) {
-  const std::int64_t j = thread_index();
-  if (j >= n) return;
-  const std::uint32_t row = rows[j], te = terms[j], to = total[j];
-  for (int k = 0; k < p.count; ++k) p.out[k][row] = ordered_target_value(type, classes, te, to, p.num[k], p.denom[k]);
-}
-
 // FloatTargetMeanValue: fixed-point targets per sorted position, per-id sums, ordered values.
 __global__ void run_fixed_kernel(const std::uint32_t* rows, const float* targets, std::int64_t n, double scale,
                                  long long* out) {
@@ -274,20 +264,6 @@ void scan_terms(const context& ctx, const target_state& t, category_runs& r, std
 }
 
 }  // namespace
-
-void ordered_values_of_priors(const context& ctx, const target_state& t, category_runs& r, std::int64_t n,
-                              model::ctr_type type, int j, const prior_outputs& p) {
-  CBG_EXPECTS(p.count >= 0 && p.count <= max_priors_at_once, status::internal, "ordered_values_of_priors: bad count");
-  if (type == model::ctr_type::float_target_mean_value) {
-    for (int k = 0; k < p.count; ++k) ordered_values(ctx, t, r, n, type, j, p.num[k], p.denom[k], p.out[k]);
-    return;
-  }
-  if (p.count == 0 || n <= 0) return;
-  scan_terms(ctx, t, r, n, type, j);
-  target_values_of_priors_kernel<<<blocks_for(n), ctr_block, 0, ctx.stream()>>>(r.sorted_rows.data(), r.terms.data(),
-                                                                                r.total.data(), n, type, t.classes, p);
-  CBG_CHECK_CUDA(ctx.stream());
-}
 
 void ordered_values(const context& ctx, const target_state& t, category_runs& r, std::int64_t n, model::ctr_type type,
                     int j, float prior_num, float prior_denom, float* out) {

@@ -83,6 +83,10 @@ struct category_runs {
   device_buffer<std::uint32_t> sorted_rows;  // per sorted position its row (order[sorted_pos]), read coalesced
   device_buffer<unsigned char> scan_temp;
   device_buffer<long long> fixed_terms, fixed_prefix;
+  // ordered_target_columns' scratch: per sorted position its packed (terms, rows) prefix, per row its
+  // sorted position.
+  device_buffer<std::uint64_t> packed_prefix;
+  device_buffer<std::uint32_t> position;
   bool scanned = false;  // terms / fixed_prefix hold the current feature's prefix sums
 };
 // Builds the runs of `ids` (per row, < unique) over the permutation of `t` (the first time only).
@@ -92,8 +96,8 @@ void ensure_runs(const context& ctx, const target_state& t, const std::uint32_t*
 // r.scanned = false for a new (type, j): its prefix sums are made once for all its priors.
 void ordered_values(const context& ctx, const target_state& t, category_runs& r, std::int64_t n, model::ctr_type type,
                     int j, float prior_num, float prior_denom, float* out);
-// ordered_values for several priors of one target feature (type, j) in one pass over the runs: prior
-// (num[k], denom[k]) into out[k][rows], k < count (<= max_priors_at_once); the same values.
+// Several priors of one target feature (type, j): prior (num[k], denom[k]) into out[k][rows], k < count
+// (ordered_columns.hpp).
 inline constexpr int max_priors_at_once = 8;
 struct prior_outputs {
   int count = 0;
@@ -101,8 +105,6 @@ struct prior_outputs {
   float denom[max_priors_at_once] = {};
   float* out[max_priors_at_once] = {};
 };
-void ordered_values_of_priors(const context& ctx, const target_state& t, category_runs& r, std::int64_t n,
-                              model::ctr_type type, int j, const prior_outputs& p);
 
 // Table statistics per id: class counts [id][classes] (zeroed here), class sums and rows (mean
 // type), fixed-point target sums (FloatTargetMeanValue), rows per id.

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "kernels/ctr/ctr_device.hpp"
+#include "kernels/ctr/ordered_columns.hpp"
 
 #include "cbg/core/error.hpp"
 #include "cbg/ctr/ctr_math.hpp"
@@ -604,71 +605,60 @@ class device_primitives {
       }
     }
     const std::size_t unique = p->unique;
+    // The candidate columns' values: the counter types' from the counts per id, the target types' in
+    // one scan over the runs per target feature (all its priors at once).
+    const stage_range values_range(ctx_, "combinations.ctr_values");
     // Counter types: counts per id over the learn rows (and the eval rows under Full); rows-sized
-    // while the distinct count is on the device.
+    // while the distinct count is on the device. With the runs made, their lengths (no atomics).
     if (any_counter) {
       const std::size_t room = now ? std::max<std::size_t>(unique, 1) : un;
       p->counts = device_buffer<std::int32_t>(room, stream, res);
-      detail::id_counts(ctx_, p->ids.data(), n_, now ? unique : un, p->counts.data());
+      if (hashed_ids && n_ > 0) {
+        detail::run_lengths(ctx_, runs, n_, p->counts.data());
+      } else {
+        detail::id_counts(ctx_, p->ids.data(), n_, now ? unique : un, p->counts.data());
+      }
     }
     std::map<model::ctr_type, std::int32_t> denominators;
-    model::ctr_type last_type = model::ctr_type::borders;
-    int last_j = -1;
-    std::vector<device_buffer<float>> ready(features.size());  // made with an earlier feature's priors
+    std::vector<device_buffer<float>> values(features.size());
+    std::vector<detail::target_column> targets;
     for (std::size_t i = 0; i < features.size(); ++i) {
-      const combination_feature& f = features[i];
-      const model::ctr_description& d = f.desc;
-      device_buffer<float> values;
-      std::optional<stage_range> range(std::in_place, ctx_, "combinations.ctr_values");
-      if (ready[i].size() > 0) {
-        values = std::move(ready[i]);
-      } else if (is_counter(d.base.type)) {
-        values = device_buffer<float>(un, stream, res);
-        if (counts_eval(d.base.type) && p->full_counts.size() == 0) {
-          p->full_counts = device_buffer<std::int32_t>(std::max<std::size_t>(unique, 1), stream, res);
-          if (unique > 0) {
-            CBG_CUDA_TRY(cudaMemcpyAsync(p->full_counts.data(), p->counts.data(), unique * sizeof(std::int32_t),
-                                         cudaMemcpyDeviceToDevice, stream));
-          }
-          if (ne_ > 0) {
-            const device_buffer<std::uint64_t> eval_keys = row_keys(proj, true);
-            device_buffer<std::uint64_t> marked(static_cast<std::size_t>(ne_), stream, res);
-            detail::count_known_keys(ctx_, eval_keys.data(), ne_, p->keys.data(), unique, p->full_counts.data(),
-                                     marked.data());
-            const detail::unseen_key_counts u = detail::unseen_keys(ctx_, marked.data(), ne_);
-            p->eval_only = unseen_keys_in_order(u.keys, u.first_rows, u.counts);
-          }
-        }
-        auto den = denominators.find(d.base.type);
-        if (den == denominators.end()) den = denominators.emplace(d.base.type, denominator(*p, d.base.type)).first;
-        detail::counter_values(ctx_, p->ids.data(), counts_of(*p, d.base.type), static_cast<std::uint32_t>(den->second),
-                               n_, d.prior_num, d.prior_denom, values.data());
-      } else {
-        detail::ensure_runs(ctx_, ts_, p->ids.data(), n_, unique, runs);
-        if (d.base.type != last_type || d.target_border_idx != last_j) runs.scanned = false;
-        last_type = d.base.type;
-        last_j = d.target_border_idx;
-        // This feature and the next ones of the same target feature (its other priors) in one pass.
-        detail::prior_outputs po;
-        for (std::size_t e = i; e < features.size() && po.count < detail::max_priors_at_once; ++e) {
-          const model::ctr_description& de = features[e].desc;
-          if (is_counter(de.base.type) || de.base.type != d.base.type || de.target_border_idx != d.target_border_idx) {
-            break;
-          }
-          ready[e] = device_buffer<float>(un, stream, res);
-          po.num[po.count] = de.prior_num;
-          po.denom[po.count] = de.prior_denom;
-          po.out[po.count] = ready[e].data();
-          ++po.count;
-        }
-        detail::ordered_values_of_priors(ctx_, ts_, runs, n_, d.base.type, d.target_border_idx, po);
-        values = std::move(ready[i]);
+      const model::ctr_description& d = features[i].desc;
+      values[i] = device_buffer<float>(un, stream, res);
+      if (!is_counter(d.base.type)) {
+        targets.push_back(
+            detail::target_column{d.base.type, d.target_border_idx, d.prior_num, d.prior_denom, values[i].data()});
+        continue;
       }
-      range.reset();
+      if (counts_eval(d.base.type) && p->full_counts.size() == 0) {
+        p->full_counts = device_buffer<std::int32_t>(std::max<std::size_t>(unique, 1), stream, res);
+        if (unique > 0) {
+          CBG_CUDA_TRY(cudaMemcpyAsync(p->full_counts.data(), p->counts.data(), unique * sizeof(std::int32_t),
+                                       cudaMemcpyDeviceToDevice, stream));
+        }
+        if (ne_ > 0) {
+          const device_buffer<std::uint64_t> eval_keys = row_keys(proj, true);
+          device_buffer<std::uint64_t> marked(static_cast<std::size_t>(ne_), stream, res);
+          detail::count_known_keys(ctx_, eval_keys.data(), ne_, p->keys.data(), unique, p->full_counts.data(),
+                                   marked.data());
+          const detail::unseen_key_counts u = detail::unseen_keys(ctx_, marked.data(), ne_);
+          p->eval_only = unseen_keys_in_order(u.keys, u.first_rows, u.counts);
+        }
+      }
+      auto den = denominators.find(d.base.type);
+      if (den == denominators.end()) den = denominators.emplace(d.base.type, denominator(*p, d.base.type)).first;
+      detail::counter_values(ctx_, p->ids.data(), counts_of(*p, d.base.type), static_cast<std::uint32_t>(den->second),
+                             n_, d.prior_num, d.prior_denom, values[i].data());
+    }
+    if (!targets.empty()) {
+      detail::ensure_runs(ctx_, ts_, p->ids.data(), n_, unique, runs);
+      detail::ordered_target_columns(ctx_, ts_, runs, n_, targets);
+    }
+    for (std::size_t i = 0; i < features.size(); ++i) {
       device_column c;
-      c.desc = d;
-      batch.values.push_back(std::move(values));
-      batch.specs.push_back(f.spec);
+      c.desc = features[i].desc;
+      batch.values.push_back(std::move(values[i]));
+      batch.specs.push_back(features[i].spec);
       p->columns.push_back(std::move(c));
     }
     for (device_column& c : p->columns) batch.columns.push_back(&c);
