@@ -5,6 +5,7 @@
 #include "cbg/ctr/combinations_device.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <iterator>
 #include <map>
@@ -26,6 +27,7 @@
 #include "src/ctr/host_helpers.hpp"
 #include "src/ctr/pool_views.hpp"
 #include "src/ctr/targets_device.hpp"
+#include "src/quantize/subset_quantizer.hpp"
 
 namespace cbg::ctr {
 
@@ -158,7 +160,7 @@ class device_primitives {
   }
 
   // A level's new projections: each one's ids and CTR values, then their columns quantized together
-  // in batches of up to max_batch_columns (one quantize_device call and one border read-back each).
+  // in batches of up to max_batch_columns (quantize_batch), their borders read back once.
   // cached(projection): a projection made before (or nullptr), which new ones one condition longer
   // are derived from.
   std::vector<std::unique_ptr<device_projection>> make_projections(
@@ -174,30 +176,39 @@ class device_primitives {
   std::vector<std::unique_ptr<device_projection>> make(const std::vector<model::projection>& projs,
                                                        const cache_lookup& cached) {
     std::vector<std::unique_ptr<device_projection>> out;
-    // Distinct counts left on the device (one slot per projection), read back once at the end, and
-    // per projection whether its derived ids differ from its keys' (then it is made from its keys).
+    // Left on the device and read back once at the end (level_readback): per projection its
+    // distinct count and whether its derived ids differ from its keys' (then it is made from its
+    // keys), and the borders of the columns quantized on the border subset.
     const std::size_t slots = std::max<std::size_t>(projs.size(), 1);
-    device_buffer<std::uint32_t> uniques(slots, ctx_.stream(), ctx_.resource());
-    device_buffer<int> mismatches(slots, ctx_.stream(), ctx_.resource());
-    CBG_CUDA_TRY(cudaMemsetAsync(uniques.data(), 0, uniques.size_bytes(), ctx_.stream()));
-    CBG_CUDA_TRY(cudaMemsetAsync(mismatches.data(), 0, mismatches.size_bytes(), ctx_.stream()));
+    level_results level;
+    level.ids = device_buffer<std::uint32_t>(2 * slots, ctx_.stream(), ctx_.resource());
+    CBG_CUDA_TRY(cudaMemsetAsync(level.ids.data(), 0, level.ids.size_bytes(), ctx_.stream()));
+    std::uint32_t* uniques = level.ids.data();
+    int* mismatches = reinterpret_cast<int*>(level.ids.data() + slots);
     std::vector<std::size_t> deferred;
     bool any_derived = false;
     pending batch;
     for (std::size_t k = 0; k < projs.size(); ++k) {
       bool later = false, derived = false;
-      out.push_back(projection_of(projs[k], cached, batch, uniques.data() + k, mismatches.data() + k, later, derived));
+      out.push_back(projection_of(projs[k], cached, batch, uniques + k, mismatches + k, later, derived));
       if (later) deferred.push_back(k);
       any_derived = any_derived || derived;
-      if (batch.values.size() >= max_batch_columns) quantize_batch(batch);
+      if (batch.values.size() >= max_batch_columns) quantize_batch(batch, level);
     }
-    quantize_batch(batch);
-    if (!deferred.empty()) {
-      const std::vector<std::uint32_t> u = download(ctx_, uniques.data(), projs.size(), "combination distinct counts");
-      for (const std::size_t k : deferred) finish_ids(*out[k], u[k]);
-    }
-    if (any_derived) {
-      const std::vector<int> m = download(ctx_, mismatches.data(), projs.size(), "combination id checks");
+    quantize_batch(batch, level);
+    if (!deferred.empty() || any_derived || !level.batches.empty()) {
+      const std::vector<std::uint32_t> back = level_readback(level);
+      for (const std::size_t k : deferred) finish_ids(*out[k], back[k]);
+      std::size_t at = level.ids.size();
+      for (const subset_batch& b : level.batches) {
+        quantize::subset_quantizer::check(back.data() + at, b.layout);
+        for (std::size_t k = 0; k < b.columns.size(); ++k) {
+          b.columns[k]->borders = quantize::subset_quantizer::borders_of(back.data() + at, b.layout, k);
+        }
+        at += b.layout.words();
+      }
+      std::vector<int> m(projs.size());
+      std::memcpy(m.data(), back.data() + slots, projs.size() * sizeof(int));
       std::vector<model::projection> again;
       for (std::size_t k = 0; k < projs.size(); ++k) {
         if (m[k] != 0) again.push_back(projs[k]);
@@ -492,9 +503,71 @@ class device_primitives {
   // Columns quantized in one call: 64 columns of 2M rows hold 512 MB of values.
   static constexpr std::size_t max_batch_columns = 64;
 
-  void quantize_batch(pending& b) {
+  // Columns quantized on the border subset: their borders on the device (results), as `layout`.
+  struct subset_batch {
+    quantize::subset_quantizer::layout layout;
+    device_buffer<std::uint32_t> results;
+    std::vector<device_column*> columns;
+  };
+  // What a level leaves on the device for its one read-back: per projection its distinct count,
+  // then per projection its id check (ids), and the subset batches' borders.
+  struct level_results {
+    device_buffer<std::uint32_t> ids;
+    std::vector<subset_batch> batches;
+  };
+
+  // The level's results in one download (gathered on the device first when there are batches).
+  std::vector<std::uint32_t> level_readback(const level_results& level) {
+    if (level.batches.empty()) return download(ctx_, level.ids.data(), level.ids.size(), "combination level results");
+    std::size_t words = level.ids.size();
+    for (const subset_batch& b : level.batches) words += b.layout.words();
+    device_buffer<std::uint32_t> all(words, ctx_.stream(), ctx_.resource());
+    std::size_t at = 0;
+    const auto append = [&](const device_buffer<std::uint32_t>& part) {
+      CBG_CUDA_TRY(
+          cudaMemcpyAsync(all.data() + at, part.data(), part.size_bytes(), cudaMemcpyDeviceToDevice, ctx_.stream()));
+      at += part.size();
+    };
+    append(level.ids);
+    for (const subset_batch& b : level.batches) append(b.results);
+    return download(ctx_, all.data(), words, "combination level results");
+  }
+
+  // The border subset, drawn once for every level (made on first use).
+  const quantize::subset_quantizer& quantizer() {
+    if (!subset_quantizer_) subset_quantizer_.emplace(ctx_, n_);
+    return *subset_quantizer_;
+  }
+
+  // Quantizes the batch's columns as the host does each (the CTR's border count and type, no
+  // NaNs): those of border types that the subset quantizer takes there (their borders come with
+  // the level's read-back), the others through quantize_device. The values are freed in stream
+  // order, after the kernels that read them.
+  void quantize_batch(pending& b, level_results& level) {
     const stage_range range(ctx_, "combinations.quantize");
-    quantize_columns(b.values, b.specs, b.columns);
+    pending general;
+    subset_batch sub;
+    std::vector<quantize::subset_quantizer::column> cols;
+    for (std::size_t k = 0; k < b.values.size(); ++k) {
+      const ctr_spec& s = specs_[b.specs[k]];
+      if (!quantize::subset_quantizer::handles(s.ctr_border_type)) {
+        general.values.push_back(std::move(b.values[k]));
+        general.specs.push_back(b.specs[k]);
+        general.columns.push_back(b.columns[k]);
+        continue;
+      }
+      device_column& c = *b.columns[k];
+      c.bins = device_buffer<std::uint8_t>(static_cast<std::size_t>(n_), ctx_.stream(), ctx_.resource());
+      cols.push_back({b.values[k].data(), c.bins.data(), s.ctr_border_count, s.ctr_border_type});
+      sub.columns.push_back(&c);
+    }
+    if (!cols.empty()) {
+      sub.layout = quantize::subset_quantizer::layout_of(cols);
+      sub.results = device_buffer<std::uint32_t>(sub.layout.words(), ctx_.stream(), ctx_.resource());
+      quantizer().enqueue(cols, sub.results.data());
+      level.batches.push_back(std::move(sub));
+    }
+    quantize_columns(general.values, general.specs, general.columns);
     b = pending{};
   }
 
@@ -675,6 +748,7 @@ class device_primitives {
   detail::ids_scratch scratch_;
   detail::category_runs runs_;
   detail::target_state ts_;
+  std::optional<quantize::subset_quantizer> subset_quantizer_;
 };
 
 }  // namespace
