@@ -136,16 +136,28 @@ class device_primitives {
     cc.borders = c.borders;
     if (eval_ != nullptr && ne_ > 0) {
       const device_buffer<std::uint64_t> keys = row_keys(p.proj, true);
-      const device_buffer<std::uint64_t> hashes = upload(ctx_, table.bucket_hashes, "CTR buckets");
-      const device_buffer<std::uint32_t> indices = upload(ctx_, table.bucket_indices, "CTR bucket indices");
-      const device_buffer<std::int32_t> counts = upload(ctx_, table.counts, "CTR counts");
-      const device_buffer<model::ctr_mean_history> means = upload(ctx_, table.means, "CTR table means");
+      // The table's device copy when table_of has just built it (no upload), else the host copy's.
+      device_buffer<std::uint64_t> hashes;
+      device_buffer<std::uint32_t> indices;
+      device_buffer<std::int32_t> counts;
+      device_buffer<model::ctr_mean_history> means;
       model::ctr_table_view tv;
-      tv.hashes = hashes.data();
-      tv.indices = indices.data();
-      tv.n_buckets = hashes.size();
-      tv.counts = counts.data();
-      tv.means = means.data();
+      if (built_ && built_->base == table.base) {
+        tv.hashes = built_->hashes.data();
+        tv.indices = built_->indices.data();
+        tv.n_buckets = built_->hashes.size();
+        tv.counts = reinterpret_cast<const std::int32_t*>(built_->counts.data());
+      } else {
+        hashes = upload(ctx_, table.bucket_hashes, "CTR buckets");
+        indices = upload(ctx_, table.bucket_indices, "CTR bucket indices");
+        counts = upload(ctx_, table.counts, "CTR counts");
+        means = upload(ctx_, table.means, "CTR table means");
+        tv.hashes = hashes.data();
+        tv.indices = indices.data();
+        tv.n_buckets = hashes.size();
+        tv.counts = counts.data();
+        tv.means = means.data();
+      }
       tv.counter_denominator = table.counter_denominator;
       tv.target_classes_count = table.target_classes_count;
       cc.eval = device_buffer<float>(static_cast<std::size_t>(ne_), ctx_.stream(), ctx_.resource());
@@ -357,11 +369,17 @@ class device_primitives {
     const std::size_t room = std::max<std::size_t>(unique, 1);
     device_buffer<std::uint32_t> by_first(room, stream, res);  // rank of first appearance -> sorted id
     detail::ids_by_first_row(ctx_, p.first.data(), unique, n_, by_first.data());
-    // Per-id 32-bit values (width per id) in order of first appearance.
-    const auto in_order = [&](const void* per_id, int width, const char* what) {
+    // The device copy kept for the commit that builds the table (the counts: the count types').
+    built_.reset();
+    device_table kept;
+    kept.base = base;
+    // Per-id 32-bit values (width per id) in order of first appearance; `keep`: into kept.counts.
+    const auto in_order = [&](const void* per_id, int width, const char* what, bool keep = false) {
       device_buffer<std::uint32_t> out(room * static_cast<std::size_t>(width), stream, res);
       detail::gather_rows(ctx_, by_first.data(), unique, width, static_cast<const std::uint32_t*>(per_id), out.data());
-      return download(ctx_, out.data(), unique * static_cast<std::size_t>(width), what);
+      std::vector<std::uint32_t> host = download(ctx_, out.data(), unique * static_cast<std::size_t>(width), what);
+      if (keep) kept.counts = std::move(out);
+      return host;
     };
     model::ctr_table t;
     t.base = base;
@@ -370,15 +388,15 @@ class device_primitives {
       detail::gather_rows(ctx_, by_first.data(), unique, 1, p.keys.data(), ordered.data());
       std::size_t slots = 2;
       while (slots < 2 * unique) slots *= 2;
-      device_buffer<std::uint64_t> hashes(slots, stream, res);
-      device_buffer<std::uint32_t> indices(slots, stream, res);
+      kept.hashes = device_buffer<std::uint64_t>(slots, stream, res);
+      kept.indices = device_buffer<std::uint32_t>(slots, stream, res);
       device_buffer<int> bad(1, stream, res);
       static_assert(model::ctr_empty_hash == ~std::uint64_t{0});
-      detail::ctr_buckets(ctx_, ordered.data(), unique, slots, hashes.data(), indices.data(), bad.data());
+      detail::ctr_buckets(ctx_, ordered.data(), unique, slots, kept.hashes.data(), kept.indices.data(), bad.data());
       CBG_EXPECTS(download(ctx_, bad.data(), 1, "CTR table check")[0] == 0, status::bad_data,
                   "a CTR table key equals the empty-bucket marker");
-      t.bucket_hashes = download(ctx_, hashes.data(), slots, "CTR table buckets");
-      t.bucket_indices = download(ctx_, indices.data(), slots, "CTR table bucket indices");
+      t.bucket_hashes = download(ctx_, kept.hashes.data(), slots, "CTR table buckets");
+      t.bucket_indices = download(ctx_, kept.indices.data(), slots, "CTR table bucket indices");
     }
     const auto C = static_cast<std::size_t>(ts_.classes);
     switch (base.type) {
@@ -387,7 +405,7 @@ class device_primitives {
         t.target_classes_count = ts_.classes;
         device_buffer<std::int32_t> counts(room * C, stream, res);
         detail::class_counts(ctx_, p.ids.data(), ts_.cls.data(), n_, ts_.classes, unique, counts.data());
-        const std::vector<std::uint32_t> ordered = in_order(counts.data(), ts_.classes, "CTR table counts");
+        const std::vector<std::uint32_t> ordered = in_order(counts.data(), ts_.classes, "CTR table counts", true);
         t.counts.resize(unique * C);
         for (std::size_t i = 0; i < t.counts.size(); ++i) t.counts[i] = static_cast<std::int32_t>(ordered[i]);
         break;
@@ -423,13 +441,14 @@ class device_primitives {
         break;
       }
       default: {  // counter types: the counts of the candidate columns
-        const std::vector<std::uint32_t> ordered = in_order(counts_of(p, base.type), 1, "CTR table counts");
+        const std::vector<std::uint32_t> ordered = in_order(counts_of(p, base.type), 1, "CTR table counts", true);
         t.counts.resize(unique);
         for (std::size_t r = 0; r < unique; ++r) t.counts[r] = static_cast<std::int32_t>(ordered[r]);
         t.counter_denominator = denominator(p, base.type);
         break;
       }
     }
+    if (kept.counts.size() > 0) built_.emplace(std::move(kept));
     prepared_.tables.push_back(std::move(t));
     return prepared_.tables.back();
   }
@@ -749,6 +768,15 @@ class device_primitives {
   detail::category_runs runs_;
   detail::target_state ts_;
   std::optional<quantize::subset_quantizer> subset_quantizer_;
+  // The device copy of the table built last (table_of), for the commit that built it: the count
+  // types' (a mean type's means are made on the host).
+  struct device_table {
+    model::ctr_base base;
+    device_buffer<std::uint64_t> hashes;
+    device_buffer<std::uint32_t> indices;
+    device_buffer<std::uint32_t> counts;  // the host table's counts, bit for bit
+  };
+  std::optional<device_table> built_;
 };
 
 }  // namespace
