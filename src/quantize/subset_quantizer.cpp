@@ -16,6 +16,7 @@
 #include "cbg/memory/copy.hpp"
 #include "cbg/quantize/sampling.hpp"
 #include "cbg/runtime/device.hpp"
+#include "cbg/runtime/profiler.hpp"
 
 namespace cbg::quantize {
 
@@ -145,17 +146,20 @@ void subset_quantizer::enqueue(const std::vector<column>& cols, std::uint32_t* r
     detail::search_borders(a, used, stream);
   };
   if (U > 0) {
+    const stage_range range(ctx_, "quantize.subset.uniform");
     auto* ends = detail::at<float>(w, ends_at);
     detail::uniform_stand_ins(device_values, static_cast<std::int64_t>(U), subset, m_,
                               detail::at<std::uint32_t>(w, ends_scratch_at), ends, nan_counts, stream);
     search(ends, 3, 0, U, bit(border_type::uniform));
   }
   if (S > 0) {
+    const stage_range range(ctx_, "quantize.subset.sorted");
     void* scratch = w + sort_at;
     detail::gather_subsets(plan, scratch, detail::at<const column_view>(w, views_at) + U, subset,
                            detail::at<const std::int32_t>(w, counts_at) + U, nan_counts + U, stream);
     search(detail::sort_subsets(plan, scratch, nullptr, stream), m_, U, S, sorted_types);
   }
+  const stage_range range(ctx_, "quantize.subset.bins");
   detail::byte_bins(device_values, detail::at<std::uint8_t* const>(w, bins_at), static_cast<std::int64_t>(K), rows_,
                     borders, border_count, mode, stream);
   detail::pack_borders(static_cast<std::int64_t>(K), detail::at<const std::uint32_t>(w, slot_at), l.stride, borders,
