@@ -10,8 +10,7 @@
 //    std::lower_bound / std::upper_bound, and choose_greedy_cut scores the cut.
 //  - Bin starts are ranked in parallel, the candidate borders computed in parallel; lane 0 drops
 //    equal neighbours and adds the NaN border in shared memory.
-// Median, Uniform, UniformAndQuantiles: one warp per feature, Median's points a lane each (a binary
-// search each); Uniform and UniformAndQuantiles on one lane.
+// Median, Uniform, UniformAndQuantiles: one thread per feature (at most 255 binary searches).
 // MinEntropy, MaxLogSum: one thread per feature runs the DP in its slot of scratch; the DP is a
 // chain of dependent steps (CatBoost's too), so slots are what the device's memory allows.
 #include <algorithm>
@@ -193,48 +192,25 @@ __global__ __launch_bounds__(32) void greedy_kernel(search_args a) {
 }
 
 constexpr int simple_block = 128;
-constexpr int simple_per_block = simple_block / 32;
 
-// Median's candidates in order, a lane per point (each a binary search over the sorted values, so
-// a warp waits for one chain of loads instead of one per border); the count in every lane.
-__device__ int median_candidates_warp(const float* sorted, std::uint32_t n, int max_borders, float* out,
-                                      unsigned lane) {
-  if (median_is_empty(sorted, n, max_borders)) return 0;
-  int count = 0;
-  for (int i0 = 0; i0 < max_borders; i0 += 32) {
-    const int i = i0 + static_cast<int>(lane);
-    float v = 0.0f;
-    const bool found = i < max_borders && median_candidate(sorted, n, max_borders, i, v);
-    const unsigned found_mask = __ballot_sync(0xffffffffu, found);
-    if (found) out[count + __popc(found_mask & ((1u << lane) - 1u))] = v;
-    count += __popc(found_mask);
-  }
-  __syncwarp();
-  return count;
-}
-
-// Median, Uniform, UniformAndQuantiles: one warp per feature (Median's points a lane each; the rest
-// on lane 0), borders written in place.
+// Median, Uniform, UniformAndQuantiles: one thread per feature, borders written in place.
 __global__ __launch_bounds__(simple_block) void simple_kernel(search_args a) {
-  const std::int64_t f = static_cast<std::int64_t>(blockIdx.x) * simple_per_block + threadIdx.x / 32;
-  const unsigned lane = threadIdx.x % 32;
-  if (f >= a.features) return;  // the whole warp
+  const std::int64_t f = static_cast<std::int64_t>(blockIdx.x) * simple_block + threadIdx.x;
+  if (f >= a.features) return;
   const auto type = static_cast<border_type>(a.requested_type[f]);
   if (type != border_type::median && type != border_type::uniform && type != border_type::uniform_and_quantiles) {
     return;
   }
-  const feature_job job = begin_feature(a, f, lane == 0);
+  const feature_job job = begin_feature(a, f);
   if (!job.searched) return;
   const float* sorted = a.sorted + static_cast<std::size_t>(f) * a.m;
   float* out = a.borders + f * border_stride;
   int count = 0;
   if (type == border_type::median) {
-    count = median_candidates_warp(sorted, job.n, job.budget, out, lane);
-  }
-  if (lane != 0) return;
-  if (type == border_type::uniform) {
+    count = median_candidates(sorted, job.n, job.budget, out);
+  } else if (type == border_type::uniform) {
     count = uniform_candidates(sorted, job.n, job.budget, out);
-  } else if (type == border_type::uniform_and_quantiles) {
+  } else {
     count = uniform_and_quantiles_candidates(sorted, job.n, job.budget, out);
   }
   end_feature(a, f, job, out, finish_borders(out, count));
@@ -310,8 +286,8 @@ void search_borders(const search_args& a, unsigned types_used, cudaStream_t stre
   }
   if ((types_used & (bit(border_type::median) | bit(border_type::uniform) | bit(border_type::uniform_and_quantiles))) !=
       0) {
-    simple_kernel<<<static_cast<unsigned>((a.features + simple_per_block - 1) / simple_per_block), simple_block, 0,
-                    stream>>>(a);
+    simple_kernel<<<static_cast<unsigned>((a.features + simple_block - 1) / simple_block), simple_block, 0, stream>>>(
+        a);
     CBG_CHECK_CUDA(stream);
   }
 }

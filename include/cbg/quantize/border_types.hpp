@@ -96,31 +96,17 @@ CBG_HOST_DEVICE inline float regular_border(const float* sorted, std::uint32_t n
   return r == sorted[p] ? sorted[p - 1] : r;
 }
 
-// Whether Median's point i < max_borders gives a candidate (not equal to the first value), and the
-// candidate (n > 0). Each point is independent of the others (the GPU takes them in parallel).
-CBG_HOST_DEVICE inline bool median_candidate(const float* sorted, std::uint32_t n, int max_borders, int i,
-                                             float& out) noexcept {
-  const std::uint64_t parts = static_cast<std::uint64_t>(max_borders) + 1;
-  std::uint64_t at = (static_cast<std::uint64_t>(i) + 1) * n / parts;
-  if (at > n - 1) at = n - 1;
-  const float v = sorted[at];
-  if (v == sorted[0]) return false;
-  out = regular_border(sorted, n, v);
-  return true;
-}
-
-// Whether Median (or UniformAndQuantiles) finds no border at all: no value, no budget, constant.
-CBG_HOST_DEVICE inline bool median_is_empty(const float* sorted, std::uint32_t n, int max_borders) noexcept {
-  return n == 0 || max_borders <= 0 || sorted[0] == sorted[n - 1];
-}
-
 // Median: writes up to `max_borders` candidates (not yet finished); returns their number.
 CBG_HOST_DEVICE inline int median_candidates(const float* sorted, std::uint32_t n, int max_borders,
                                              float* out) noexcept {
-  if (median_is_empty(sorted, n, max_borders)) return 0;
+  if (n == 0 || max_borders <= 0 || sorted[0] == sorted[n - 1]) return 0;
   int count = 0;
+  const std::uint64_t parts = static_cast<std::uint64_t>(max_borders) + 1;
   for (int i = 0; i < max_borders; ++i) {
-    if (median_candidate(sorted, n, max_borders, i, out[count])) ++count;
+    std::uint64_t at = (static_cast<std::uint64_t>(i) + 1) * n / parts;
+    if (at > n - 1) at = n - 1;
+    const float v = sorted[at];
+    if (v != sorted[0]) out[count++] = regular_border(sorted, n, v);
   }
   return count;
 }
@@ -158,7 +144,7 @@ CBG_HOST_DEVICE inline uniform_stand_in make_uniform_stand_in(float lo, float hi
 
 CBG_HOST_DEVICE inline int uniform_and_quantiles_candidates(const float* sorted, std::uint32_t n, int max_borders,
                                                             float* out) noexcept {
-  if (median_is_empty(sorted, n, max_borders)) return 0;
+  if (n == 0 || max_borders <= 0 || sorted[0] == sorted[n - 1]) return 0;
   const int half = max_borders / 2;
   int count = median_candidates(sorted, n, max_borders - half, out);
   for (int i = 0; i < half; ++i) {
