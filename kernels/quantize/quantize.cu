@@ -9,13 +9,13 @@
 // device; chunks staged through pinned memory when some are in pageable host memory (staging.hpp),
 // each chunk's stages running while the next chunk is copied.
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "kernels/quantize/stages.hpp"
 #include "kernels/quantize/staging.hpp"
+#include "kernels/quantize/upload_image.hpp"
 
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/core/error.hpp"
@@ -28,6 +28,9 @@ namespace cbg::quantize {
 
 namespace {
 
+using detail::at;
+using detail::upload_image;
+
 // The device-wide sort's passes grow with log2(features) and CUB's segmented sort puts one block
 // on each feature: up to this many features the device-wide sort is the faster (bench run of
 // cbgpu-quantize-bench, H100, 2026-11-21: bench/RESULTS.md).
@@ -37,32 +40,6 @@ constexpr int no_error = 0x7fffffff;
 
 void mark(cudaEvent_t e, cudaStream_t stream) {
   if (e != nullptr) CBG_CUDA_TRY(cudaEventRecord(e, stream));
-}
-
-// A byte image built on the host, uploaded in one copy; parts at 256-byte aligned offsets.
-class upload_image {
- public:
-  explicit upload_image(std::size_t capacity) { bytes_.reserve(capacity); }
-  template <class T>
-  std::size_t add(const T* data, std::size_t count) {
-    const std::size_t at = (bytes_.size() + 255) / 256 * 256;
-    bytes_.resize(at + count * sizeof(T));
-    if (count != 0) std::memcpy(bytes_.data() + at, data, count * sizeof(T));
-    return at;
-  }
-  template <class T>
-  std::size_t add(const std::vector<T>& v) {
-    return add(v.data(), v.size());
-  }
-  [[nodiscard]] const std::vector<unsigned char>& bytes() const noexcept { return bytes_; }
-
- private:
-  std::vector<unsigned char> bytes_;
-};
-
-template <class T>
-T* at(unsigned char* base, std::size_t offset) {
-  return reinterpret_cast<T*>(base + offset);
 }
 
 // A chunk of whole feature groups, quantized as a unit (all features when nothing is staged).

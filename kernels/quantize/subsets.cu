@@ -13,6 +13,7 @@
 #include <cub/device/device_segmented_radix_sort.cuh>
 
 #include "kernels/common/cccl.cuh"
+#include "kernels/quantize/order_bits.cuh"
 #include "kernels/quantize/stages.hpp"
 
 #include "cbg/core/cuda_check.hpp"
@@ -36,15 +37,6 @@ int bits_for(std::int64_t n) noexcept {  // bits of the largest value below n
   int b = 0;
   while ((std::int64_t{1} << b) < n) ++b;
   return b;
-}
-
-// Float bits mapped so that unsigned order is float order (-0.0 just below +0.0), and back.
-__device__ std::uint32_t order_bits(float v) {
-  const auto b = static_cast<std::uint32_t>(__float_as_int(v));
-  return b ^ ((b >> 31) != 0 ? 0xffffffffu : 0x80000000u);
-}
-__device__ float from_order_bits(std::uint32_t k) {
-  return __int_as_float(static_cast<int>(k ^ ((k >> 31) != 0 ? 0x80000000u : 0xffffffffu)));
 }
 
 struct device_wide_key {

@@ -5,6 +5,7 @@
 #include "cbg/ctr/combinations_device.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <iterator>
 #include <map>
@@ -28,6 +29,7 @@
 #include "src/ctr/pool_views.hpp"
 #include "src/ctr/targets_device.hpp"
 #include "src/ctr/unseen_keys.hpp"
+#include "src/quantize/subset_quantizer.hpp"
 
 namespace cbg::ctr {
 
@@ -137,16 +139,28 @@ class device_primitives {
     cc.borders = c.borders;
     if (eval_ != nullptr && ne_ > 0) {
       const device_buffer<std::uint64_t> keys = row_keys(p.proj, true);
-      const device_buffer<std::uint64_t> hashes = upload(ctx_, table.bucket_hashes, "CTR buckets");
-      const device_buffer<std::uint32_t> indices = upload(ctx_, table.bucket_indices, "CTR bucket indices");
-      const device_buffer<std::int32_t> counts = upload(ctx_, table.counts, "CTR counts");
-      const device_buffer<model::ctr_mean_history> means = upload(ctx_, table.means, "CTR table means");
+      // The table's device copy when table_of has just built it (no upload), else the host copy's.
+      device_buffer<std::uint64_t> hashes;
+      device_buffer<std::uint32_t> indices;
+      device_buffer<std::int32_t> counts;
+      device_buffer<model::ctr_mean_history> means;
       model::ctr_table_view tv;
-      tv.hashes = hashes.data();
-      tv.indices = indices.data();
-      tv.n_buckets = hashes.size();
-      tv.counts = counts.data();
-      tv.means = means.data();
+      if (built_ && built_->base == table.base) {
+        tv.hashes = built_->hashes.data();
+        tv.indices = built_->indices.data();
+        tv.n_buckets = built_->hashes.size();
+        tv.counts = reinterpret_cast<const std::int32_t*>(built_->counts.data());
+      } else {
+        hashes = upload(ctx_, table.bucket_hashes, "CTR buckets");
+        indices = upload(ctx_, table.bucket_indices, "CTR bucket indices");
+        counts = upload(ctx_, table.counts, "CTR counts");
+        means = upload(ctx_, table.means, "CTR table means");
+        tv.hashes = hashes.data();
+        tv.indices = indices.data();
+        tv.n_buckets = hashes.size();
+        tv.counts = counts.data();
+        tv.means = means.data();
+      }
       tv.counter_denominator = table.counter_denominator;
       tv.target_classes_count = table.target_classes_count;
       cc.eval = device_buffer<float>(static_cast<std::size_t>(ne_), ctx_.stream(), ctx_.resource());
@@ -161,7 +175,7 @@ class device_primitives {
   }
 
   // A level's new projections: each one's ids and CTR values, then their columns quantized together
-  // in batches of up to max_batch_columns (one quantize_device call and one border read-back each).
+  // in batches of up to max_batch_columns (quantize_batch), their borders read back once.
   // cached(projection): a projection made before (or nullptr), which new ones one condition longer
   // are derived from.
   std::vector<std::unique_ptr<device_projection>> make_projections(
@@ -177,30 +191,39 @@ class device_primitives {
   std::vector<std::unique_ptr<device_projection>> make(const std::vector<model::projection>& projs,
                                                        const cache_lookup& cached) {
     std::vector<std::unique_ptr<device_projection>> out;
-    // Distinct counts left on the device (one slot per projection), read back once at the end, and
-    // per projection whether its derived ids differ from its keys' (then it is made from its keys).
+    // Left on the device and read back once at the end (level_readback): per projection its
+    // distinct count and whether its derived ids differ from its keys' (then it is made from its
+    // keys), and the borders of the columns quantized on the border subset.
     const std::size_t slots = std::max<std::size_t>(projs.size(), 1);
-    device_buffer<std::uint32_t> uniques(slots, ctx_.stream(), ctx_.resource());
-    device_buffer<int> mismatches(slots, ctx_.stream(), ctx_.resource());
-    CBG_CUDA_TRY(cudaMemsetAsync(uniques.data(), 0, uniques.size_bytes(), ctx_.stream()));
-    CBG_CUDA_TRY(cudaMemsetAsync(mismatches.data(), 0, mismatches.size_bytes(), ctx_.stream()));
+    level_results level;
+    level.ids = device_buffer<std::uint32_t>(2 * slots, ctx_.stream(), ctx_.resource());
+    CBG_CUDA_TRY(cudaMemsetAsync(level.ids.data(), 0, level.ids.size_bytes(), ctx_.stream()));
+    std::uint32_t* uniques = level.ids.data();
+    int* mismatches = reinterpret_cast<int*>(level.ids.data() + slots);
     std::vector<std::size_t> deferred;
     bool any_derived = false;
     pending batch;
     for (std::size_t k = 0; k < projs.size(); ++k) {
       bool later = false, derived = false;
-      out.push_back(projection_of(projs[k], cached, batch, uniques.data() + k, mismatches.data() + k, later, derived));
+      out.push_back(projection_of(projs[k], cached, batch, uniques + k, mismatches + k, later, derived));
       if (later) deferred.push_back(k);
       any_derived = any_derived || derived;
-      if (batch.values.size() >= max_batch_columns) quantize_batch(batch);
+      if (batch.values.size() >= max_batch_columns) quantize_batch(batch, level);
     }
-    quantize_batch(batch);
-    if (!deferred.empty()) {
-      const std::vector<std::uint32_t> u = download(ctx_, uniques.data(), projs.size(), "combination distinct counts");
-      for (const std::size_t k : deferred) finish_ids(*out[k], u[k]);
-    }
-    if (any_derived) {
-      const std::vector<int> m = download(ctx_, mismatches.data(), projs.size(), "combination id checks");
+    quantize_batch(batch, level);
+    if (!deferred.empty() || any_derived || !level.batches.empty()) {
+      const std::vector<std::uint32_t> back = level_readback(level);
+      for (const std::size_t k : deferred) finish_ids(*out[k], back[k]);
+      std::size_t at = level.ids.size();
+      for (const subset_batch& b : level.batches) {
+        quantize::subset_quantizer::check(back.data() + at, b.layout);
+        for (std::size_t k = 0; k < b.columns.size(); ++k) {
+          b.columns[k]->borders = quantize::subset_quantizer::borders_of(back.data() + at, b.layout, k);
+        }
+        at += b.layout.words();
+      }
+      std::vector<int> m(projs.size());
+      std::memcpy(m.data(), back.data() + slots, projs.size() * sizeof(int));
       std::vector<model::projection> again;
       for (std::size_t k = 0; k < projs.size(); ++k) {
         if (m[k] != 0) again.push_back(projs[k]);
@@ -349,11 +372,17 @@ class device_primitives {
     const std::size_t room = std::max<std::size_t>(unique, 1);
     device_buffer<std::uint32_t> by_first(room, stream, res);  // rank of first appearance -> sorted id
     detail::ids_by_first_row(ctx_, p.first.data(), unique, n_, by_first.data());
-    // Per-id 32-bit values (width per id) in order of first appearance.
-    const auto in_order = [&](const void* per_id, int width, const char* what) {
+    // The device copy kept for the commit that builds the table (the counts: the count types').
+    built_.reset();
+    device_table kept;
+    kept.base = base;
+    // Per-id 32-bit values (width per id) in order of first appearance; `keep`: into kept.counts.
+    const auto in_order = [&](const void* per_id, int width, const char* what, bool keep = false) {
       device_buffer<std::uint32_t> out(room * static_cast<std::size_t>(width), stream, res);
       detail::gather_rows(ctx_, by_first.data(), unique, width, static_cast<const std::uint32_t*>(per_id), out.data());
-      return download(ctx_, out.data(), unique * static_cast<std::size_t>(width), what);
+      std::vector<std::uint32_t> host = download(ctx_, out.data(), unique * static_cast<std::size_t>(width), what);
+      if (keep) kept.counts = std::move(out);
+      return host;
     };
     model::ctr_table t;
     t.base = base;
@@ -370,15 +399,15 @@ class device_primitives {
       }
       std::size_t slots = 2;
       while (slots < 2 * keys) slots *= 2;
-      device_buffer<std::uint64_t> hashes(slots, stream, res);
-      device_buffer<std::uint32_t> indices(slots, stream, res);
+      kept.hashes = device_buffer<std::uint64_t>(slots, stream, res);
+      kept.indices = device_buffer<std::uint32_t>(slots, stream, res);
       device_buffer<int> bad(1, stream, res);
       static_assert(model::ctr_empty_hash == ~std::uint64_t{0});
-      detail::ctr_buckets(ctx_, ordered.data(), keys, slots, hashes.data(), indices.data(), bad.data());
+      detail::ctr_buckets(ctx_, ordered.data(), keys, slots, kept.hashes.data(), kept.indices.data(), bad.data());
       CBG_EXPECTS(download(ctx_, bad.data(), 1, "CTR table check")[0] == 0, status::bad_data,
                   "a CTR table key equals the empty-bucket marker");
-      t.bucket_hashes = download(ctx_, hashes.data(), slots, "CTR table buckets");
-      t.bucket_indices = download(ctx_, indices.data(), slots, "CTR table bucket indices");
+      t.bucket_hashes = download(ctx_, kept.hashes.data(), slots, "CTR table buckets");
+      t.bucket_indices = download(ctx_, kept.indices.data(), slots, "CTR table bucket indices");
     }
     const auto C = static_cast<std::size_t>(ts_.classes);
     switch (base.type) {
@@ -387,7 +416,7 @@ class device_primitives {
         t.target_classes_count = ts_.classes;
         device_buffer<std::int32_t> counts(room * C, stream, res);
         detail::class_counts(ctx_, p.ids.data(), ts_.cls.data(), n_, ts_.classes, unique, counts.data());
-        const std::vector<std::uint32_t> ordered = in_order(counts.data(), ts_.classes, "CTR table counts");
+        const std::vector<std::uint32_t> ordered = in_order(counts.data(), ts_.classes, "CTR table counts", true);
         t.counts.resize(unique * C);
         for (std::size_t i = 0; i < t.counts.size(); ++i) t.counts[i] = static_cast<std::int32_t>(ordered[i]);
         break;
@@ -423,14 +452,18 @@ class device_primitives {
         break;
       }
       default: {  // counter types: the counts of the candidate columns
-        const std::vector<std::uint32_t> ordered = in_order(counts_of(p, base.type), 1, "CTR table counts");
+        const std::vector<std::uint32_t> ordered = in_order(counts_of(p, base.type), 1, "CTR table counts", true);
         t.counts.resize(unique);
         for (std::size_t r = 0; r < unique; ++r) t.counts[r] = static_cast<std::int32_t>(ordered[r]);
-        if (!added.empty()) t.counts.insert(t.counts.end(), p.eval_only.counts.begin(), p.eval_only.counts.end());
+        if (!added.empty()) {
+          t.counts.insert(t.counts.end(), p.eval_only.counts.begin(), p.eval_only.counts.end());
+          kept.counts = upload(ctx_, std::vector<std::uint32_t>(t.counts.begin(), t.counts.end()), "CTR counts");
+        }
         t.counter_denominator = denominator(p, base.type);
         break;
       }
     }
+    if (kept.counts.size() > 0) built_.emplace(std::move(kept));
     prepared_.tables.push_back(std::move(t));
     return prepared_.tables.back();
   }
@@ -508,9 +541,71 @@ class device_primitives {
   // Columns quantized in one call: 64 columns of 2M rows hold 512 MB of values.
   static constexpr std::size_t max_batch_columns = 64;
 
-  void quantize_batch(pending& b) {
+  // Columns quantized on the border subset: their borders on the device (results), as `layout`.
+  struct subset_batch {
+    quantize::subset_quantizer::layout layout;
+    device_buffer<std::uint32_t> results;
+    std::vector<device_column*> columns;
+  };
+  // What a level leaves on the device for its one read-back: per projection its distinct count,
+  // then per projection its id check (ids), and the subset batches' borders.
+  struct level_results {
+    device_buffer<std::uint32_t> ids;
+    std::vector<subset_batch> batches;
+  };
+
+  // The level's results in one download (gathered on the device first when there are batches).
+  std::vector<std::uint32_t> level_readback(const level_results& level) {
+    if (level.batches.empty()) return download(ctx_, level.ids.data(), level.ids.size(), "combination level results");
+    std::size_t words = level.ids.size();
+    for (const subset_batch& b : level.batches) words += b.layout.words();
+    device_buffer<std::uint32_t> all(words, ctx_.stream(), ctx_.resource());
+    std::size_t at = 0;
+    const auto append = [&](const device_buffer<std::uint32_t>& part) {
+      CBG_CUDA_TRY(
+          cudaMemcpyAsync(all.data() + at, part.data(), part.size_bytes(), cudaMemcpyDeviceToDevice, ctx_.stream()));
+      at += part.size();
+    };
+    append(level.ids);
+    for (const subset_batch& b : level.batches) append(b.results);
+    return download(ctx_, all.data(), words, "combination level results");
+  }
+
+  // The border subset, drawn once for every level (made on first use).
+  const quantize::subset_quantizer& quantizer() {
+    if (!subset_quantizer_) subset_quantizer_.emplace(ctx_, n_);
+    return *subset_quantizer_;
+  }
+
+  // Quantizes the batch's columns as the host does each (the CTR's border count and type, no
+  // NaNs): those of border types that the subset quantizer takes there (their borders come with
+  // the level's read-back), the others through quantize_device. The values are freed in stream
+  // order, after the kernels that read them.
+  void quantize_batch(pending& b, level_results& level) {
     const stage_range range(ctx_, "combinations.quantize");
-    quantize_columns(b.values, b.specs, b.columns);
+    pending general;
+    subset_batch sub;
+    std::vector<quantize::subset_quantizer::column> cols;
+    for (std::size_t k = 0; k < b.values.size(); ++k) {
+      const ctr_spec& s = specs_[b.specs[k]];
+      if (!quantize::subset_quantizer::handles(s.ctr_border_type)) {
+        general.values.push_back(std::move(b.values[k]));
+        general.specs.push_back(b.specs[k]);
+        general.columns.push_back(b.columns[k]);
+        continue;
+      }
+      device_column& c = *b.columns[k];
+      c.bins = device_buffer<std::uint8_t>(static_cast<std::size_t>(n_), ctx_.stream(), ctx_.resource());
+      cols.push_back({b.values[k].data(), c.bins.data(), s.ctr_border_count, s.ctr_border_type});
+      sub.columns.push_back(&c);
+    }
+    if (!cols.empty()) {
+      sub.layout = quantize::subset_quantizer::layout_of(cols);
+      sub.results = device_buffer<std::uint32_t>(sub.layout.words(), ctx_.stream(), ctx_.resource());
+      quantizer().enqueue(cols, sub.results.data());
+      level.batches.push_back(std::move(sub));
+    }
+    quantize_columns(general.values, general.specs, general.columns);
     b = pending{};
   }
 
@@ -685,6 +780,16 @@ class device_primitives {
   detail::category_runs runs_;
   detail::target_state ts_;
   const std::vector<std::uint64_t> no_keys_;
+  std::optional<quantize::subset_quantizer> subset_quantizer_;
+  // The device copy of the table built last (table_of), for the commit that built it: the count
+  // types' (a mean type's means are made on the host).
+  struct device_table {
+    model::ctr_base base;
+    device_buffer<std::uint64_t> hashes;
+    device_buffer<std::uint32_t> indices;
+    device_buffer<std::uint32_t> counts;  // the host table's counts, bit for bit
+  };
+  std::optional<device_table> built_;
 };
 
 }  // namespace

@@ -8,13 +8,16 @@
 // the runs of the ordered statistics (an open-addressing table of the keys, then one ~23-bit radix
 // sort of the rows' slots in permutation order), the ordered CTR values over the simple CTRs'
 // permutation and target classes (ctr_device.hpp, ctr_math.hpp); then the level's columns are
-// quantized together (quantize_device with each CTR's border count and type, as the host quantizes
-// each) into 8-bit bins columns. A committed column's table over all learn rows is built on the
+// quantized together with each CTR's border count and type, as the host quantizes each, into 8-bit
+// bins columns: Uniform, Median and UniformAndQuantiles on a border subset drawn once per training
+// (src/quantize/subset_quantizer.hpp: Uniform from the subset's least and greatest values), other
+// types through quantize_device. A committed column's table over all learn rows is built on the
 // device with the keys in order of first appearance (the host's ids) and CatBoost's bucket layout,
 // so the model builder writes the same table; its eval values are computed on the device from it.
 //
-// Copies back: per level its projections' distinct counts (one copy; per projection with Counter
-// CTRs, which need it at once), per quantization its columns' borders (at most 255 floats each), per
+// Copies back: per level its projections' distinct counts and its columns' borders (at most 255
+// floats each) in one copy (per projection with Counter CTRs the distinct count at once, and per
+// quantize_device call its borders), per
 // committed column its table (category-sized, in pieces strict mode allows). Nothing per row.
 //
 #pragma once

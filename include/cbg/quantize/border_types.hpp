@@ -126,6 +126,22 @@ CBG_HOST_DEVICE inline int uniform_candidates(const float* sorted, std::uint32_t
   return max_borders;
 }
 
+// Uniform reads only the least and the greatest of the sorted non-NaN values, so three values
+// stand in for a feature's whole sorted border subset (NaNs last) in the border search: {lo, hi, hi}
+// without NaN, {lo, hi, NaN} with NaNs (one counted), three NaNs when every value is NaN. `valid`
+// and `nans` count the subset's values (valid + nans > 0); lo and hi are its least and greatest
+// non-NaN values.
+struct uniform_stand_in {
+  float sorted[3];
+  std::uint32_t nan_count;
+};
+CBG_HOST_DEVICE inline uniform_stand_in make_uniform_stand_in(float lo, float hi, std::uint32_t valid,
+                                                              std::uint32_t nans) noexcept {
+  const float nan = canonical_nan();
+  if (valid == 0) return {{nan, nan, nan}, 3};
+  return {{lo, hi, nans != 0 ? nan : hi}, nans != 0 ? 1u : 0u};
+}
+
 CBG_HOST_DEVICE inline int uniform_and_quantiles_candidates(const float* sorted, std::uint32_t n, int max_borders,
                                                             float* out) noexcept {
   if (n == 0 || max_borders <= 0 || sorted[0] == sorted[n - 1]) return 0;

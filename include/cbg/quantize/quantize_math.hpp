@@ -72,13 +72,14 @@ enum class penalty : std::uint8_t { none = 0, log_sum = 1, entropy = 2 };
 
 // A value as the quantizer sees it: float32 (CatBoost stores float features as float), with every
 // NaN made the canonical positive quiet NaN so that a radix sort puts all of them last.
+CBG_HOST_DEVICE inline float canonical_nan() noexcept {
+  const std::uint32_t bits = 0x7fc00000u;
+  float f;
+  memcpy(&f, &bits, sizeof(f));
+  return f;
+}
 CBG_HOST_DEVICE inline float to_feature_float(double v) noexcept {
-  if (v != v) {
-    const std::uint32_t bits = 0x7fc00000u;
-    float f;
-    memcpy(&f, &bits, sizeof(f));
-    return f;
-  }
+  if (v != v) return canonical_nan();
   return static_cast<float>(v);
 }
 
