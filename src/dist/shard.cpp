@@ -82,32 +82,6 @@ void enable_peer_access(int from, int to) {
 
 namespace {
 
-DLDataType dl_type_of(dtype t) {
-  DLDataType d{};
-  d.lanes = 1;
-  d.bits = static_cast<std::uint8_t>(size_of(t) * 8);
-  switch (t) {
-    case dtype::float16:
-    case dtype::float32:
-    case dtype::float64:
-      d.code = kDLFloat;
-      break;
-    case dtype::int8:
-    case dtype::int16:
-    case dtype::int32:
-    case dtype::int64:
-      d.code = kDLInt;
-      break;
-    case dtype::boolean:
-      d.code = CBG_DLPACK_CODE_BOOL;
-      break;
-    default:
-      d.code = kDLUInt;
-      break;
-  }
-  return d;
-}
-
 // Rows [first, first + count) of every column of `t` (1-D or 2-D) on dst's device, compact and
 // column-major ([count] or [count, k] with strides [1, count]).
 std::shared_ptr<shard_tensor> copy_rows(const tensor_view& t, std::int64_t first, std::int64_t count,
@@ -143,7 +117,7 @@ std::shared_ptr<shard_tensor> copy_rows(const tensor_view& t, std::int64_t first
   out->dl.device.device_type = kDLCUDA;
   out->dl.device.device_id = dst.device();
   out->dl.ndim = t.rank >= 2 && k > 1 ? 2 : 1;  // [rows, 1] becomes [rows]: the same column
-  out->dl.dtype = dl_type_of(t.type);
+  out->dl.dtype = dlpack::type_of(t.type);
   out->dl.shape = out->shape;
   out->dl.strides = out->strides;
   return out;

@@ -279,7 +279,8 @@ class device_search final : public detail::search_primitives {
       detail::prepare_sliced_search(w.sliced, ctx_, w.layout.offset, w.layout.total_bins, v.channels, w.depth,
                                     *in_.reducer);
     }
-    sliced_ = in_.reducer != nullptr && w.sliced.enabled;
+    // Not with an extension: its choice compares the columns with the best of every pool feature.
+    sliced_ = in_.reducer != nullptr && w.sliced.enabled && in_.extension == nullptr;
     slot_bytes_ = static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(v.total_bins) * sizeof(long long);
   }
 
@@ -409,6 +410,9 @@ class device_search final : public detail::search_primitives {
     ensure(w.hist, hist_size, ctx_);
     CBG_CUDA_TRY(cudaMemsetAsync(w.hist.data(), 0, hist_size * sizeof(long long), stream));
     detail::ext_histograms(v, e, level, ctx_.policy().combo_global_histograms, w.hist.data(), stream);
+    // Sharded training: every rank's rows of the columns summed (exact: 64-bit integers), so the
+    // scores, the choice and the compute bits are the single-GPU ones on every rank.
+    if (in_.reducer != nullptr) in_.reducer->sum_i64(w.hist.data(), hist_size, stream);
     const std::int64_t cells = static_cast<std::int64_t>(K) * max_borders;
     ensure(w.scores, static_cast<std::size_t>(cells), ctx_);
     detail::ext_scores(v, e, w.hist.data(), level, params_.score, params_.l2_leaf_reg, w.scores.data(), stream);

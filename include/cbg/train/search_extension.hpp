@@ -63,8 +63,9 @@ tree_structure search_tree_host(const host_search_input& in, const tree_search_p
 // The host backend whose searches use `extension` (null: none); the extension must outlive it.
 std::unique_ptr<boosting_backend> make_host_backend(const backend_inputs& in, search_extension* extension);
 
-// The GPU backend whose searches use `extension` (null: none); it must outlive the backend. One
-// GPU only: sharded training refuses an extension (status::not_implemented).
+// The GPU backend whose searches use `extension` (null: none); it must outlive the backend. Sharded
+// over several devices of one process, each rank's search reads its rows of the extension's columns
+// (src/dist/sharded_extension.hpp); over several processes an extension is status::not_implemented.
 std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in, search_extension* extension);
 
 }  // namespace cbg::train
