@@ -3,10 +3,12 @@
 // thread per rank, and the contexts' communicators.
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -99,18 +101,21 @@ class sharded_backend final : public train::boosting_backend {
       setup_communicator(in, *comm);
     } else {
       setup_local(in, devices);
-      if (extension != nullptr) {
-        std::vector<const context*> contexts;
-        for (const auto& r : ranks_) contexts.push_back(r->ctx.get());
-        extension_ = std::make_unique<sharded_extension>(*extension, *base, learn_split_, eval_split_, contexts);
-      }
+    }
+    const std::chrono::microseconds spin(
+        std::clamp<std::int64_t>(in.learn->ctx()->policy().dist_spin_us, 0, 10'000'000));
+    if (extension != nullptr) {
+      std::vector<const context*> contexts;
+      for (const auto& r : ranks_) contexts.push_back(r->ctx.get());
+      extension_ = std::make_unique<sharded_extension>(*extension, *base, learn_split_, eval_split_, contexts, spin);
     }
     std::vector<reducer*> reds;
     for (auto& r : reducers_) reds.push_back(r.get());
     std::vector<int> devs;
     for (auto& r : ranks_) devs.push_back(r->ctx->device());
-    const std::int64_t spin_us = std::clamp<std::int64_t>(in.learn->ctx()->policy().dist_spin_us, 0, 10'000'000);
-    threads_ = std::make_unique<rank_threads>(devs, reds, profile_.get(), std::chrono::microseconds(spin_us));
+    threads_ = std::make_unique<rank_threads>(devs, reds, profile_.get(), spin);
+    // A failed rank never reaches the extension's next rendezvous: the others leave it.
+    if (extension_) threads_->on_failure([ext = extension_.get()](const std::string& why) { ext->cancel(why); });
     threads_->run("setup", [&](int k) {
       rank_state& r = *ranks_[static_cast<std::size_t>(k)];
       train::backend_inputs bi;

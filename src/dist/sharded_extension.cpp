@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "cbg/core/error.hpp"
 #include "cbg/dist/shard.hpp"
@@ -27,6 +30,12 @@ struct level_answer {
   std::vector<float> weights;
 };
 
+// A commit's answer: the feature id and its values on every eval row (pool's device; null: none).
+struct commit_answer {
+  std::int32_t feature = -1;
+  const float* eval = nullptr;
+};
+
 // The bytes a rank's bounce blocks hold: what crosses between the devices per copy.
 constexpr std::size_t bounce_bytes = std::size_t{16} << 20;
 
@@ -35,26 +44,31 @@ constexpr std::size_t bounce_bytes = std::size_t{16} << 20;
 // The members are the views' (this file's) only.
 class sharded_extension::shared {
  public:
-  shared(train::search_extension& base, const context& ctx, const row_split& learn, const row_split& eval, int ranks)
+  shared(train::search_extension& base, const context& ctx, const row_split& learn, const row_split& eval, int ranks,
+         std::chrono::microseconds spin)
       : base_(base),
         ctx_(ctx),
         learn_(learn),
         eval_(eval),
-        levels_(ranks, "candidate columns", true),
-        commits_(ranks, "commits", false) {}
+        levels_(ranks, "candidate columns", spin),
+        commits_(ranks, "commits", spin) {}
 
   train::search_extension& base_;
   const context& ctx_;  // the base's context (the learn pool's)
   row_split learn_, eval_;
-  std::mutex mutex_;  // every use of the base and of what follows
+  // The base's computations: at rendezvous of all ranks (rank_calls.hpp), so never two at once.
   rank_calls<std::vector<train::split>, level_answer> levels_;
-  rank_calls<std::size_t, std::int32_t> commits_;
+  rank_calls<std::size_t, commit_answer> commits_;
+  // The base's host lookups (borders, counts) from several ranks at once; held across no wait. They
+  // never overlap a computation: a rank asks after its search, whose calls every rank has made.
+  std::mutex reads_;
 };
 
-// A rank's view. What it copies crosses between the devices through two blocks of peer memory made
-// with the view (on the main thread, before any collective): during the training a rank's thread
-// allocates only from the contexts' stream-ordered pools, on its own device or the base's. A
-// cudaMalloc or cudaFree there could wait for a device whose collective waits for this thread.
+// A rank's view. Everything it does on the devices outside the rendezvous is enqueued on streams,
+// never waited for: the copies of its rows go through two blocks of peer memory made with the view
+// (on the main thread, before any collective), and its buffers come from the contexts'
+// stream-ordered pools. A cudaMalloc or cudaFree could wait for a device whose collective waits
+// for this thread.
 class sharded_extension::view final : public train::search_extension {
  public:
   view(shared& s, int rank, const context& ctx) : s_(s), rank_(rank), ctx_(ctx) {
@@ -83,7 +97,6 @@ class sharded_extension::view final : public train::search_extension {
 
   std::vector<column> candidates(const std::vector<train::split>& chosen,
                                  const std::function<float(std::int32_t, std::int32_t)>& float_border) override {
-    std::lock_guard<std::mutex> lock(s_.mutex_);
     const level_answer a = s_.levels_.call(rank_, chosen, [&] {
       scoped_device on(s_.ctx_.device());
       level_answer out;
@@ -94,9 +107,9 @@ class sharded_extension::view final : public train::search_extension {
       return out;
     });
     weights_ = a.weights;
-    // This rank's rows of the columns, column after column in landing_, copied before another rank
-    // can have the base replace them (the lock; rank_calls computes the next level only once every
-    // rank has taken this one).
+    // This rank's rows of the columns, column after column in landing_. Enqueued now, before this
+    // rank queues another collective; the base replaces the columns only at the next level's
+    // rendezvous, after every rank's copies here (in the base stream's order).
     const std::int64_t first = s_.learn_.first(rank_);
     const auto count = static_cast<std::size_t>(s_.learn_.counts[static_cast<std::size_t>(rank_)]);
     const std::size_t bytes = a.columns.size() * count;
@@ -121,53 +134,53 @@ class sharded_extension::view final : public train::search_extension {
     return mine;
   }
 
+  // The won column's feature id; this rank's eval rows of its values are copied now (at the
+  // rendezvous' point, like the columns), so that applying a tree later waits for nothing.
   std::int32_t commit(std::size_t k) override {
-    std::lock_guard<std::mutex> lock(s_.mutex_);
-    return s_.commits_.call(rank_, k, [&] {
+    const commit_answer a = s_.commits_.call(rank_, k, [&] {
       scoped_device on(s_.ctx_.device());
-      return s_.base_.commit(k);
+      commit_answer out;
+      out.feature = s_.base_.commit(k);
+      out.eval = s_.base_.eval_values(out.feature);
+      return out;
     });
-  }
-
-  [[nodiscard]] float border(std::int32_t feature, std::int32_t bin) const override {
-    std::lock_guard<std::mutex> lock(s_.mutex_);
-    return s_.base_.border(feature, bin);
-  }
-
-  // This rank's eval rows of a committed feature's values, copied once.
-  [[nodiscard]] const float* eval_values(std::int32_t feature) const override {
-    std::lock_guard<std::mutex> lock(s_.mutex_);
-    if (const auto it = eval_.find(feature); it != eval_.end()) {
-      return it->second.size() > 0 ? it->second.data() : nullptr;
-    }
+    if (eval_.count(a.feature) > 0) return a.feature;  // committed before: copied then
     const auto r = static_cast<std::size_t>(rank_);
     const std::int64_t count = r < s_.eval_.counts.size() ? s_.eval_.counts[r] : 0;
-    const float* all = nullptr;
-    {
-      scoped_device on(s_.ctx_.device());
-      all = s_.base_.eval_values(feature);
-    }
-    device_buffer<float>& mine = eval_[feature];
-    if (all == nullptr || count == 0) return nullptr;
+    device_buffer<float>& mine = eval_[a.feature];
+    if (a.eval == nullptr || count == 0) return a.feature;
     {
       scoped_device on(ctx_.device());
       mine = device_buffer<float>(static_cast<std::size_t>(count), ctx_.stream(), ctx_.resource());
     }
-    const auto* from = reinterpret_cast<const std::uint8_t*>(all + s_.eval_.first(rank_));
+    const auto* from = reinterpret_cast<const std::uint8_t*>(a.eval + s_.eval_.first(rank_));
     transfer(reinterpret_cast<std::uint8_t*>(mine.data()), static_cast<std::size_t>(count) * sizeof(float),
              [&](std::size_t at, std::size_t n, std::uint8_t* into) {
                copy_bytes(into, memory_kind::device, from + at, memory_kind::device, n, s_.ctx_.stream(),
                           s_.ctx_.copies(), s_.ctx_.rules(), CBG_COPY_SITE("combination eval values"));
              });
-    return mine.data();
+    return a.feature;
+  }
+
+  [[nodiscard]] float border(std::int32_t feature, std::int32_t bin) const override {
+    std::lock_guard<std::mutex> lock(s_.reads_);
+    return s_.base_.border(feature, bin);
+  }
+
+  // This rank's eval rows of a committed feature's values (copied at its commit, on this thread).
+  [[nodiscard]] const float* eval_values(std::int32_t feature) const override {
+    const auto it = eval_.find(feature);
+    CBG_EXPECTS(it != eval_.end(), status::internal,
+                fmt::format("sharded feature combinations: feature {} was not committed through this rank", feature));
+    return it->second.size() > 0 ? it->second.data() : nullptr;
   }
 
   [[nodiscard]] std::uint64_t column_unique_values(std::size_t k) const override {
-    std::lock_guard<std::mutex> lock(s_.mutex_);
+    std::lock_guard<std::mutex> lock(s_.reads_);
     return s_.base_.column_unique_values(k);
   }
   [[nodiscard]] const model::ctr_base* column_base(std::size_t k) const override {
-    std::lock_guard<std::mutex> lock(s_.mutex_);
+    std::lock_guard<std::mutex> lock(s_.reads_);
     return s_.base_.column_base(k);
   }
 
@@ -182,10 +195,12 @@ class sharded_extension::view final : public train::search_extension {
  private:
   // `total` bytes into `to` (this rank's device), in pieces of the bounce blocks' size: gather(at, n,
   // into) enqueues bytes [at, at + n) into `into` (the base's device) on the base's stream; each
-  // piece is then copied to this rank's block (peer_copy orders it after this rank's earlier work and
-  // before its later) and from there to its place. Holds the lock (the bounce blocks are reused).
+  // piece is then copied to this rank's block (peer_copy orders it after this rank's work so far
+  // and this rank's later work after it) and from there to its place. Only enqueues: the ranks
+  // call it right after a rendezvous, when each has queued the same collectives, so the base
+  // stream's waits for the ranks' streams all end. The bounce blocks are this view's own.
   template <class Gather>
-  void transfer(std::uint8_t* to, std::size_t total, Gather&& gather) const {
+  void transfer(std::uint8_t* to, std::size_t total, Gather&& gather) {
     for (std::size_t at = 0; at < total; at += bounce_bytes) {
       const std::size_t n = std::min(bounce_bytes, total - at);
       {
@@ -201,17 +216,18 @@ class sharded_extension::view final : public train::search_extension {
 
   shared& s_;
   int rank_;
-  const context& ctx_;                                         // the rank's
-  mutable device_buffer<std::uint8_t> bounce_from_;            // peer memory on the base's device
-  mutable device_buffer<std::uint8_t> bounce_to_;              // peer memory on this rank's
-  device_buffer<std::uint8_t> landing_;                        // this rank's rows of the level's columns
-  std::vector<float> weights_;                                 // the level's model-size multipliers
-  mutable std::map<std::int32_t, device_buffer<float>> eval_;  // committed features' eval values (its rows)
+  const context& ctx_;                                 // the rank's
+  device_buffer<std::uint8_t> bounce_from_;            // peer memory on the base's device
+  device_buffer<std::uint8_t> bounce_to_;              // peer memory on this rank's
+  device_buffer<std::uint8_t> landing_;                // this rank's rows of the level's columns
+  std::vector<float> weights_;                         // the level's model-size multipliers
+  std::map<std::int32_t, device_buffer<float>> eval_;  // committed features' eval values (its rows)
 };
 
 sharded_extension::sharded_extension(train::search_extension& base, const context& base_ctx, const row_split& learn,
-                                     const row_split& eval, const std::vector<const context*>& ranks)
-    : shared_(std::make_unique<shared>(base, base_ctx, learn, eval, static_cast<int>(ranks.size()))) {
+                                     const row_split& eval, const std::vector<const context*>& ranks,
+                                     std::chrono::microseconds spin)
+    : shared_(std::make_unique<shared>(base, base_ctx, learn, eval, static_cast<int>(ranks.size()), spin)) {
   CBG_EXPECTS(!base_ctx.is_cpu() && learn.ranks() == static_cast<int>(ranks.size()), status::internal,
               "sharded feature combinations: the ranks do not match the row split");
   for (std::size_t k = 0; k < ranks.size(); ++k) {
@@ -231,6 +247,11 @@ train::search_extension& sharded_extension::rank(int k) { return *views_.at(stat
 
 void sharded_extension::follow_base() {
   for (auto& v : views_) v->follow_base();
+}
+
+void sharded_extension::cancel(const std::string& why) noexcept {
+  shared_->levels_.cancel(why);
+  shared_->commits_.cancel(why);
 }
 
 }  // namespace cbg::dist

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The calls every rank of a sharded training makes in the same order, answered once
-// (src/dist/rank_calls.hpp: how the ranks share the search extension of feature combinations), and
-// the pieces in which a rank gets its rows of the columns (src/dist/column_pieces.hpp).
+// The rendezvous of the calls every rank of a sharded training makes in the same order
+// (src/dist/rank_calls.hpp: how the ranks share the search extension of feature combinations), the
+// rank threads leaving it when a rank fails, and the pieces in which a rank gets its rows of the
+// columns (src/dist/column_pieces.hpp).
+#include <atomic>
+#include <chrono>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "cbg/core/error.hpp"
 #include "src/dist/column_pieces.hpp"
 #include "src/dist/rank_calls.hpp"
+#include "src/dist/rank_threads.hpp"
 #include "support/catch.hpp"
 
 namespace {
@@ -24,76 +27,112 @@ cbg::status status_of(const std::function<void()>& f) {
   return cbg::status::ok;
 }
 
-}  // namespace
-
-TEST_CASE("rank calls: the first rank to make a call computes it, the others take its answer", "[dist]") {
-  cbg::dist::rank_calls<int, std::string> calls(3, "test calls", false);
-  int computed = 0;
-  const auto ask = [&](int rank, int key) {
-    return calls.call(rank, key, [&] {
-      ++computed;
-      return "answer " + std::to_string(key) + " by rank " + std::to_string(rank);
-    });
-  };
-  CHECK(ask(1, 10) == "answer 10 by rank 1");
-  CHECK(ask(1, 11) == "answer 11 by rank 1");  // ranks may run ahead when the answers allow it
-  CHECK(ask(0, 10) == "answer 10 by rank 1");
-  CHECK(calls.waiting() == 2);
-  CHECK(ask(2, 10) == "answer 10 by rank 1");
-  CHECK(calls.waiting() == 1);  // every rank took call 0: gone
-  CHECK(ask(2, 11) == "answer 11 by rank 1");
-  CHECK(ask(2, 12) == "answer 12 by rank 2");
-  CHECK(ask(0, 11) == "answer 11 by rank 1");
-  CHECK(computed == 3);
-  CHECK(calls.computed() == 3);
-  // A rank asking something else than the others did is a bug: reported, not answered.
-  CHECK(status_of([&] { (void)ask(0, 99); }) == cbg::status::internal);
-  CHECK(status_of([&] { (void)ask(5, 12); }) == cbg::status::internal);
-}
-
-TEST_CASE("rank calls one at a time: a call is computed only once every rank took the previous one", "[dist]") {
-  cbg::dist::rank_calls<int, int> calls(2, "candidate columns", true);
-  int computed = 0;
-  const auto ask = [&](int rank, int key) { return calls.call(rank, key, [&] { return key * 10 + ++computed; }); };
-  CHECK(ask(0, 1) == 11);
-  // Rank 0 cannot go on before rank 1 took call 0 (its answer's buffers would be replaced).
-  CHECK(status_of([&] { (void)ask(0, 2); }) == cbg::status::internal);
-  CHECK(ask(1, 1) == 11);
-  CHECK(ask(0, 2) == 22);  // the failed attempt counted nothing
-  CHECK(ask(1, 2) == 22);
-  CHECK(calls.waiting() == 0);
-  // A failing computation leaves the call to be made again.
-  CHECK(status_of([&] {
-          (void)calls.call(1, 3, []() -> int { CBG_FAIL(cbg::status::out_of_memory, "no memory"); });
-        }) == cbg::status::out_of_memory);
-  CHECK(ask(0, 3) == 33);
-  CHECK(ask(1, 3) == 33);
-  CHECK(computed == 3);
-}
-
-TEST_CASE("rank calls from one thread per rank, under one lock: each call computed once", "[dist]") {
-  constexpr int ranks = 4;
-  constexpr int levels = 200;
-  cbg::dist::rank_calls<int, int> calls(ranks, "commits", false);
-  std::mutex mutex;
-  std::vector<int> computed(levels, 0);
-  std::vector<std::vector<int>> seen(ranks);
+// f(rank) on `ranks` threads at once; each thread's failure status (ok: none).
+std::vector<cbg::status> on_threads(int ranks, const std::function<void(int)>& f) {
+  std::vector<cbg::status> out(static_cast<std::size_t>(ranks), cbg::status::ok);
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
-      for (int i = 0; i < levels; ++i) {
-        std::lock_guard<std::mutex> lock(mutex);
-        seen[static_cast<std::size_t>(r)].push_back(calls.call(r, i, [&] {
-          ++computed[static_cast<std::size_t>(i)];
-          return i * 7 + r * 100000;  // the computing rank shows in the answer
-        }));
-      }
-    });
+    threads.emplace_back([&, r] { out[static_cast<std::size_t>(r)] = status_of([&] { f(r); }); });
   }
   for (auto& t : threads) t.join();
-  for (int i = 0; i < levels; ++i) CHECK(computed[static_cast<std::size_t>(i)] == 1);
-  for (int r = 1; r < ranks; ++r) CHECK(seen[static_cast<std::size_t>(r)] == seen[0]);
-  CHECK(calls.waiting() == 0);
+  return out;
+}
+
+}  // namespace
+
+// The deadlock this prevents: a computation that waits for the ranks' queued collectives (a
+// collective ends once every rank has queued it) must run only where every rank has queued the same
+// ones. Here each rank "queues" a collective per level, then makes the level's call; the
+// computation checks that every rank has queued as many as it would wait for.
+TEST_CASE("rank calls: computed once, by the last rank to arrive, when every rank has queued the same", "[dist]") {
+  for (const int ranks : {1, 2, 4}) {
+    for (const int spin_us : {0, 20000}) {
+      constexpr int levels = 300;
+      cbg::dist::rank_calls<int, int> calls(ranks, "candidate columns", std::chrono::microseconds(spin_us));
+      std::vector<std::atomic<int>> queued(static_cast<std::size_t>(ranks));
+      std::vector<int> computed(levels, 0), mismatched(levels, 0);
+      std::vector<std::vector<int>> seen(static_cast<std::size_t>(ranks));
+      const auto failures = on_threads(ranks, [&](int r) {
+        for (int i = 0; i < levels; ++i) {
+          queued[static_cast<std::size_t>(r)].fetch_add(1);
+          seen[static_cast<std::size_t>(r)].push_back(calls.call(r, i, [&] {
+            ++computed[static_cast<std::size_t>(i)];
+            for (const auto& q : queued) mismatched[static_cast<std::size_t>(i)] += q.load() != i + 1 ? 1 : 0;
+            return i * 7 + r * 100000;  // the computing rank shows in the answer
+          }));
+        }
+      });
+      for (const cbg::status s : failures) CHECK(s == cbg::status::ok);
+      for (int i = 0; i < levels; ++i) {
+        CHECK(computed[static_cast<std::size_t>(i)] == 1);
+        CHECK(mismatched[static_cast<std::size_t>(i)] == 0);
+      }
+      for (int r = 1; r < ranks; ++r) CHECK(seen[static_cast<std::size_t>(r)] == seen[0]);
+      CHECK(calls.computed() == levels);
+      CHECK(calls.waiting() == 0);
+    }
+  }
+}
+
+TEST_CASE("rank calls: a rank asking something else, or a failing computation, fails the call on every rank",
+          "[dist]") {
+  {
+    cbg::dist::rank_calls<int, int> calls(3, "commits");
+    int computed = 0;
+    const auto failures =
+        on_threads(3, [&](int r) { (void)calls.call(r, r == 1 ? 8 : 7, [&] { return ++computed; }); });
+    for (const cbg::status s : failures) CHECK(s == cbg::status::internal);
+    CHECK(computed == 0);
+  }
+  {
+    cbg::dist::rank_calls<int, int> calls(2, "commits");
+    const auto failures = on_threads(
+        2, [&](int r) { (void)calls.call(r, 3, []() -> int { CBG_FAIL(cbg::status::out_of_memory, "no memory"); }); });
+    for (const cbg::status s : failures) CHECK(s == cbg::status::out_of_memory);
+  }
+  cbg::dist::rank_calls<int, int> calls(2, "commits");
+  CHECK(status_of([&] { (void)calls.call(2, 0, [] { return 0; }); }) == cbg::status::internal);  // no rank 2
+}
+
+TEST_CASE("rank calls: cancel() releases a rank waiting for one that will not come, and refuses later calls",
+          "[dist]") {
+  cbg::dist::rank_calls<int, int> calls(2, "candidate columns", std::chrono::microseconds(1000));
+  std::atomic<bool> returned{false};
+  cbg::status waited = cbg::status::ok;
+  std::thread rank0([&] {
+    waited = status_of([&] { (void)calls.call(0, 5, [] { return 1; }); });
+    returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK_FALSE(returned.load());  // rank 1 has not made the call
+  calls.cancel("rank 1 failed: bad data");
+  rank0.join();
+  CHECK(waited == cbg::status::internal);
+  try {
+    (void)calls.call(1, 5, [] { return 1; });
+    FAIL("a cancelled rendezvous should refuse calls");
+  } catch (const cbg::error& e) {
+    CHECK(e.code() == cbg::status::internal);
+    CHECK(std::string(e.what()).find("rank 1 failed: bad data") != std::string::npos);
+  }
+}
+
+TEST_CASE("rank threads: a failing rank releases the ranks waiting for it at a rendezvous", "[dist]") {
+  cbg::dist::solo_reducer red;
+  cbg::dist::rank_threads threads({-1, -1, -1}, {&red, &red, &red}, nullptr, std::chrono::microseconds(0));
+  cbg::dist::rank_calls<int, int> calls(3, "candidate columns");
+  threads.on_failure([&](const std::string& why) { calls.cancel(why); });
+  try {
+    threads.run("search", [&](int r) {
+      if (r == 2) CBG_FAIL(cbg::status::bad_data, "rank two failed");
+      (void)calls.call(r, 0, [] { return 1; });  // would wait for rank 2 for ever
+    });
+    FAIL("the failure should be rethrown");
+  } catch (const cbg::error& e) {
+    CHECK(e.code() == cbg::status::bad_data);
+    CHECK(std::string(e.what()).find("rank two failed") != std::string::npos);
+  }
+  CHECK(status_of([&] { (void)calls.call(0, 1, [] { return 1; }); }) == cbg::status::internal);
 }
 
 TEST_CASE("column pieces: any byte range of columns laid end to end, each piece within one column", "[dist]") {
