@@ -130,23 +130,33 @@ tensor_ref ref_of(const std::shared_ptr<shard_tensor>& t) {
   return r;
 }
 
-// Makes `waiter` wait for the work queued on producer's stream (an event of producer's device).
-void wait_across(cudaStream_t waiter, const context& producer) {
-  scoped_device on(producer.device());
-  event e;
-  e.record(producer.stream());
-  CBG_CUDA_TRY(cudaStreamWaitEvent(waiter, e.get(), 0));
-}
-
 }  // namespace
+
+void peer_copy(void* to, const context& dst, const void* from, const context& src, std::size_t bytes,
+               cudaEvent_t dst_mark, cudaEvent_t src_mark) {
+  if (bytes == 0) return;
+  {
+    scoped_device on(dst.device());
+    CBG_CUDA_TRY(cudaEventRecord(dst_mark, dst.stream()));
+  }
+  scoped_device on(src.device());
+  CBG_CUDA_TRY(cudaStreamWaitEvent(src.stream(), dst_mark, 0));
+  copy_bytes(to, memory_kind::device, from, memory_kind::device, bytes, src.stream(), src.copies(), src.rules(),
+             CBG_COPY_SITE("peer copy"));
+  CBG_CUDA_TRY(cudaEventRecord(src_mark, src.stream()));
+  CBG_CUDA_TRY(cudaStreamWaitEvent(dst.stream(), src_mark, 0));
+}
 
 void peer_copy(void* to, const context& dst, const void* from, const context& src, std::size_t bytes) {
   if (bytes == 0) return;
-  wait_across(src.stream(), dst);
-  scoped_device on(src.device());
-  copy_bytes(to, memory_kind::device, from, memory_kind::device, bytes, src.stream(), src.copies(), src.rules(),
-             CBG_COPY_SITE("peer copy"));
-  wait_across(dst.stream(), src);
+  const auto mark = [](int device) {
+    scoped_device on(device);
+    return event();
+  };
+  const event d = mark(dst.device());
+  const event s = mark(src.device());
+  peer_copy(to, dst, from, src, bytes, d.get(), s.get());
+  // Destroying recorded events is safe: the waits keep the dependencies.
 }
 
 std::unique_ptr<shard_pool> make_shard_pool(const pool& src, std::int64_t first, std::int64_t count,

@@ -408,13 +408,18 @@ class device_search final : public detail::search_primitives {
     const std::size_t leaves = std::size_t{1} << level;
     const std::size_t hist_size = leaves * static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(total);
     ensure(w.hist, hist_size, ctx_);
+    const std::int64_t cells = static_cast<std::int64_t>(K) * max_borders;
+    ensure(w.scores, static_cast<std::size_t>(cells), ctx_);
     CBG_CUDA_TRY(cudaMemsetAsync(w.hist.data(), 0, hist_size * sizeof(long long), stream));
     detail::ext_histograms(v, e, level, ctx_.policy().combo_global_histograms, w.hist.data(), stream);
     // Sharded training: every rank's rows of the columns summed (exact: 64-bit integers), so the
-    // scores, the choice and the compute bits are the single-GPU ones on every rank.
-    if (in_.reducer != nullptr) in_.reducer->sum_i64(w.hist.data(), hist_size, stream);
-    const std::int64_t cells = static_cast<std::int64_t>(K) * max_borders;
-    ensure(w.scores, static_cast<std::size_t>(cells), ctx_);
+    // scores, the choice and the compute bits are the single-GPU ones on every rank. The buffers
+    // are made before: the ranks meet first, so that none waits for this sum while another still
+    // allocates (docs/multi-gpu.md).
+    if (in_.reducer != nullptr) {
+      in_.extension->before_column_reduce(level);
+      in_.reducer->sum_i64(w.hist.data(), hist_size, stream);
+    }
     detail::ext_scores(v, e, w.hist.data(), level, params_.score, params_.l2_leaf_reg, w.scores.data(), stream);
     detail::ext_choose(v, e, w.scores.data(), q_.borders.data(), w.record.data(), stream);
     // The one read-back of the level: the choice, and the state and borders the next level starts from.

@@ -48,6 +48,11 @@ class search_extension {
   [[nodiscard]] virtual std::uint64_t column_unique_values(std::size_t /*k*/) const { return 0; }
   [[nodiscard]] virtual const model::ctr_base* column_base(std::size_t /*k*/) const { return nullptr; }
 
+  // Sharded training: each rank's search calls this for a level's columns once it has made its
+  // buffers for them, before it all-reduces their histograms (the ranks meet there:
+  // src/dist/sharded_extension.hpp). Nothing by default.
+  virtual void before_column_reduce(int /*level*/) {}
+
   // Score noise of candidate column `column` at level `level` (already scaled; added like the pool
   // features' noise, Cosine only); empty: none. Set by the trainer per iteration.
   std::function<double(int level, std::size_t column)> column_noise;
