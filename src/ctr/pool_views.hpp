@@ -38,32 +38,6 @@ class view_set {
     std::array<std::int64_t, 2> shape{}, strides{};
   };
 
-  static DLDataType dl_type(dtype d) {
-    DLDataType t{};
-    t.lanes = 1;
-    t.bits = static_cast<std::uint8_t>(size_of(d) * 8);
-    switch (d) {
-      case dtype::float16:
-      case dtype::float32:
-      case dtype::float64:
-        t.code = kDLFloat;
-        break;
-      case dtype::int8:
-      case dtype::int16:
-      case dtype::int32:
-      case dtype::int64:
-        t.code = kDLInt;
-        break;
-      case dtype::boolean:
-        t.code = dlpack::code_bool;
-        break;
-      default:
-        t.code = kDLUInt;
-        break;
-    }
-    return t;
-  }
-
   tensor_ref make(const void* data, dtype type, memory_kind memory, int device, int rank,
                   std::array<std::int64_t, 2> shape, std::array<std::int64_t, 2> strides) {
     entry& e = entries_.emplace_back();
@@ -71,7 +45,7 @@ class view_set {
     e.strides = strides;
     e.t.data = const_cast<void*>(data);
     e.t.ndim = rank;
-    e.t.dtype = dl_type(type);
+    e.t.dtype = dlpack::type_of(type);
     e.t.shape = e.shape.data();
     e.t.strides = e.strides.data();
     e.t.byte_offset = 0;

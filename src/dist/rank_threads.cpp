@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -127,6 +128,11 @@ bool rank_threads::broken() {
   return broken_ || first_error_ != nullptr;
 }
 
+void rank_threads::on_failure(std::function<void(const std::string&)> cancel) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  on_failure_ = std::move(cancel);
+}
+
 void rank_threads::loop(int rank) {
   std::uint64_t seen = 0;
   const auto r = static_cast<std::size_t>(rank);
@@ -171,6 +177,13 @@ void rank_threads::loop(int rank) {
           first_message_ = "unknown error";
         }
         for (reducer* red : reducers_) red->cancel();
+        if (on_failure_) {
+          try {
+            on_failure_(fmt::format("rank {} failed: {}", rank, first_message_));
+          } catch (...) {  // the message only
+            on_failure_("a rank failed");
+          }
+        }
       }
     }
     if (pending_.fetch_sub(1) == 1) {

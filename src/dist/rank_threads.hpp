@@ -90,6 +90,9 @@ class rank_threads {
   void run(const char* name, const std::function<void(int)>& f);
   // Whether a call failed on some rank (its communicators are aborted then: not to be used again).
   [[nodiscard]] bool broken();
+  // Also called (with the failure's message) when a rank fails, after the communicators are
+  // cancelled: for other places where ranks wait for each other (a rendezvous). Set before run().
+  void on_failure(std::function<void(const std::string&)> cancel);
 
  private:
   template <class Ready>
@@ -111,6 +114,7 @@ class rank_threads {
   bool broken_ = false;
   std::exception_ptr first_error_;
   std::string first_message_;
+  std::function<void(const std::string&)> on_failure_;
 };
 
 }  // namespace cbg::dist

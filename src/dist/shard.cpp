@@ -82,32 +82,6 @@ void enable_peer_access(int from, int to) {
 
 namespace {
 
-DLDataType dl_type_of(dtype t) {
-  DLDataType d{};
-  d.lanes = 1;
-  d.bits = static_cast<std::uint8_t>(size_of(t) * 8);
-  switch (t) {
-    case dtype::float16:
-    case dtype::float32:
-    case dtype::float64:
-      d.code = kDLFloat;
-      break;
-    case dtype::int8:
-    case dtype::int16:
-    case dtype::int32:
-    case dtype::int64:
-      d.code = kDLInt;
-      break;
-    case dtype::boolean:
-      d.code = CBG_DLPACK_CODE_BOOL;
-      break;
-    default:
-      d.code = kDLUInt;
-      break;
-  }
-  return d;
-}
-
 // Rows [first, first + count) of every column of `t` (1-D or 2-D) on dst's device, compact and
 // column-major ([count] or [count, k] with strides [1, count]).
 std::shared_ptr<shard_tensor> copy_rows(const tensor_view& t, std::int64_t first, std::int64_t count,
@@ -143,7 +117,7 @@ std::shared_ptr<shard_tensor> copy_rows(const tensor_view& t, std::int64_t first
   out->dl.device.device_type = kDLCUDA;
   out->dl.device.device_id = dst.device();
   out->dl.ndim = t.rank >= 2 && k > 1 ? 2 : 1;  // [rows, 1] becomes [rows]: the same column
-  out->dl.dtype = dl_type_of(t.type);
+  out->dl.dtype = dlpack::type_of(t.type);
   out->dl.shape = out->shape;
   out->dl.strides = out->strides;
   return out;
@@ -156,23 +130,33 @@ tensor_ref ref_of(const std::shared_ptr<shard_tensor>& t) {
   return r;
 }
 
-// Makes `waiter` wait for the work queued on producer's stream (an event of producer's device).
-void wait_across(cudaStream_t waiter, const context& producer) {
-  scoped_device on(producer.device());
-  event e;
-  e.record(producer.stream());
-  CBG_CUDA_TRY(cudaStreamWaitEvent(waiter, e.get(), 0));
-}
-
 }  // namespace
+
+void peer_copy(void* to, const context& dst, const void* from, const context& src, std::size_t bytes,
+               cudaEvent_t dst_mark, cudaEvent_t src_mark) {
+  if (bytes == 0) return;
+  {
+    scoped_device on(dst.device());
+    CBG_CUDA_TRY(cudaEventRecord(dst_mark, dst.stream()));
+  }
+  scoped_device on(src.device());
+  CBG_CUDA_TRY(cudaStreamWaitEvent(src.stream(), dst_mark, 0));
+  copy_bytes(to, memory_kind::device, from, memory_kind::device, bytes, src.stream(), src.copies(), src.rules(),
+             CBG_COPY_SITE("peer copy"));
+  CBG_CUDA_TRY(cudaEventRecord(src_mark, src.stream()));
+  CBG_CUDA_TRY(cudaStreamWaitEvent(dst.stream(), src_mark, 0));
+}
 
 void peer_copy(void* to, const context& dst, const void* from, const context& src, std::size_t bytes) {
   if (bytes == 0) return;
-  wait_across(src.stream(), dst);
-  scoped_device on(src.device());
-  copy_bytes(to, memory_kind::device, from, memory_kind::device, bytes, src.stream(), src.copies(), src.rules(),
-             CBG_COPY_SITE("peer copy"));
-  wait_across(dst.stream(), src);
+  const auto mark = [](int device) {
+    scoped_device on(device);
+    return event();
+  };
+  const event d = mark(dst.device());
+  const event s = mark(src.device());
+  peer_copy(to, dst, from, src, bytes, d.get(), s.get());
+  // Destroying recorded events is safe: the waits keep the dependencies.
 }
 
 std::unique_ptr<shard_pool> make_shard_pool(const pool& src, std::int64_t first, std::int64_t count,

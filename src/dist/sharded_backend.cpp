@@ -3,10 +3,12 @@
 // thread per rank, and the contexts' communicators.
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -25,6 +27,7 @@
 #include "cbg/train/reduce_math.hpp"
 #include "kernels/dist/gather.hpp"
 #include "src/dist/rank_threads.hpp"
+#include "src/dist/sharded_extension.hpp"
 
 namespace cbg::dist {
 
@@ -77,7 +80,7 @@ struct local_reducers {
 
 class sharded_backend final : public train::boosting_backend {
  public:
-  explicit sharded_backend(const train::backend_inputs& in) {
+  sharded_backend(const train::backend_inputs& in, train::search_extension* extension) {
     const steady::time_point constructed = steady::now();
     if (in.learn->ctx()->profiling()) {
       profiled_ = in.learn->ctx();
@@ -88,6 +91,9 @@ class sharded_backend final : public train::boosting_backend {
     const std::optional<communicator> comm = communicator_of(*base);
     const std::vector<int> devices = parse_devices(in.devices, visible_device_count());
     if (comm.has_value()) {
+      CBG_EXPECTS(extension == nullptr, status::not_implemented,
+                  "parameter 'max_ctr_complexity': feature combinations over several processes are not implemented "
+                  "(each process holds only its rows); use max_ctr_complexity=1, or several devices of one process");
       CBG_EXPECTS(
           devices.size() <= 1 && (devices.empty() || devices[0] == base->device()), status::invalid_argument,
           fmt::format("devices '{}' with a caller's communicator: each process trains on its context's device ({})",
@@ -96,12 +102,20 @@ class sharded_backend final : public train::boosting_backend {
     } else {
       setup_local(in, devices);
     }
+    const std::chrono::microseconds spin(
+        std::clamp<std::int64_t>(in.learn->ctx()->policy().dist_spin_us, 0, 10'000'000));
+    if (extension != nullptr) {
+      std::vector<const context*> contexts;
+      for (const auto& r : ranks_) contexts.push_back(r->ctx.get());
+      extension_ = std::make_unique<sharded_extension>(*extension, *base, learn_split_, eval_split_, contexts, spin);
+    }
     std::vector<reducer*> reds;
     for (auto& r : reducers_) reds.push_back(r.get());
     std::vector<int> devs;
     for (auto& r : ranks_) devs.push_back(r->ctx->device());
-    const std::int64_t spin_us = std::clamp<std::int64_t>(in.learn->ctx()->policy().dist_spin_us, 0, 10'000'000);
-    threads_ = std::make_unique<rank_threads>(devs, reds, profile_.get(), std::chrono::microseconds(spin_us));
+    threads_ = std::make_unique<rank_threads>(devs, reds, profile_.get(), spin);
+    // A failed rank never reaches the extension's next rendezvous: the others leave it.
+    if (extension_) threads_->on_failure([ext = extension_.get()](const std::string& why) { ext->cancel(why); });
     threads_->run("setup", [&](int k) {
       rank_state& r = *ranks_[static_cast<std::size_t>(k)];
       train::backend_inputs bi;
@@ -109,7 +123,7 @@ class sharded_backend final : public train::boosting_backend {
       bi.eval = r.eval ? &*r.eval->p : in.eval;
       bi.quantize = in.quantize;
       bi.rank = &r.inputs;
-      r.backend = train::make_device_backend(bi);
+      r.backend = train::make_device_backend(bi, extension_ ? &extension_->rank(k) : nullptr);
     });
     features_ = ranks_[0]->backend->features();
     modes_ = ranks_[0]->backend->nan_modes();
@@ -130,6 +144,8 @@ class sharded_backend final : public train::boosting_backend {
       healthy = false;  // a broken training: the backends are freed below, on this thread
     }
     threads_.reset();
+    for (auto& r : ranks_) r->backend.reset();
+    extension_.reset();  // its buffers on the ranks' devices, before their contexts
     const steady::time_point t1 = steady::now();
     if (profiled_ != nullptr) {  // the stages the ranks timed on their own contexts
       for (std::size_t r = 0; r < ranks_.size(); ++r) {
@@ -211,6 +227,7 @@ class sharded_backend final : public train::boosting_backend {
     std::vector<train::tree_structure> out(ranks_.size());
     std::vector<std::vector<float>> borders(ranks_.size());
     borders_valid_ = false;
+    if (extension_) extension_->follow_base();  // the noise and weights the trainer set for this search
     dispatch("search", [&](int k) {
       const auto r = static_cast<std::size_t>(k);
       train::boosting_backend& b = *ranks_[r]->backend;
@@ -378,8 +395,9 @@ class sharded_backend final : public train::boosting_backend {
   std::shared_ptr<context> kept_on_;                  // where our communicators are kept after training
   std::string kept_key_;
   std::vector<std::unique_ptr<rank_state>> ranks_;
-  std::shared_ptr<context> profiled_;      // the caller's context, when it profiles
-  std::unique_ptr<dist_profile> profile_;  // its hand-offs' timings; before threads_, which uses it
+  std::unique_ptr<sharded_extension> extension_;  // feature combinations: the ranks' views of the trainer's
+  std::shared_ptr<context> profiled_;             // the caller's context, when it profiles
+  std::unique_ptr<dist_profile> profile_;         // its hand-offs' timings; before threads_, which uses it
   std::unique_ptr<rank_threads> threads_;
   std::optional<deferred_apply> pending_apply_;
   bool borders_valid_ = false;  // borders_ are those of borders_splits_ (the last search)
@@ -465,15 +483,7 @@ void sharded_backend::setup_communicator(const train::backend_inputs& in, const 
     d.device.device_type = kDLCUDA;
     d.device.device_id = base->device();
     d.ndim = 1;
-    d.dtype.code =
-        static_cast<std::uint8_t>(col.type == dtype::float16 || col.type == dtype::float32 || col.type == dtype::float64
-                                      ? kDLFloat
-                                      : (col.type == dtype::int8 || col.type == dtype::int16 ||
-                                                 col.type == dtype::int32 || col.type == dtype::int64
-                                             ? kDLInt
-                                             : (col.type == dtype::boolean ? CBG_DLPACK_CODE_BOOL : kDLUInt)));
-    d.dtype.bits = static_cast<std::uint8_t>(elem * 8);
-    d.dtype.lanes = 1;
+    d.dtype = dlpack::type_of(col.type);
     d.shape = &g->shape[j];
     d.strides = &g->strides[j];
     tensor_ref r;
@@ -507,8 +517,9 @@ bool wants_sharding(const train::backend_inputs& in) {
   return !(d.empty() || (d.size() == 1 && d[0] == ctx.device()));
 }
 
-std::unique_ptr<train::boosting_backend> make_sharded_backend(const train::backend_inputs& in) {
-  return std::make_unique<sharded_backend>(in);
+std::unique_ptr<train::boosting_backend> make_sharded_backend(const train::backend_inputs& in,
+                                                              train::search_extension* extension) {
+  return std::make_unique<sharded_backend>(in, extension);
 }
 
 void attach_communicator(const std::shared_ptr<context>& ctx, const communicator& c) {

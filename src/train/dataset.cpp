@@ -205,14 +205,12 @@ dataset::dataset(const pool& learn, const pool* eval, const train_params& p)
       labelled_eval_ = relabelled_eval_->p.get();
     }
   }
-  // Feature combinations on one GPU read the categorical and float columns and the label on the
-  // device: pageable ones are staged first (one copy each, as the quantizer stages floats), so the CTR
-  // preparation and the combinations take the GPU path.
+  // Feature combinations read the categorical and float columns and the label on the pool's device
+  // (also with several devices of one process): pageable ones are staged first (one copy each, as
+  // the quantizer stages floats), so the CTR preparation and the combinations take the GPU path.
+  // Several processes train without combinations (trainer.cpp).
   if (!ctx.is_cpu() && learn.num_categorical() > 0 && ctr::max_ctr_complexity_of(p.ctr, p.iterations) > 1) {
-    backend_inputs where;
-    where.learn = &learn;
-    where.devices = p.devices;
-    if (!dist::wants_sharding(where)) {
+    if (!dist::communicator_of(ctx).has_value()) {
       staged_categorical_learn_ = stage_host_inputs(*labelled_learn_, true, true);
       if (staged_categorical_learn_) labelled_learn_ = staged_categorical_learn_->p.get();
       if (labelled_eval_ != nullptr) {

@@ -865,10 +865,7 @@ std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in) 
 }
 
 std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in, search_extension* extension) {
-  if (extension == nullptr) return make_device_backend(in);
-  CBG_EXPECTS(in.rank == nullptr && !dist::wants_sharding(in), status::not_implemented,
-              "parameter 'max_ctr_complexity': feature combinations (max_ctr_complexity > 1) are implemented on one "
-              "GPU only; with several devices use max_ctr_complexity=1");
+  if (in.rank == nullptr && dist::wants_sharding(in)) return dist::make_sharded_backend(in, extension);
   return std::make_unique<device_backend>(in, extension);
 }
 

@@ -292,22 +292,25 @@ model::model train(const pool& learn, const train_params& p, const train_options
     if (ctx.is_cpu()) {
       combinations = ctr::combinations_for_training(data.labelled_learn(), data.labelled_eval(), p, *cat);
     } else if (const int complexity = ctr::max_ctr_complexity_of(p.ctr, p.iterations); complexity > 1) {
-      // CatBoost's rule, set or by default: on one GPU, where the dataset staged any pageable columns
-      // and labels to the device (the GPU CTR path reads them there); not on several GPUs.
+      // CatBoost's rule, set or by default: on the pool's device (with several devices of one
+      // process, each rank reads its rows of the columns), where the dataset staged any pageable
+      // columns and labels to the device (the GPU CTR path reads them there); not over several
+      // processes, each of which holds only its rows.
       bool device_data = true;
       for (const pool* q : {cat->learn.get(), cat->eval.get()}) {
         if (q == nullptr) continue;
         for (const column_view& c : q->features()) device_data = device_data && c.memory != memory_kind::host;
       }
-      if (dist::wants_sharding(in)) {
+      if (dist::communicator_of(ctx).has_value()) {
         CBG_EXPECTS(!p.ctr.max_ctr_complexity, status::not_implemented,
-                    fmt::format("parameter 'max_ctr_complexity': {}: feature combinations are implemented on one "
-                                "GPU only; with several devices use max_ctr_complexity=1",
+                    fmt::format("parameter 'max_ctr_complexity': {}: feature combinations over several processes are "
+                                "not implemented (each process holds only its rows); use max_ctr_complexity=1, or "
+                                "several devices of one process",
                                 complexity));
         if (ctx.log_enabled(log::level::warn)) {
           ctx.log(log::level::warn, log_category,
                   fmt::format("max_ctr_complexity is not set: CatBoost's default here is {}, but feature "
-                              "combinations are implemented on one GPU only; this training over several uses 1",
+                              "combinations over several processes are not implemented; this training uses 1",
                               complexity));
         }
       } else {

@@ -279,7 +279,8 @@ class device_search final : public detail::search_primitives {
       detail::prepare_sliced_search(w.sliced, ctx_, w.layout.offset, w.layout.total_bins, v.channels, w.depth,
                                     *in_.reducer);
     }
-    sliced_ = in_.reducer != nullptr && w.sliced.enabled;
+    // Not with an extension: its choice compares the columns with the best of every pool feature.
+    sliced_ = in_.reducer != nullptr && w.sliced.enabled && in_.extension == nullptr;
     slot_bytes_ = static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(v.total_bins) * sizeof(long long);
   }
 
@@ -407,10 +408,18 @@ class device_search final : public detail::search_primitives {
     const std::size_t leaves = std::size_t{1} << level;
     const std::size_t hist_size = leaves * static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(total);
     ensure(w.hist, hist_size, ctx_);
-    CBG_CUDA_TRY(cudaMemsetAsync(w.hist.data(), 0, hist_size * sizeof(long long), stream));
-    detail::ext_histograms(v, e, level, ctx_.policy().combo_global_histograms, w.hist.data(), stream);
     const std::int64_t cells = static_cast<std::int64_t>(K) * max_borders;
     ensure(w.scores, static_cast<std::size_t>(cells), ctx_);
+    CBG_CUDA_TRY(cudaMemsetAsync(w.hist.data(), 0, hist_size * sizeof(long long), stream));
+    detail::ext_histograms(v, e, level, ctx_.policy().combo_global_histograms, w.hist.data(), stream);
+    // Sharded training: every rank's rows of the columns summed (exact: 64-bit integers), so the
+    // scores, the choice and the compute bits are the single-GPU ones on every rank. The buffers
+    // are made before: the ranks meet first, so that none waits for this sum while another still
+    // allocates (docs/multi-gpu.md).
+    if (in_.reducer != nullptr) {
+      in_.extension->before_column_reduce(level);
+      in_.reducer->sum_i64(w.hist.data(), hist_size, stream);
+    }
     detail::ext_scores(v, e, w.hist.data(), level, params_.score, params_.l2_leaf_reg, w.scores.data(), stream);
     detail::ext_choose(v, e, w.scores.data(), q_.borders.data(), w.record.data(), stream);
     // The one read-back of the level: the choice, and the state and borders the next level starts from.

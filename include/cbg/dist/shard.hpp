@@ -8,6 +8,8 @@
 #include <optional>
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
 #include "cbg/data/pool.hpp"
 #include "cbg/quantize/quantizer.hpp"
 
@@ -40,5 +42,11 @@ void enable_peer_access(int from, int to);
 // after the work queued on both streams so far; dst's stream waits for the copy. Accounted on src.
 // Both ends must be peer_memory (or plain cudaMalloc) when the devices differ.
 void peer_copy(void* to, const context& dst, const void* from, const context& src, std::size_t bytes);
+// The same through the caller's events (dst_mark: of dst's device, src_mark: of src's), recorded but
+// not created: for a rank's thread during a training. Creating (or destroying) a CUDA object takes a
+// driver lock that a thread blocked in a synchronous copy holds; if that thread waits for a
+// collective this one has yet to queue, neither returns.
+void peer_copy(void* to, const context& dst, const void* from, const context& src, std::size_t bytes,
+               cudaEvent_t dst_mark, cudaEvent_t src_mark);
 
 }  // namespace cbg::dist

@@ -48,6 +48,11 @@ class search_extension {
   [[nodiscard]] virtual std::uint64_t column_unique_values(std::size_t /*k*/) const { return 0; }
   [[nodiscard]] virtual const model::ctr_base* column_base(std::size_t /*k*/) const { return nullptr; }
 
+  // Sharded training: each rank's search calls this for a level's columns once it has made its
+  // buffers for them, before it all-reduces their histograms (the ranks meet there:
+  // src/dist/sharded_extension.hpp). Nothing by default.
+  virtual void before_column_reduce(int /*level*/) {}
+
   // Score noise of candidate column `column` at level `level` (already scaled; added like the pool
   // features' noise, Cosine only); empty: none. Set by the trainer per iteration.
   std::function<double(int level, std::size_t column)> column_noise;
@@ -63,8 +68,9 @@ tree_structure search_tree_host(const host_search_input& in, const tree_search_p
 // The host backend whose searches use `extension` (null: none); the extension must outlive it.
 std::unique_ptr<boosting_backend> make_host_backend(const backend_inputs& in, search_extension* extension);
 
-// The GPU backend whose searches use `extension` (null: none); it must outlive the backend. One
-// GPU only: sharded training refuses an extension (status::not_implemented).
+// The GPU backend whose searches use `extension` (null: none); it must outlive the backend. Sharded
+// over several devices of one process, each rank's search reads its rows of the extension's columns
+// (src/dist/sharded_extension.hpp); over several processes an extension is status::not_implemented.
 std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in, search_extension* extension);
 
 }  // namespace cbg::train

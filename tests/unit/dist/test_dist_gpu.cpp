@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cbg/apply/evaluator.hpp"
+#include "cbg/ctr/combinations.hpp"
 #include "cbg/core/cuda_check.hpp"
 #include "cbg/core/error.hpp"
 #include "cbg/data/pool.hpp"
@@ -36,6 +37,7 @@
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
 #include "unit/ctr/cat_data.hpp"
+#include "unit/ctr/combo_data.hpp"
 #include "unit/train/train_data.hpp"
 
 namespace tr = cbg::train;
@@ -219,6 +221,40 @@ TEST_CASE("sharded training on categorical data gives the single-GPU model byte 
   }
 }
 
+// Feature combinations: the trainer's extension works on the pool's device over all learn rows (the
+// single-GPU candidate columns, tables and eval values); each rank's search reads its rows of the
+// columns and all-reduces their histograms. With an eval set, score noise and model-size weights.
+TEST_CASE("sharded training with feature combinations gives the single-GPU model byte for byte", "[gpu][dist]") {
+  CBG_REQUIRE_GPUS(2);
+  auto ctx = context_on(0);
+  for (const int complexity : {2, 4}) {
+    const bool binary = complexity == 2;
+    auto learn = cbg::test::make_combo_data(ctx, 40000, binary, 81, true);  // 4 shards: 3 x 8192 + 15424
+    auto eval = cbg::test::make_combo_data(ctx, 7000, binary, 82, true);
+    const std::string params = std::string(R"({"iterations": 25, "depth": 5, "one_hot_max_size": 3, )") +
+                               R"("learning_rate": 0.2, "loss_function": ")" + (binary ? "Logloss" : "RMSE") +
+                               R"(", "max_ctr_complexity": )" + std::to_string(complexity) + "}";
+    tr::train_options o;
+    o.eval = eval->pool.get();
+    const cbg::model::model single = tr::train(*learn->pool, tr::parse_params(params), o);
+    std::size_t combinations = 0;
+    for (const cbg::model::ctr_feature& f : single.ctr_features) {
+      combinations += cbg::ctr::projection_length(f.ctr.base.proj) > 1 ? 1 : 0;
+    }
+    REQUIRE(combinations > 0);
+    for (const int n : {2, 4}) {
+      if (cbg::visible_device_count() < n) {
+        WARN("SKIPPED: " << n << " devices with max_ctr_complexity " << complexity << ": "
+                         << cbg::visible_device_count() << " visible");
+        continue;
+      }
+      INFO(n << " devices, max_ctr_complexity " << complexity);
+      check_same_model(single,
+                       tr::train(*learn->pool, tr::parse_params(with_devices(params, n == 2 ? "0:1" : "0-3")), o));
+    }
+  }
+}
+
 TEST_CASE("sharded training: a small eval set (ranks without eval rows), devices in another order", "[gpu][dist]") {
   CBG_REQUIRE_GPUS(2);
   auto ctx = context_on(0);
@@ -274,6 +310,24 @@ TEST_CASE("a communicator from a unique id: one rank gives the single-GPU model 
   (void)tr::train(*learn1.pool, tr::parse_params(params), {});  // the communicator is kept on the context
   WARN("one rank of 260000 x 6: peak device memory " << static_cast<double>(ranked->memory()->stats().peak) / 1e6
                                                      << " MB");
+}
+
+TEST_CASE("a communicator: feature combinations over several processes are refused by name", "[gpu][dist]") {
+  CBG_REQUIRE_GPUS(1);
+  auto ranked = context_on(0);
+  cbg::dist::attach_communicator(
+      ranked, cbg::dist::make_id_communicator(cbg::dist::nccl_unique_id(), 0, 1, 0, std::chrono::milliseconds(60000)));
+  auto learn = cbg::test::make_combo_data(ranked, 3000, true, 83, true);
+  try {
+    (void)tr::train(*learn->pool, tr::parse_params(R"({"iterations": 3, "max_ctr_complexity": 2})"), {});
+    FAIL("trained");
+  } catch (const cbg::error& e) {
+    CHECK(e.code() == cbg::status::not_implemented);
+    CHECK(std::string(e.what()).find("max_ctr_complexity") != std::string::npos);
+  }
+  // Unset: CatBoost's default would combine (200 iterations and more); here it trains without.
+  const cbg::model::model m = tr::train(*learn->pool, tr::parse_params(R"({"iterations": 200, "depth": 2})"), {});
+  for (const cbg::model::ctr_feature& f : m.ctr_features) CHECK(cbg::ctr::projection_length(f.ctr.base.proj) == 1);
 }
 
 TEST_CASE("a communicator from a unique id: a rank whose peers never join times out", "[gpu][dist]") {

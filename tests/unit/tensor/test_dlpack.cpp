@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The DLPack accept/reject matrix, ownership (deleter exactly once) and the read-only flag.
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "cbg/core/error.hpp"
+#include "cbg/tensor/dlpack.hpp"
 #include "cbg/tensor/dlpack_import.hpp"
 #include "support/catch.hpp"
 #include "support/dlpack_fixtures.hpp"
@@ -180,4 +182,22 @@ TEST_CASE("dlpack_owner calls the deleter exactly once", "[tensor]") {
     owner.release();
   }
   CHECK(released.deleter_calls == 0);
+}
+
+TEST_CASE("dlpack::type_of gives the DLPack type that imports as the same dtype", "[tensor]") {
+  using cbg::dtype;
+  for (const dtype t : {dtype::float16, dtype::float32, dtype::float64, dtype::int8, dtype::int16, dtype::int32,
+                        dtype::int64, dtype::uint8, dtype::uint16, dtype::uint32, dtype::uint64, dtype::boolean}) {
+    INFO(cbg::name_of(t));
+    std::vector<std::uint64_t> data(4);
+    const DLDataType d = cbg::dlpack::type_of(t);
+    CHECK(d.lanes == 1);
+    CHECK(d.bits == cbg::size_of(t) * 8);
+    fake_tensor f(data.data(), d, {4});
+    CHECK(cbg::import_tensor(f.as_versioned(), host_rules()).type == t);
+  }
+  CHECK(cbg::dlpack::type_of(dtype::float32).code == kDLFloat);
+  CHECK(cbg::dlpack::type_of(dtype::int64).code == kDLInt);
+  CHECK(cbg::dlpack::type_of(dtype::uint16).code == kDLUInt);
+  CHECK(cbg::dlpack::type_of(dtype::boolean).code == cbg::dlpack::code_bool);
 }
