@@ -58,6 +58,14 @@ CBG_API cbg_status cbg_train(cbg_pool_t* pool, const char* params_json, cbg_pool
     }
     const cbg::context& ctx = *learn.ctx();
     cbg::scoped_device guard(ctx.device());  // no-op for the CPU path
+    // The context's pool keeps the memory a training frees for its reuse; what is left goes back to
+    // the device when the training ends, however it ends.
+    struct release_after {
+      const cbg::context& ctx;
+      ~release_after() {
+        if (ctx.memory() != nullptr) ctx.memory()->release_unused();
+      }
+    } release{ctx};
     const cbg::train::train_params params =
         cbg::train::parse_params(params_json == nullptr ? std::string() : std::string(params_json));
     cbg::model::model m = cbg::train::train(learn, params, options);

@@ -28,6 +28,8 @@ class async_pool_resource final : public device_memory_resource {
     props.location.type = cudaMemLocationTypeDevice;
     props.location.id = device;
     CBG_CUDA_TRY(cudaMemPoolCreate(&pool_, &props));
+    std::uint64_t keep = ~std::uint64_t{0};
+    CBG_CUDA_TRY(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep));
   }
   ~async_pool_resource() override { CBG_ASSERT_CUDA_SUCCESS(cudaMemPoolDestroy(pool_)); }
 
@@ -41,6 +43,7 @@ class async_pool_resource final : public device_memory_resource {
   void deallocate(void* ptr, std::size_t, cudaStream_t stream) noexcept override {
     CBG_ASSERT_CUDA_SUCCESS(cudaFreeAsync(ptr, stream));
   }
+  void release_unused() noexcept override { CBG_ASSERT_CUDA_SUCCESS(cudaMemPoolTrimTo(pool_, 0)); }
 
  private:
   int device_;

@@ -249,7 +249,9 @@ typedef struct cbg_context_desc_t {
   cbg_stream_t stream;          /**< Stream to work on, borrowed; NULL (default): the context creates and
                                      owns a non-blocking stream. Ignored for CBG_DEVICE_CPU. */
   uint32_t flags;               /**< CBG_CONTEXT_* bits (default 0). */
-  cbg_device_alloc_fn alloc_fn; /**< NULL (default): a stream-ordered pool (cudaMallocAsync). */
+  cbg_device_alloc_fn alloc_fn; /**< NULL (default): a stream-ordered pool of the context's own
+                                     (cudaMallocFromPoolAsync); it keeps the memory a call frees for
+                                     that call's reuse, and cbg_train gives it back when it returns. */
   cbg_device_free_fn free_fn;   /**< Must be set exactly when alloc_fn is. */
   void* alloc_user_data;        /**< Passed to alloc_fn/free_fn. */
   size_t device_memory_limit;   /**< Budget for this context's device memory in bytes (default 0:

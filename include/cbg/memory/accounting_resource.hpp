@@ -30,6 +30,7 @@ class accounting_resource final : public device_memory_resource {
   // injected failure, or the upstream's own error.
   void* allocate(std::size_t bytes, cudaStream_t stream) override;
   void deallocate(void* ptr, std::size_t bytes, cudaStream_t stream) noexcept override;
+  void release_unused() noexcept override { upstream_->release_unused(); }
 
   [[nodiscard]] memory_stats stats() const noexcept;
   void reset_peak() noexcept;
