@@ -229,7 +229,7 @@ TEST_CASE("sharded training with feature combinations gives the single-GPU model
   auto ctx = context_on(0);
   for (const int complexity : {2, 4}) {
     const bool binary = complexity == 2;
-    auto learn = cbg::test::make_combo_data(ctx, 40000, binary, 81, true);  // 4 shards: 3 x 8192 + 15424
+    auto learn = cbg::test::make_combo_data(ctx, 60000, binary, 81, true);  // 4 shards: 3 x 16384 + 10848
     auto eval = cbg::test::make_combo_data(ctx, 7000, binary, 82, true);
     const std::string params = std::string(R"({"iterations": 25, "depth": 5, "one_hot_max_size": 3, )") +
                                R"("learning_rate": 0.2, "loss_function": ")" + (binary ? "Logloss" : "RMSE") +
