@@ -35,6 +35,7 @@
 #include "cbg/train/params.hpp"
 #include "cbg/train/trainer.hpp"
 #include "support/catch.hpp"
+#include "support/status_of.hpp"
 #include "support/dlpack_fixtures.hpp"
 #include "support/shrink.hpp"
 #include "src/ctr/host_helpers.hpp"
@@ -51,14 +52,7 @@ std::shared_ptr<cbg::context> make_context(int device) {
   return cbg::context::create(o);
 }
 
-cbg::status status_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const cbg::error& e) {
-    return e.code();
-  }
-  return cbg::status::ok;
-}
+using cbg::test::status_of;
 
 using cbg::test::cat_data;
 using cbg::test::make_cat_data;

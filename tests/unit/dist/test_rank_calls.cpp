@@ -15,17 +15,11 @@
 #include "src/dist/rank_calls.hpp"
 #include "src/dist/rank_threads.hpp"
 #include "support/catch.hpp"
+#include "support/status_of.hpp"
 
 namespace {
 
-cbg::status status_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const cbg::error& e) {
-    return e.code();
-  }
-  return cbg::status::ok;
-}
+using cbg::test::status_of;
 
 // f(rank) on `ranks` threads at once; each thread's failure status (ok: none).
 std::vector<cbg::status> on_threads(int ranks, const std::function<void(int)>& f) {
