@@ -53,12 +53,14 @@ CBG_HOST_DEVICE inline void take_split(search_state& s, int level, split sp, boo
 // The record without a choice (a level whose previous one read nothing back).
 void ext_state(const search_view& v, const float* borders, ext_record* out, cudaStream_t stream);
 // Histograms of every leaf of the level over the columns: [leaf][channel][e.total_bins]
-// fixed-point sums into `hist` (zeroed by the caller). Shared-memory histograms when a block's fit
-// the default 48 KiB, unless global_only (the global-atomics kernel, for A/B benchmarks).
+// fixed-point sums into `hist` (zeroed by the caller). Shared-memory histograms of a group of
+// columns per block, one pass over the rows for the group, when one column's fit the default
+// 48 KiB, unless global_only (the global-atomics kernel, for A/B benchmarks).
 void ext_histograms(const search_view& v, const ext_columns& e, int level, bool global_only, long long* hist,
                     cudaStream_t stream);
 // Every (column, border)'s score as search_tree_host adds it up: scores[k * e.max_borders + b].
-void ext_scores(const search_view& v, const ext_columns& e, const long long* hist, int level, score_function fn,
+// `hist` becomes its running sums over each column's bins (in place; what ext_compute_bits reads).
+void ext_scores(const search_view& v, const ext_columns& e, long long* hist, int level, score_function fn,
                 double lambda, double* scores, cudaStream_t stream);
 // The best of the pool's features (v.best) and the columns (feature v.features + k), written to
 // `out` with the state and the splits' borders.
@@ -66,7 +68,8 @@ void ext_choose(const search_view& v, const ext_columns& e, const double* scores
                 cudaStream_t stream);
 // take_split on the device's state.
 void ext_take(search_state* s, int level, split sp, bool stop, cudaStream_t stream);
-// The next level computes the lighter child of each of the level's leaves under column k's split.
+// The next level computes the lighter child of each of the level's leaves under column k's split
+// (from ext_scores' running sums).
 void ext_compute_bits(const search_view& v, const ext_columns& e, const long long* hist, int level, int k, int bin,
                       cudaStream_t stream);
 // Every row's leaf index gets bit `level` when its bin of the column is > bin.

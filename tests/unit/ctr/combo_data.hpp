@@ -3,6 +3,8 @@
 // combination tests and the multi-GPU tests.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -29,6 +31,13 @@ struct combo_data {
   std::unique_ptr<cbg::pool> pool;
 };
 
+// The class of score s among `classes` > 2: three bands, or more of equal width for more classes.
+inline float class_of(float s, int classes) {
+  if (classes == 3) return s < -0.3f ? 0.f : s < 0.6f ? 1.f : 2.f;
+  const float band = std::floor((s + 1.0f) * static_cast<float>(classes) / 3.0f);
+  return std::clamp(band, 0.0f, static_cast<float>(classes - 1));
+}
+
 inline std::unique_ptr<combo_data> make_combo_data(const std::shared_ptr<cbg::context>& ctx, std::int64_t rows,
                                                    bool binary, std::uint32_t seed, bool on_device, int classes = 2,
                                                    bool extra_values = false) {
@@ -46,7 +55,7 @@ inline std::unique_ptr<combo_data> make_combo_data(const std::shared_ptr<cbg::co
     const int a = d->cats[1].back() / 3, b = d->cats[2].back() / 3;
     const float s = 0.4f * d->x0.back() + ((a + b) % 3 == 0 ? 1.f : -0.5f) + (d->cats[0].back() == 0 ? 0.5f : 0.f) +
                     0.01f * static_cast<float>(d->cats[3].back()) + 0.3f * normal(rng);
-    d->label.push_back(classes > 2 ? (s < -0.3f ? 0.f : s < 0.6f ? 1.f : 2.f) : binary ? (s > 0.2f ? 1.f : 0.f) : s);
+    d->label.push_back(classes > 2 ? class_of(s, classes) : binary ? (s > 0.2f ? 1.f : 0.f) : s);
     // A value of the last feature no other set has (an eval set's categories a learn set lacks).
     if (extra_values && r % 7 == 0) d->cats[3].back() = card[3] * 3 + 3;
   }

@@ -346,6 +346,8 @@ TEST_CASE("GPU training with feature combinations equals the host reference byte
     train_both(3, true, false, 4000, R"(, "random_strength": 2, "score_function": "Cosine")");
   }
   if (cbg::test::in_test_part(variant++)) train_both(2, true, false, 4000, "", 3);
+  // Five classes: six channels, more than the histogram kernel keeps in registers.
+  if (cbg::test::in_test_part(variant++)) train_both(2, true, false, 4000, "", 5);
   // The rows in the data's order (has_time), and blocks of rows shuffled (fold_permutation_block counts
   // from 50 000 rows).
   if (cbg::test::in_test_part(variant++)) train_both(2, true, false, 4000, R"(, "has_time": true)");
