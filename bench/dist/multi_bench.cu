@@ -5,11 +5,14 @@
 // - time of N) / N, so quantization, sharding and NCCL setup are left out; the totals are printed too.
 //   cbgpu-multi-bench [--rows R] [--features F] [--iterations N] [--devices "0;0:1;0-3"] [--json FILE]
 //                     [--extra '"leaf_estimation_iterations": 1']   (more JSON parameters)
+//                     [--model-out PREFIX]   (PREFIX-K.cbm: the K-th device list's model, params blanked)
 //   cbgpu-multi-bench --collectives R [--json FILE]: the latency of the reducer's collectives on R
 //                     GPUs (the sizes a Higgs-shape iteration uses), one thread per rank as in training.
 // --repeat K times t(N) and t(2N) K times each (the set-up of a sharded training varies by tenths of a
 // second); every device is synchronised before a timer starts.
-// A/B switches of the library (cbg::policy): --fused-pass 0|1, --spin-us N, --sliced-score -1|0|1.
+// A/B switches of the library (cbg::policy): --fused-pass 0|1, --spin-us N, --sliced-score -1|0|1,
+// --fused-leaf 0|1 (one GPU: the leaf pass's value sum folded by its decision kernel),
+// --fused-search 0|1 (a level's split chosen by the score kernel's last block, one memset per tree).
 // --profile FILE: the trainings run with stage timings on (slower: every stage waits for its stream)
 // and each appends one JSON line {"devices", "iterations", "stages": {stage: {"ms", "calls"}}} to FILE
 // (bench/dist/profile_summary.py summarises it).
@@ -178,7 +181,7 @@ void append_stages(const std::string& path, const std::string& devices, int iter
 int main(int argc, char** argv) {
   std::int64_t rows = 10500000;
   int features = 28, iterations = 100, collectives = 0, repeat = 1;
-  std::string lists = "0;0:1;0-3", json_path, extra, profile_path;
+  std::string lists = "0;0:1;0-3", json_path, extra, profile_path, model_prefix;
   cbg::policy policy;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
@@ -200,12 +203,18 @@ int main(int argc, char** argv) {
       repeat = std::max(1, std::stoi(argv[i + 1]));
     else if (a == "--fused-pass")
       policy.dist_fused_pass = std::stoi(argv[i + 1]) != 0;
+    else if (a == "--fused-leaf")
+      policy.fused_leaf_pass = std::stoi(argv[i + 1]) != 0;
+    else if (a == "--fused-search")
+      policy.fused_search_levels = std::stoi(argv[i + 1]) != 0;
     else if (a == "--spin-us")
       policy.dist_spin_us = std::stoll(argv[i + 1]);
     else if (a == "--sliced-score")
       policy.dist_sliced_score = std::stoi(argv[i + 1]);
     else if (a == "--profile")
       profile_path = argv[i + 1];
+    else if (a == "--model-out")
+      model_prefix = argv[i + 1];
   }
   try {
     const int visible = cbg::visible_device_count();
@@ -300,6 +309,10 @@ int main(int argc, char** argv) {
         base_ms = ms;
       }
       const bool same = bytes == base_model;
+      if (!model_prefix.empty()) {  // for comparisons across runs (A/B switches, builds)
+        std::ofstream(model_prefix + "-" + std::to_string(&devices - configs.data()) + ".cbm", std::ios::binary)
+            .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      }
       char buf[1024];
       std::snprintf(buf, sizeof(buf),
                     "{\"devices\": \"%s\", \"gpus\": %zu, \"device_name\": \"%s\", \"rows\": %lld, \"features\": %d, "

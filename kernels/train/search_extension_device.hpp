@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The kernels of the GPU tree search's extra candidate columns (feature combinations;
 // search_extension.hpp) and their launchers: one level's columns scored against the pool's best
-// split (stages.hpp's choose_split), and a won column's split taken into the tree. The level's
+// split (stages.hpp's score_and_choose), and a won column's split taken into the tree. The level's
 // orchestration (which columns, the read-backs, the commit) is src/train/tree_search_device.cpp.
 // Compiled with --fmad=false like split.cu, so the scores follow score_math.hpp expression for
 // expression and equal the host reference's (src/train/tree_search_host.cpp) bit for bit.
@@ -28,7 +28,7 @@ struct ext_columns {
 };
 
 // What a level reads back, in one copy: the extension's choice, the search state after the level's
-// choose_split and the float borders of its splits (the next level's candidates need both).
+// score_and_choose and the float borders of its splits (the next level's candidates need both).
 struct ext_record {
   int column = -1;  // -1: the pool's split stands
   int bin = -1;

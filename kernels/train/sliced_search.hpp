@@ -35,7 +35,7 @@ void unpack_slice(long long* hist, const long long* recv, std::int64_t first, st
 void slice_candidate(const search_view& v, int level, bool last_level, std::int64_t begin, std::int64_t end,
                      unsigned char* out, cudaStream_t stream);
 // Every rank's candidate (`ranks` of them, `stride` bytes apart) in rank order: the level's split
-// into the search state and the winner's compute bits (as choose_split writes them).
+// into the search state and the winner's compute bits (as score_and_choose writes them).
 void pick_candidate(const search_view& v, int level, bool last_level, const unsigned char* all, int ranks,
                     std::size_t stride, cudaStream_t stream);
 

@@ -9,6 +9,7 @@
 #include "kernels/train/stages.hpp"
 
 #include "cbg/core/cuda_check.hpp"
+#include "cbg/core/error.hpp"
 #include "cbg/train/score_math.hpp"
 
 namespace cbg::train::detail {
@@ -48,6 +49,7 @@ struct score_args {
   bool last_level;
   score_function fn;
   double lambda;
+  bool choose;  // the last block to finish also takes the level's split (choose_level)
 };
 
 // Inclusive prefix sums of the lane's bins (registers) over the warp; returns the warp's total.
@@ -162,20 +164,70 @@ __device__ void score_parent(const score_args& a, std::int64_t f, int nb, std::u
   }
 }
 
-// One block per feature: every border's score over all leaves, then the feature's best border.
-template <int lane_bins>
-__global__ void __launch_bounds__(score_threads, lane_bins <= 5 ? 2 : 1) score_kernel(const score_args a) {
-  extern __shared__ double parts[];
-  __shared__ double best_score[score_threads];
-  __shared__ int best_bin[score_threads];
-  const search_view& v = a.v;
-  const std::int64_t f = v.score_begin + blockIdx.x;
-  const int nb = v.bins[f];
-  if (v.state->stopped != 0) return;
-  if (nb < 2) {
-    if (threadIdx.x == 0) v.best[f] = feature_best{0.0, -1, 0};
-    return;
+// ---- the level's split -------------------------------------------------------------------------------
+// The level's best split into the search state (by the thread with `write`): the tree stops where
+// there is none or it repeats an earlier level's split. Returns whether it stopped.
+__device__ inline bool take_best(const search_view& v, int level, const block_best& best, bool write) {
+  bool stop = best.feature < 0;
+  for (int d = 0; d < level && !stop; ++d) {
+    stop = v.state->splits[d].feature == best.feature && v.state->splits[d].bin == best.bin;
   }
+  if (write) {
+    if (stop) {
+      v.state->stopped = 1;
+    } else {
+      v.state->splits[level] = split{best.feature, best.bin};
+      v.state->count = level + 1;
+    }
+  }
+  return stop;
+}
+
+// The best feature of v.best over all features (a total order: the same answer however the features
+// fall on the threads), the search state's update, and which child of each leaf the next level
+// computes (the lighter one: right_is_lighter's rule, one warp per leaf; the weights are 64-bit
+// integer sums, exact in any order). Run by the score kernel's last block, after every block's
+// v.best and histogram write-backs: those are read through L2 (__ldcg), never a stale L1 line.
+__device__ void choose_level(const search_view& v, int level, bool last_level) {
+  const int t = static_cast<int>(threadIdx.x);
+  block_best mine{0.0, -1, -1};
+  for (std::int64_t f = t; f < v.features; f += score_threads) {
+    const std::int32_t bin = __ldcg(&v.best[f].bin);
+    if (bin >= 0) keep_better(mine, __ldcg(&v.best[f].score), static_cast<std::int32_t>(f), bin);
+  }
+  const block_best best = block_best_of<score_threads>(mine);
+  const std::int32_t feature = best.feature;
+  const std::int32_t bin = best.bin;
+  if (take_best(v, level, best, t == 0) || last_level) return;
+  const std::uint32_t leaves = 1u << level;
+  const int lane = t & 31;
+  const int nb = v.bins[feature];
+  for (std::uint32_t p = static_cast<std::uint32_t>(t >> 5); p < leaves; p += score_warps) {
+    const long long* w =
+        v.hist + (static_cast<std::int64_t>(p) * v.channels + v.dims) * v.total_bins + v.offset[feature];
+    unsigned long long left = 0;  // two's complement: any order gives the same bits
+    unsigned long long right = 0;
+    for (int b = lane; b < nb; b += 32) {
+      const auto x = static_cast<unsigned long long>(__ldcg(w + b));
+      if (b <= bin) {
+        left += x;
+      } else {
+        right += x;
+      }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      left += __shfl_xor_sync(full_mask, left, o);
+      right += __shfl_xor_sync(full_mask, right, o);
+    }
+    if (lane == 0) v.compute_bit[p] = static_cast<long long>(right) < static_cast<long long>(left) ? 1 : 0;
+  }
+}
+
+// One feature's scores (nb >= 2) and its best border into v.best[f].
+template <int lane_bins>
+__device__ void score_feature(const score_args& a, std::int64_t f, int nb, double* parts, double* best_score,
+                              int* best_bin) {
+  const search_view& v = a.v;
   double* part_num = parts;
   double* part_den = parts + score_warps * 2 * v.bin_stride;
   const int lane = threadIdx.x & 31;
@@ -225,7 +277,36 @@ __global__ void __launch_bounds__(score_threads, lane_bins <= 5 ? 2 : 1) score_k
   if (t == 0) v.best[f] = feature_best{best_score[0], best_bin[0], 0};
 }
 
-// ---- the level's split -------------------------------------------------------------------------------
+// One block per feature: every border's score over all leaves, then the feature's best border;
+// with a.choose, the last block to finish then takes the level's split (choose_level).
+template <int lane_bins>
+__global__ void __launch_bounds__(score_threads, lane_bins <= 5 ? 2 : 1) score_kernel(const score_args a) {
+  extern __shared__ double parts[];
+  __shared__ double best_score[score_threads];
+  __shared__ int best_bin[score_threads];
+  const search_view& v = a.v;
+  const std::int64_t f = v.score_begin + blockIdx.x;
+  const int nb = v.bins[f];
+  if (v.state->stopped != 0) return;  // every block (the last block sets it only after all have read it)
+  if (nb < 2) {
+    if (threadIdx.x == 0) v.best[f] = feature_best{0.0, -1, 0};
+  } else {
+    score_feature<lane_bins>(a, f, nb, parts, best_score, best_bin);
+  }
+  if (!a.choose) return;
+  // The last block to finish chooses: each thread's writes made visible, then one ticket per block.
+  __shared__ int is_last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) is_last = atomicAdd(&v.state->scored, 1) == static_cast<int>(gridDim.x) - 1 ? 1 : 0;
+  __syncthreads();
+  if (is_last == 0) return;
+  __threadfence();
+  choose_level(v, a.level, a.last_level);
+  if (threadIdx.x == 0) v.state->scored = 0;  // for the next level
+}
+
+// ---- the level's split, deep levels ------------------------------------------------------------------
 constexpr int choose_threads = 256;
 
 // Every block finds the best feature (the same answer); block 0 records it, and each block sets
@@ -236,19 +317,7 @@ __global__ void __launch_bounds__(choose_threads) choose_kernel(search_view v, i
   const block_best best = best_feature_of_block<choose_threads>(v, 0, v.features);
   const std::int32_t feature = best.feature;
   const std::int32_t bin = best.bin;
-  bool stop = feature < 0;
-  for (int d = 0; d < level && !stop; ++d) {
-    stop = v.state->splits[d].feature == feature && v.state->splits[d].bin == bin;
-  }
-  if (blockIdx.x == 0 && t == 0) {
-    if (stop) {
-      v.state->stopped = 1;
-    } else {
-      v.state->splits[level] = split{feature, bin};
-      v.state->count = level + 1;
-    }
-  }
-  if (stop || last_level) return;
+  if (take_best(v, level, best, blockIdx.x == 0 && t == 0) || last_level) return;
   const std::uint32_t leaves = 1u << level;
   const std::uint32_t p = blockIdx.x * choose_threads + t;
   if (p >= leaves) return;
@@ -349,11 +418,12 @@ void prepare_split_kernels(const search_view& v) {
   (void)v;
 }
 
-void score_splits(const search_view& v, int level, bool last_level, score_function fn, double lambda,
-                  cudaStream_t stream) {
+namespace {
+
+void launch_score(const score_args& a, cudaStream_t stream) {
+  const search_view& v = a.v;
   const std::int64_t scored = (v.score_end < 0 ? v.features : v.score_end) - v.score_begin;
   if (scored <= 0) return;
-  const score_args a{v, level, last_level, fn, lambda};
   const std::size_t shared = score_shared_bytes(v);
   const auto grid = static_cast<unsigned>(scored);
   if (v.bin_stride <= 64) {
@@ -368,11 +438,26 @@ void score_splits(const search_view& v, int level, bool last_level, score_functi
   CBG_CHECK_CUDA(stream);
 }
 
-void choose_split(const search_view& v, int level, bool last_level, cudaStream_t stream) {
+}  // namespace
+
+void score_splits(const search_view& v, int level, bool last_level, score_function fn, double lambda,
+                  cudaStream_t stream) {
+  launch_score(score_args{v, level, last_level, fn, lambda, false}, stream);
+}
+
+int score_and_choose(const search_view& v, int level, bool last_level, score_function fn, double lambda, bool fuse,
+                     cudaStream_t stream) {
+  CBG_EXPECTS(v.score_begin == 0 && v.score_end < 0, status::internal, "score_and_choose: a slice of the features");
+  // The score kernel's last block chooses where its warps set the compute bits quickly (a warp per
+  // leaf); deeper levels take the choose kernel's thread per leaf over several blocks.
   const std::int64_t leaves = std::int64_t{1} << level;
+  const bool fused = fuse && v.features > 0 && (last_level || leaves <= fused_choose_leaves);
+  if (v.features > 0) launch_score(score_args{v, level, last_level, fn, lambda, fused}, stream);
+  if (fused) return 1;
   const int blocks = last_level ? 1 : grid_for(leaves, choose_threads, 1 << 16);
   choose_kernel<<<blocks, choose_threads, 0, stream>>>(v, level, last_level);
   CBG_CHECK_CUDA(stream);
+  return v.features > 0 ? 2 : 1;
 }
 
 void update_leaves(const search_view& v, int level, bool list, cudaStream_t stream) {

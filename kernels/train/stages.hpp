@@ -33,7 +33,7 @@ struct search_state {
   int status = 0;   // 0, or channels - c for the lowest channel c holding a NaN or infinity
   int stopped = 0;  // no split at the current level: the tree has ended
   int count = 0;    // splits taken
-  int reserved = 0;
+  int scored = 0;   // score_and_choose: the level's score blocks done (0 again after the level)
   split splits[max_depth];
 };
 
@@ -105,9 +105,17 @@ void reduce_scales(const search_view& v, cudaStream_t stream);
 // v.fixed from der and weight at the scales (after reduce_scales and, sharded, the maxima's reduction).
 void fixed_values(const search_view& v, cudaStream_t stream);
 void build_histograms(const search_view& v, const histogram_plan& plan, int level, cudaStream_t stream);
+// Scores only (the sharded search's slice of the features: sliced_search.hpp chooses).
 void score_splits(const search_view& v, int level, bool last_level, score_function fn, double lambda,
                   cudaStream_t stream);
-void choose_split(const search_view& v, int level, bool last_level, cudaStream_t stream);
+// The level's scores over every feature, then its split into the search state and the compute bits
+// of its leaves (the best of v.best; the tree stops on no candidate or a repeated split). Up to
+// fused_choose_leaves leaves (and at the last level) the score kernel's last block chooses (one launch),
+// beyond that, or without `fuse` (the policy's A/B switch), a choose kernel follows. Returns the
+// kernels launched.
+inline constexpr std::int64_t fused_choose_leaves = 256;
+int score_and_choose(const search_view& v, int level, bool last_level, score_function fn, double lambda, bool fuse,
+                     cudaStream_t stream);
 // list: also write the next level's row list (v.row_list; the next level's histograms read it).
 void update_leaves(const search_view& v, int level, bool list, cudaStream_t stream);
 

@@ -417,7 +417,7 @@ class device_backend final : public boosting_backend {
     leaf_search_status st;
     pass_fold fused;
     const bool fuse = fused_layout(channels, slots, c.backtracking != 0, fused);
-    if (fuse) {  // sharded: the passes add into the send block, zeroed once here, then by each decision
+    if (fuse) {  // the passes add into the send block, zeroed once here, then by each decision
       zero(pass_send_.data(), fused.p.tiles_at);
       ra.sums = reinterpret_cast<unsigned long long*>(pass_send_.data());
       ra.max_key = reinterpret_cast<unsigned*>(pass_send_.data() + fused.p.keys_at);
@@ -430,9 +430,10 @@ class device_backend final : public boosting_backend {
         launch_point(ra);
         pass_clock_.mark(m + 1, stream());
         if (fuse) {
-          link_->red().all_gather(pass_send_.data(), pass_recv_.data(), fused.p.block, stream());
+          if (link_ != nullptr) link_->red().all_gather(pass_send_.data(), pass_recv_.data(), fused.p.block, stream());
           pass_clock_.mark(m + 2, stream());
-          launch::fold_and_decide(fused, pass_recv_.data(), c.backtracking != 0, c, v, leaf_sums(), max_keys(),
+          const unsigned char* recv = link_ != nullptr ? pass_recv_.data() : pass_send_.data();
+          launch::fold_and_decide(fused, recv, c.backtracking != 0, c, v, leaf_sums(), max_keys(),
                                   reinterpret_cast<double*>(result_.data() + result_sums_at), bound_scales, ra.sums,
                                   ra.max_key, stream());
           pass_clock_.mark(m + 3, stream());
@@ -667,45 +668,51 @@ class device_backend final : public boosting_backend {
   // ordered sum) as reduce_pass and finish_sums<1> give them. False (nothing done) on one GPU or past
   // max_fold_ranks ranks: the caller takes the separate collectives.
   // The layout of a sharded pass's all-gather block (pass_send_ and pass_recv_ sized for it); false
-  // on one GPU or past max_fold_ranks ranks.
+  // past max_fold_ranks ranks. One GPU: one rank of tiles_of(rows()) tiles (a one-GPU fused leaf
+  // pass reads its own send block).
   // C: doubles per value tile (the weak pass's two ordered sums; gather_tiles' layout).
   bool pass_layout(int channels, std::size_t slots, bool value, pass_fold& f, int C = 1) {
-    if (link_ == nullptr) return false;
-    const dist::row_split& split = link_->split(false);
-    const int ranks = split.ranks();
+    const int ranks = link_ != nullptr ? link_->split(false).ranks() : 1;
     if (ranks > max_fold_ranks) return false;
     f.ranks = ranks;
     std::int64_t most = 0;
     for (int r = 0; r < ranks; ++r) {
-      const std::int64_t t = value ? sum_tiles_of(split.counts[static_cast<std::size_t>(r)]) * C : 0;
+      const std::int64_t count =
+          link_ != nullptr ? sum_tiles_of(link_->split(false).counts[static_cast<std::size_t>(r)]) : tiles_of(rows());
+      const std::int64_t t = value ? count * C : 0;
       f.first_tile[r + 1] = f.first_tile[r] + t;
       most = std::max(most, t);
     }
+    const int rank = link_ != nullptr ? link_->rank() : 0;
     pass_pack& p = f.p;
     p.slots = slots;
     p.channels = channels;
-    p.tiles = f.first_tile[link_->rank() + 1] - f.first_tile[link_->rank()];
+    p.tiles = f.first_tile[rank + 1] - f.first_tile[rank];
     p.keys_at = slots * sizeof(unsigned long long);
     p.tiles_at = (p.keys_at + static_cast<std::size_t>(channels) * sizeof(unsigned) + 7) / 8 * 8;
     p.block = std::max<std::size_t>(8, p.tiles_at + static_cast<std::size_t>(most) * sizeof(double));
     ensure(pass_send_, p.tiles_at + static_cast<std::size_t>(std::max<std::int64_t>(most, tiles_of(rows()))) *
                                         sizeof(double));  // a fused pass's kernel writes tiles_of(rows()) partials
-    ensure(pass_recv_, p.block * static_cast<std::size_t>(ranks));
+    if (link_ != nullptr) ensure(pass_recv_, p.block * static_cast<std::size_t>(ranks));
     return true;
   }
 
-  // Fused sharded leaf passes (pass_fold_decide_kernel): the point kernel adds straight into the
-  // all-gather's send block, one kernel folds and decides. False where the value's tiles of all ranks
-  // exceed one tile of tiles, or with the policy's dist_fused_pass off (the benchmark's A/B switch),
-  // which also gives the weak pass its two collectives back.
+  // Fused leaf passes (pass_fold_decide_kernel): the point kernel adds straight into the all-gather's
+  // send block, one kernel folds and decides (one GPU: it folds the send block itself, the value's
+  // ordered sum in reduce_tiles' order, so no tile-sum kernel runs between the pass and its decision).
+  // False where the value's tiles of all ranks exceed one tile of tiles, or with the policy's
+  // dist_fused_pass (sharded; off also gives the weak pass its two collectives back) or
+  // fused_leaf_pass (one GPU) off: the benchmark's A/B switches.
   [[nodiscard]] bool fused_passes() const { return ctx_.policy().dist_fused_pass; }
   bool fused_layout(int channels, std::size_t slots, bool value, pass_fold& f) {
-    if (!fused_passes() || !pass_layout(channels, slots, value, f)) return false;
+    if (!(link_ != nullptr ? fused_passes() : ctx_.policy().fused_leaf_pass)) return false;
+    if (!pass_layout(channels, slots, value, f)) return false;
     return f.first_tile[f.ranks] <= sum_tile;
   }
 
   template <int C = 1>
   bool merged_pass(int channels, std::size_t slots, bool value) {
+    if (link_ == nullptr) return false;
     pass_fold f;
     if (!pass_layout(channels, slots, value, f, C)) return false;
     const pass_pack& p = f.p;

@@ -73,8 +73,8 @@ void exchange_slices(sliced_search& s, const search_view& v, std::size_t first_s
 // v with score_begin/score_end set to this rank's slice.
 search_view slice_view(const sliced_search& s, const search_view& v);
 
-// The level's split from every rank's slice (replaces choose_split): the slice's candidate,
-// the all-gather, the pick (search state and compute bits as choose_split writes them).
+// The level's split from every rank's slice (replaces score_and_choose's choice): the slice's candidate,
+// the all-gather, the pick (search state and compute bits as score_and_choose writes them).
 void choose_split_sliced(sliced_search& s, const search_view& v, int level, bool last_level, dist::reducer& red,
                          cudaStream_t stream);
 

@@ -39,7 +39,7 @@ struct extension_workspace {
   device_buffer<double> scores;
   device_buffer<ext_record> record;
   std::vector<std::byte> host_columns;
-  // The tree's state before level `known` (its choose_split not counted): valid when known is the
+  // The tree's state before level `known` (its choice not counted): valid when known is the
   // level being searched; otherwise the level reads it back first.
   int known = -1;
   ext_record tree;
@@ -282,6 +282,14 @@ class device_search final : public detail::search_primitives {
     // Not with an extension: its choice compares the columns with the best of every pool feature.
     sliced_ = in_.reducer != nullptr && w.sliced.enabled && in_.extension == nullptr;
     slot_bytes_ = static_cast<std::size_t>(v.channels) * static_cast<std::size_t>(v.total_bins) * sizeof(long long);
+    // Every level's histogram slots zeroed at once (level d adds into slots [2^(d-1), 2^d), untouched
+    // before it in this tree): one memset per tree instead of one per level.
+    fused_ = ctx_.policy().fused_search_levels;
+    if (fused_ && slot_bytes_ > 0) {
+      const std::size_t slots = std::size_t{1} << (params_.depth - 1);
+      CBG_CUDA_TRY(cudaMemsetAsync(v.hist, 0, slots * slot_bytes_, stream));
+      ++memsets_;
+    }
   }
 
   void pool_level(int d, bool last) override {
@@ -290,12 +298,11 @@ class device_search final : public detail::search_primitives {
     const detail::search_view& v = v_;
     const std::size_t first_slot = d == 0 ? 0 : std::size_t{1} << (d - 1);
     const std::size_t n_slots = d == 0 ? 1 : std::size_t{1} << (d - 1);
-    if (slot_bytes_ > 0) {
+    if (!fused_ && slot_bytes_ > 0) {
       CBG_CUDA_TRY(
           cudaMemsetAsync(v.hist + first_slot * slot_bytes_ / sizeof(long long), 0, n_slots * slot_bytes_, stream));
       ++memsets_;
     }
-    stage(w, stream, "zero", d);
     detail::build_histograms(v, w.plans[static_cast<std::size_t>(d)], d, stream);
     ++launches_;
     // Sharded training: the computed slots summed over the ranks (exact: 64-bit integers), with
@@ -308,18 +315,16 @@ class device_search final : public detail::search_primitives {
                            n_slots * slot_bytes_ / sizeof(long long), stream);
     }
     stage(w, stream, "histogram", d);
-    detail::score_splits(sliced_ ? detail::slice_view(w.sliced, v) : v, d, last, params_.score, params_.l2_leaf_reg,
-                         stream);
-    ++launches_;
-    stage(w, stream, "score", d);
     if (sliced_) {
+      detail::score_splits(detail::slice_view(w.sliced, v), d, last, params_.score, params_.l2_leaf_reg, stream);
+      stage(w, stream, "score", d);
       detail::choose_split_sliced(w.sliced, v, d, last, *in_.reducer, stream);
-      ++launches_;
+      launches_ += 3;
+      stage(w, stream, "choose", d);
     } else {
-      detail::choose_split(v, d, last, stream);
+      launches_ += detail::score_and_choose(v, d, last, params_.score, params_.l2_leaf_reg, fused_, stream);
+      stage(w, stream, "score+choose", d);
     }
-    ++launches_;
-    stage(w, stream, "choose", d);
   }
 
   // The tree's splits before `level`, and their borders: the last level's record, else read back now.
@@ -490,6 +495,7 @@ class device_search final : public detail::search_primitives {
   cudaStream_t stream_;
   detail::search_view v_;
   bool sliced_ = false;
+  bool fused_ = true;  // the policy's fused_search_levels
   std::size_t slot_bytes_ = 0;
   int launches_ = 0;
   int memsets_ = 0;

@@ -14,6 +14,11 @@ struct policy {
   int dist_sliced_score = -1;
   // Sharded training: the fused weak-target / leaf passes (one collective per pass).
   bool dist_fused_pass = true;
+  // One GPU: a leaf pass's ordered value sum folded by its decision kernel (no tile-sum kernel between).
+  bool fused_leaf_pass = true;
+  // Tree search: a level's split chosen by the score kernel's last block, and one memset of the
+  // histogram slots per tree (off: a choose kernel per level, a memset per level).
+  bool fused_search_levels = true;
   // Sharded training: how long a rank thread spins (yielding) on a peer before it sleeps, in µs.
   std::int64_t dist_spin_us = 20000;
   // Feature combinations on the GPU: histograms of candidate columns in global memory instead of

@@ -21,6 +21,7 @@
 #include "cbg/memory/device_buffer.hpp"
 #include "cbg/model/host_evaluator.hpp"
 #include "cbg/model/io.hpp"
+#include "cbg/runtime/policy.hpp"
 #include "cbg/runtime/profiler.hpp"
 #include "cbg/train/boosting_math.hpp"
 #include "cbg/train/det_math.hpp"
@@ -716,6 +717,36 @@ TEST_CASE("GPU training is deterministic: two runs give the same model file", "[
   const auto a = cbm_bytes(tr::train(*g.pool, tr::parse_params(params), {}));
   const auto b = cbm_bytes(tr::train(*g.pool, tr::parse_params(params), {}));
   CHECK(a == b);
+}
+
+// The one-GPU fused leaf pass (its value sum folded by the decision kernel) and the fused search levels
+// (the score kernel's last block chooses; one memset per tree) against their A/B switches off: the
+// same model. Logloss is bounded (a pass per iteration), RMSE not (candidate and sums passes); depth
+// 10 also takes the choose kernel past 256 leaves.
+TEST_CASE("GPU training: the policy's fused leaf pass and search levels give the model of the separate kernels",
+          "[gpu][train]") {
+  CBG_REQUIRE_GPU();
+  auto gctx = make_context(0);
+  dataset d = make_data(cbg::test::shrunk<std::int64_t>(200000, 30000), 10, "binary", 41);
+  device_pool_fixture g = device_pool(gctx, d);
+  for (const std::string params :
+       {R"({"loss_function": "Logloss", "iterations": 12, "leaf_estimation_iterations": 6})",
+        R"({"loss_function": "RMSE", "iterations": 8, "depth": 10, "leaf_estimation_iterations": 3,
+            "leaf_estimation_method": "Newton"})"}) {
+    CAPTURE(params);
+    cbg::policy fused;
+    REQUIRE(fused.fused_leaf_pass);
+    REQUIRE(fused.fused_search_levels);
+    cbg::set_policy(*gctx, fused);
+    const auto a = cbm_bytes(tr::train(*g.pool, tr::parse_params(params), {}));
+    cbg::policy separate;
+    separate.fused_leaf_pass = false;
+    separate.fused_search_levels = false;
+    cbg::set_policy(*gctx, separate);
+    const auto b = cbm_bytes(tr::train(*g.pool, tr::parse_params(params), {}));
+    cbg::set_policy(*gctx, fused);
+    CHECK(a == b);
+  }
 }
 
 // Stage timings wait for the stream after each backend call: they must not change the model, and they
