@@ -9,7 +9,8 @@
 # single-GPU model through the border sample; a rank whose peers never join times out), the Python
 # dask tests with CuPy chunks on a one-worker LocalCluster, and the dask example.
 # --ranks N (N GPUs visible): also the [gpu][dist] two-rank cases, N Dask workers (one GPU each)
-# trained together against one GPU byte for byte, a failing rank's error on the client with the
+# trained together against one GPU byte for byte (float columns, and categorical columns with
+# max_ctr_complexity 1 and 4), a failing rank's error on the client with the
 # others stopped, and the peak device memory per rank of examples/multi_host over --rows rows
 # (default 16M) - with --baseline, the same binary over an older libcbgpu.so (the whole feature set
 # gathered on every rank) for the before/after figures.

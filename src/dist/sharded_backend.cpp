@@ -26,6 +26,7 @@
 #include "cbg/train/boosting_math.hpp"
 #include "cbg/train/reduce_math.hpp"
 #include "kernels/dist/gather.hpp"
+#include "src/dist/all_rows.hpp"
 #include "src/dist/rank_threads.hpp"
 #include "src/dist/sharded_extension.hpp"
 
@@ -91,9 +92,6 @@ class sharded_backend final : public train::boosting_backend {
     const std::optional<communicator> comm = communicator_of(*base);
     const std::vector<int> devices = parse_devices(in.devices, visible_device_count());
     if (comm.has_value()) {
-      CBG_EXPECTS(extension == nullptr, status::not_implemented,
-                  "parameter 'max_ctr_complexity': feature combinations over several processes are not implemented "
-                  "(each process holds only its rows); use max_ctr_complexity=1, or several devices of one process");
       CBG_EXPECTS(
           devices.size() <= 1 && (devices.empty() || devices[0] == base->device()), status::invalid_argument,
           fmt::format("devices '{}' with a caller's communicator: each process trains on its context's device ({})",
@@ -104,7 +102,10 @@ class sharded_backend final : public train::boosting_backend {
     }
     const std::chrono::microseconds spin(
         std::clamp<std::int64_t>(in.learn->ctx()->policy().dist_spin_us, 0, 10'000'000));
-    if (extension != nullptr) {
+    // One process: the extension is the pool device's over all learn rows, each rank reads its rows
+    // through a view. Several processes: the trainer's extension is this rank's already
+    // (src/dist/all_rows.hpp).
+    if (extension != nullptr && !comm.has_value()) {
       std::vector<const context*> contexts;
       for (const auto& r : ranks_) contexts.push_back(r->ctx.get());
       extension_ = std::make_unique<sharded_extension>(*extension, *base, learn_split_, eval_split_, contexts, spin);
@@ -123,7 +124,7 @@ class sharded_backend final : public train::boosting_backend {
       bi.eval = r.eval ? &*r.eval->p : in.eval;
       bi.quantize = in.quantize;
       bi.rank = &r.inputs;
-      r.backend = train::make_device_backend(bi, extension_ ? &extension_->rank(k) : nullptr);
+      r.backend = train::make_device_backend(bi, extension_ ? &extension_->rank(k) : extension);
     });
     features_ = ranks_[0]->backend->features();
     modes_ = ranks_[0]->backend->nan_modes();
@@ -415,27 +416,10 @@ void sharded_backend::setup_communicator(const train::backend_inputs& in, const 
   scoped_device on(base->device());
   reducers_.push_back(make_reducer(c, base->device()));
   reducer& red = *reducers_[0];
-  // Every rank's row counts (-1: no eval set).
-  const std::int64_t mine[2] = {learn.num_rows(), in.eval != nullptr ? in.eval->num_rows() : -1};
-  device_buffer<std::int64_t> counts(static_cast<std::size_t>(2 * (c.size + 1)), base->stream(), base->resource());
-  copy_bytes(counts.data(), memory_kind::device, mine, memory_kind::host, sizeof(mine), base->stream(), base->copies(),
-             base->rules(), CBG_COPY_SITE("rank row counts"));
-  red.all_gather(counts.data(), counts.data() + 2, sizeof(mine), base->stream());
-  std::vector<std::int64_t> all(static_cast<std::size_t>(2 * c.size));
-  copy_bytes(all.data(), memory_kind::host, counts.data() + 2, memory_kind::device, all.size() * sizeof(std::int64_t),
-             base->stream(), base->copies(), base->rules(), CBG_COPY_SITE("rank row counts"));
-  CBG_CUDA_TRY(cudaStreamSynchronize(base->stream()));
-  red.check_live();  // the counts are garbage when a rank never came (a timeout aborted the gather)
-  int with_eval = 0;
-  for (int k = 0; k < c.size; ++k) {
-    const std::int64_t l = all[static_cast<std::size_t>(2 * k)], e = all[static_cast<std::size_t>(2 * k + 1)];
-    CBG_EXPECTS(l > 0, status::bad_data, fmt::format("rank {} has no learn rows", k));
-    learn_split_.counts.push_back(l);
-    eval_split_.counts.push_back(std::max<std::int64_t>(e, 0));
-    with_eval += e >= 0 ? 1 : 0;
-  }
-  CBG_EXPECTS(with_eval == 0 || with_eval == c.size, status::invalid_argument,
-              fmt::format("{} of {} ranks have an eval set: every rank or none must", with_eval, c.size));
+  const rank_row_counts counts =
+      exchange_row_counts(red, *base, learn.num_rows(), in.eval != nullptr ? in.eval->num_rows() : -1);
+  learn_split_ = counts.learn;
+  eval_split_ = counts.eval;
   // The borders of the whole set from its border sample (border_sample.hpp): the sample's rows,
   // gathered from the ranks that hold them in row order, then this rank's rows, quantized together
   // so that the borders come from the sample alone; this rank keeps its rows' bins.

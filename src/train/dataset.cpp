@@ -13,6 +13,7 @@
 #include "cbg/memory/copy.hpp"
 #include "cbg/train/class_labels.hpp"
 #include "cbg/train/param_table.hpp"
+#include "src/dist/all_rows.hpp"
 
 namespace cbg::train {
 
@@ -208,16 +209,26 @@ dataset::dataset(const pool& learn, const pool* eval, const train_params& p)
   // Feature combinations read the categorical and float columns and the label on the pool's device
   // (also with several devices of one process): pageable ones are staged first (one copy each, as
   // the quantizer stages floats), so the CTR preparation and the combinations take the GPU path.
-  // Several processes train without combinations (trainer.cpp).
-  if (!ctx.is_cpu() && learn.num_categorical() > 0 && ctr::max_ctr_complexity_of(p.ctr, p.iterations) > 1) {
-    if (!dist::communicator_of(ctx).has_value()) {
-      staged_categorical_learn_ = stage_host_inputs(*labelled_learn_, true, true);
-      if (staged_categorical_learn_) labelled_learn_ = staged_categorical_learn_->p.get();
-      if (labelled_eval_ != nullptr) {
-        staged_categorical_eval_ = stage_host_inputs(*labelled_eval_, true, true);
-        if (staged_categorical_eval_) labelled_eval_ = staged_categorical_eval_->p.get();
-      }
+  // Several processes gather them from every rank (below), from the device too.
+  const std::optional<dist::communicator> comm = ctx.is_cpu() ? std::nullopt : dist::communicator_of(ctx);
+  const int complexity = ctr::max_ctr_complexity_of(p.ctr, p.iterations);
+  if (!ctx.is_cpu() && learn.num_categorical() > 0 && (complexity > 1 || comm.has_value())) {
+    staged_categorical_learn_ = stage_host_inputs(*labelled_learn_, true, true);
+    if (staged_categorical_learn_) labelled_learn_ = staged_categorical_learn_->p.get();
+    if (labelled_eval_ != nullptr) {
+      staged_categorical_eval_ = stage_host_inputs(*labelled_eval_, true, true);
+      if (staged_categorical_eval_) labelled_eval_ = staged_categorical_eval_->p.get();
     }
+  }
+  // Several processes (src/dist/all_rows.hpp): the CTRs and the combinations read every rank's rows,
+  // gathered in rank order; the backend then reads this rank's part of what they derive.
+  const pool* own_learn = labelled_learn_;
+  const pool* own_eval = labelled_eval_;
+  if (comm.has_value() && learn.num_categorical() > 0) {
+    all_rows_ = dist::gather_all_rows(*labelled_learn_, labelled_eval_, *comm, complexity > 1);
+    labelled_learn_ = &*all_rows_->learn;
+    labelled_eval_ = all_rows_->eval ? &*all_rows_->eval : nullptr;
+    rank_rows_ = rank_window{all_rows_->first(false, comm->rank), all_rows_->first(true, comm->rank)};
   }
   learn_ = labelled_learn_;
   eval_ = labelled_eval_;
@@ -230,6 +241,14 @@ dataset::dataset(const pool& learn, const pool* eval, const train_params& p)
     learn_ = cat_->learn.get();
     eval_ = cat_->eval.get();
     quantize_.overrides = cat_->overrides;
+    if (rank_rows_) {
+      rank_learn_ = dist::rank_part(*cat_->learn, *own_learn, cat_->float_flat, rank_rows_->learn_first);
+      learn_ = rank_learn_.get();
+      if (eval_ != nullptr) {
+        rank_eval_ = dist::rank_part(*cat_->eval, *own_eval, cat_->float_flat, rank_rows_->eval_first);
+        eval_ = rank_eval_.get();
+      }
+    }
   }
   add_float_overrides(learn, p.per_float_quantization, cat_ ? &cat_->float_flat : nullptr, quantize_.overrides);
   // Pageable host inputs on a GPU context: staged to the device (after the CTR preparation, whose
@@ -246,7 +265,7 @@ dataset::dataset(const pool& learn, const pool* eval, const train_params& p)
   // processes: the sharded backend quantizes the features gathered from every rank.
   if (ctx.is_cpu()) {
     host_quantized_.emplace(quantize::quantize_host(*learn_, quantize_));
-  } else if (!dist::communicator_of(ctx).has_value()) {
+  } else if (!comm.has_value()) {
     device_quantized_.emplace(quantize::quantize_device(*learn_, quantize_));
   }
 }

@@ -541,8 +541,7 @@ std::vector<param_spec> make_table() {
        .lo = 1,
        .hi = 16,
        .catboost_gpu_default = "4 (1 below 200 iterations), also on a GPU",
-       .doc =
-           "the most categorical features in a combination (default 4, 1 below 200 iterations; several processes: 1)",
+       .doc = "the most categorical features in a combination (default 4, 1 below 200 iterations)",
        .set = set_ctr_option},
       {.name = "counter_calc_method",
        .stored = t::text,

@@ -33,6 +33,7 @@
 #include "cbg/train/metric_tables.hpp"
 #include "cbg/train/tensorboard_log.hpp"
 #include "cbg/train/params.hpp"
+#include "src/dist/all_rows.hpp"
 #include "src/train/ctr_size_penalty.hpp"
 
 namespace cbg::train {
@@ -291,31 +292,22 @@ model::model train(const pool& learn, const train_params& p, const train_options
   if (cat != nullptr) {
     if (ctx.is_cpu()) {
       combinations = ctr::combinations_for_training(data.labelled_learn(), data.labelled_eval(), p, *cat);
-    } else if (const int complexity = ctr::max_ctr_complexity_of(p.ctr, p.iterations); complexity > 1) {
-      // CatBoost's rule, set or by default: on the pool's device (with several devices of one
-      // process, each rank reads its rows of the columns), where the dataset staged any pageable
-      // columns and labels to the device (the GPU CTR path reads them there); not over several
-      // processes, each of which holds only its rows.
+    } else if (ctr::max_ctr_complexity_of(p.ctr, p.iterations) > 1) {
+      // CatBoost's rule, set or by default: on the pool's device over all learn rows, where the dataset
+      // staged any pageable columns and labels to the device (the GPU CTR path reads them there). With
+      // several devices of one process each rank reads its rows of the columns; over several
+      // processes each process computes them over every rank's rows (the dataset gathered them) and
+      // its search reads its rows.
       bool device_data = true;
       for (const pool* q : {cat->learn.get(), cat->eval.get()}) {
         if (q == nullptr) continue;
         for (const column_view& c : q->features()) device_data = device_data && c.memory != memory_kind::host;
       }
-      if (dist::communicator_of(ctx).has_value()) {
-        CBG_EXPECTS(!p.ctr.max_ctr_complexity, status::not_implemented,
-                    fmt::format("parameter 'max_ctr_complexity': {}: feature combinations over several processes are "
-                                "not implemented (each process holds only its rows); use max_ctr_complexity=1, or "
-                                "several devices of one process",
-                                complexity));
-        if (ctx.log_enabled(log::level::warn)) {
-          ctx.log(log::level::warn, log_category,
-                  fmt::format("max_ctr_complexity is not set: CatBoost's default here is {}, but feature "
-                              "combinations over several processes are not implemented; this training uses 1",
-                              complexity));
-        }
-      } else {
-        CBG_EXPECTS(device_data, status::internal, "feature combinations: a categorical column was not staged");
-        combinations = ctr::combinations_for_training_device(data.labelled_learn(), data.labelled_eval(), p, *cat);
+      CBG_EXPECTS(device_data, status::internal, "feature combinations: a categorical column was not staged");
+      combinations = ctr::combinations_for_training_device(data.labelled_learn(), data.labelled_eval(), p, *cat);
+      if (combinations && data.rank_rows()) {
+        combinations = dist::rank_rows_extension(std::move(combinations), data.rank_rows()->learn_first,
+                                                 data.rank_rows()->eval_first);
       }
     }
   }

@@ -1165,7 +1165,8 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *     categorical features, CatBoost's default 4, 1 below 200 iterations, on the host, on one
  *     GPU and on several GPUs of one process (devices; the single-GPU model byte for byte),
  *     whatever memory the columns are in: on a GPU pageable columns and labels are staged to
- *     the device; several processes (a communicator): unset means 1 there, with a warning),
+ *     the device; over several processes (a communicator) every rank computes the CTRs and the
+ *     combinations over all ranks' rows, so the model is the single-GPU one there too),
  *     ctr_target_border_count (1; above 1 for RMSE, MAE, Quantile and Poisson: the regression
  *     target is split by that many borders, as CatBoost's GPU trainer does), has_time (false: the
  *     ordered CTRs visit the learn rows in one seeded permutation; true: in the data's order, and
@@ -1200,8 +1201,7 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *   description (CatBoost's GPU trainer refuses it too), PriorEstimation BetaPrior,
  *   ctr_target_border_count > 1 with MultiClass, ctr_leaf_count_limit and store_all_simple_ctr
  *   other than their defaults on a GPU context (CatBoost's GPU trainer refuses them too; a CPU
- *   context takes them), max_ctr_complexity > 1 over several processes (a context with a
- *   communicator).
+ *   context takes them).
  * @param eval_pool    optional (NULL) eval set with the same features, on the same device: eval
  *   metric per iteration, early stopping, use_best_model.
  * @param callbacks    optional (NULL); see cbg_train_callbacks_t.

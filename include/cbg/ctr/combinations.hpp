@@ -28,8 +28,8 @@
 // The GPU path: combinations_device.hpp (the same candidates, columns, tables and eval values from
 // device data; one control flow with the host's over the two paths' primitives), on one GPU, with
 // pageable categorical columns and labels staged to the device first (train/dataset.cpp); on several
-// GPUs the trainer refuses an explicit max_ctr_complexity > 1 and uses 1 where the parameter is not
-// set, with a warning.
+// GPUs of one process each rank reads its rows (src/dist/sharded_extension.hpp); over several
+// processes each computes it over every rank's rows and reads its own (src/dist/all_rows.hpp).
 #pragma once
 
 #include <cstdint>

@@ -10,7 +10,9 @@
 //  * a context with a communicator (the caller's, or one the library made from a unique id; several
 //    processes, one GPU each): this process's pool is its rank's rows; the border sample of the
 //    whole set is gathered from the ranks that hold it (border_sample.hpp), so the borders are the
-//    whole set's, and each rank keeps its rows' bins. No search extension (status::not_implemented).
+//    whole set's, and each rank keeps its rows' bins. With categorical features every rank has
+//    computed the CTR columns and any search extension over every rank's rows (src/dist/all_rows.hpp)
+//    and passes its rows: the extension given is this rank's already.
 #pragma once
 
 #include <memory>

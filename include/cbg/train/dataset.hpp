@@ -10,9 +10,12 @@
 // device before the categorical step (the combinations read them there).
 // Each stage's tables are pools over memory the dataset owns (pool::borrow): nothing goes through
 // the public pool import again. A training sharded over several processes quantizes the features
-// gathered from every rank instead (src/dist/), so there the dataset leaves the learn set as it is.
+// gathered from every rank instead (src/dist/), so there the dataset leaves the learn set as it is;
+// with categorical features there it gathers every rank's rows of what the CTRs read first and
+// keeps this rank's part of the derived columns (src/dist/all_rows.hpp).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -22,6 +25,10 @@
 #include "cbg/quantize/quantizer.hpp"
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/params.hpp"
+
+namespace cbg::dist {
+struct all_rows;  // every rank's rows of the CTRs' inputs (src/dist/all_rows.hpp)
+}
 
 namespace cbg::train {
 
@@ -35,7 +42,8 @@ class dataset {
   dataset& operator=(const dataset&) = delete;
   ~dataset();
 
-  // The caller's pools with their labels relabelled: what the CTRs and the feature combinations read.
+  // The caller's pools with their labels relabelled: what the CTRs and the feature combinations read
+  // (over several processes: every rank's rows of them, in rank order).
   [[nodiscard]] const pool& labelled_learn() const noexcept { return *labelled_learn_; }
   [[nodiscard]] const pool* labelled_eval() const noexcept { return labelled_eval_; }
   // The one-hot and CTR columns, their tables and overrides (null without categorical features).
@@ -43,6 +51,13 @@ class dataset {
   // What the backends read: the float then the derived features, labels, weights, baselines.
   [[nodiscard]] const pool& learn() const noexcept { return *learn_; }
   [[nodiscard]] const pool* eval() const noexcept { return eval_; }
+
+  // Over several processes with categorical features: this rank's first learn and eval rows in the
+  // pools the CTRs read (its part of their columns); nullopt otherwise.
+  struct rank_window {
+    std::int64_t learn_first = 0, eval_first = 0;
+  };
+  [[nodiscard]] const std::optional<rank_window>& rank_rows() const noexcept { return rank_rows_; }
 
   // The backend's inputs: these tables and the quantized learn set, which the backend takes over
   // (call once).
@@ -52,7 +67,10 @@ class dataset {
   std::unique_ptr<derived_table> relabelled_learn_, relabelled_eval_, staged_learn_, staged_eval_;
   // The caller's categorical pools staged to the device for feature combinations on a GPU.
   std::unique_ptr<derived_table> staged_categorical_learn_, staged_categorical_eval_;
+  std::unique_ptr<dist::all_rows> all_rows_;  // before cat_, whose pools view it
   std::optional<ctr::prepared_data> cat_;
+  std::unique_ptr<pool> rank_learn_, rank_eval_;  // this rank's part of cat_'s pools (several processes)
+  std::optional<rank_window> rank_rows_;
   const pool* labelled_learn_ = nullptr;
   const pool* labelled_eval_ = nullptr;
   const pool* learn_ = nullptr;

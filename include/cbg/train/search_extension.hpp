@@ -70,7 +70,8 @@ std::unique_ptr<boosting_backend> make_host_backend(const backend_inputs& in, se
 
 // The GPU backend whose searches use `extension` (null: none); it must outlive the backend. Sharded
 // over several devices of one process, each rank's search reads its rows of the extension's columns
-// (src/dist/sharded_extension.hpp); over several processes an extension is status::not_implemented.
+// (src/dist/sharded_extension.hpp); over several processes each process's extension gives its rows
+// (src/dist/all_rows.hpp).
 std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in, search_extension* extension);
 
 }  // namespace cbg::train

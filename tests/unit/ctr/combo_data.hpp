@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "cbg/data/pool.hpp"
@@ -38,6 +39,35 @@ inline float class_of(float s, int classes) {
   return std::clamp(band, 0.0f, static_cast<float>(classes - 1));
 }
 
+// d's pool from its values (copied to ctx's device when on_device).
+inline void build_combo_pool(const std::shared_ptr<cbg::context>& ctx, combo_data& d, bool on_device) {
+  const std::vector<std::int64_t> shape{d.rows};
+  std::vector<void*> ptr{d.x0.data(), d.x1.data()};
+  for (auto& c : d.cats) ptr.push_back(c.data());
+  ptr.push_back(d.label.data());
+  DLDevice where{kDLCPU, 0};
+  if (on_device) {
+    d.dfloats.push_back(cbg::test::upload(d.x0, *ctx));
+    d.dfloats.push_back(cbg::test::upload(d.x1, *ctx));
+    d.dfloats.push_back(cbg::test::upload(d.label, *ctx));
+    for (auto& c : d.cats) d.dints.push_back(cbg::test::upload(c, *ctx));
+    ptr = {d.dfloats[0].data(), d.dfloats[1].data()};
+    for (auto& c : d.dints) ptr.push_back(c.data());
+    ptr.push_back(d.dfloats[2].data());
+    where = {kDLCUDA, ctx->device()};
+  }
+  for (std::size_t k = 0; k < ptr.size(); ++k) {
+    const bool is_float = k < 2 || k + 1 == ptr.size();
+    d.tensors.push_back(std::make_unique<cbg::test::fake_tensor>(
+        ptr[k], is_float ? cbg::test::dl_float(32) : cbg::test::dl_int(32), shape, std::vector<std::int64_t>{}, where));
+  }
+  cbg::pool_inputs in;
+  for (std::size_t k = 0; k + 1 < ptr.size(); ++k) in.columns.push_back(d.tensors[k]->as_borrowed());
+  in.label = d.tensors.back()->as_borrowed();
+  in.cat_features = {2, 3, 4, 5};
+  d.pool = std::make_unique<cbg::pool>(cbg::pool::build(ctx, std::move(in)));
+}
+
 inline std::unique_ptr<combo_data> make_combo_data(const std::shared_ptr<cbg::context>& ctx, std::int64_t rows,
                                                    bool binary, std::uint32_t seed, bool on_device, int classes = 2,
                                                    bool extra_values = false) {
@@ -59,31 +89,23 @@ inline std::unique_ptr<combo_data> make_combo_data(const std::shared_ptr<cbg::co
     // A value of the last feature no other set has (an eval set's categories a learn set lacks).
     if (extra_values && r % 7 == 0) d->cats[3].back() = card[3] * 3 + 3;
   }
-  const std::vector<std::int64_t> shape{rows};
-  std::vector<void*> ptr{d->x0.data(), d->x1.data()};
-  for (auto& c : d->cats) ptr.push_back(c.data());
-  ptr.push_back(d->label.data());
-  DLDevice where{kDLCPU, 0};
-  if (on_device) {
-    d->dfloats.push_back(cbg::test::upload(d->x0, *ctx));
-    d->dfloats.push_back(cbg::test::upload(d->x1, *ctx));
-    d->dfloats.push_back(cbg::test::upload(d->label, *ctx));
-    for (auto& c : d->cats) d->dints.push_back(cbg::test::upload(c, *ctx));
-    ptr = {d->dfloats[0].data(), d->dfloats[1].data()};
-    for (auto& c : d->dints) ptr.push_back(c.data());
-    ptr.push_back(d->dfloats[2].data());
-    where = {kDLCUDA, ctx->device()};
-  }
-  for (std::size_t k = 0; k < ptr.size(); ++k) {
-    const bool is_float = k < 2 || k + 1 == ptr.size();
-    d->tensors.push_back(std::make_unique<cbg::test::fake_tensor>(
-        ptr[k], is_float ? cbg::test::dl_float(32) : cbg::test::dl_int(32), shape, std::vector<std::int64_t>{}, where));
-  }
-  cbg::pool_inputs in;
-  for (std::size_t k = 0; k + 1 < ptr.size(); ++k) in.columns.push_back(d->tensors[k]->as_borrowed());
-  in.label = d->tensors.back()->as_borrowed();
-  in.cat_features = {2, 3, 4, 5};
-  d->pool = std::make_unique<cbg::pool>(cbg::pool::build(ctx, std::move(in)));
+  build_combo_pool(ctx, *d, on_device);
+  return d;
+}
+
+// Rows [first, first + count) of `src` as a data set of their own, its pool on `ctx` (a rank's rows).
+inline std::unique_ptr<combo_data> combo_rows(const std::shared_ptr<cbg::context>& ctx, const combo_data& src,
+                                              std::int64_t first, std::int64_t count, bool on_device) {
+  auto d = std::make_unique<combo_data>();
+  d->rows = count;
+  const auto part = [&](const auto& v) {
+    return std::vector<typename std::decay_t<decltype(v)>::value_type>(v.begin() + first, v.begin() + first + count);
+  };
+  d->x0 = part(src.x0);
+  d->x1 = part(src.x1);
+  d->label = part(src.label);
+  for (const auto& c : src.cats) d->cats.push_back(part(c));
+  build_combo_pool(ctx, *d, on_device);
   return d;
 }
 

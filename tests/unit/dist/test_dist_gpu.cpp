@@ -312,22 +312,111 @@ TEST_CASE("a communicator from a unique id: one rank gives the single-GPU model 
                                                      << " MB");
 }
 
-TEST_CASE("a communicator: feature combinations over several processes are refused by name", "[gpu][dist]") {
-  CBG_REQUIRE_GPUS(1);
-  auto ranked = context_on(0);
-  cbg::dist::attach_communicator(
-      ranked, cbg::dist::make_id_communicator(cbg::dist::nccl_unique_id(), 0, 1, 0, std::chrono::milliseconds(60000)));
-  auto learn = cbg::test::make_combo_data(ranked, 3000, true, 83, true);
-  try {
-    (void)tr::train(*learn->pool, tr::parse_params(R"({"iterations": 3, "max_ctr_complexity": 2})"), {});
-    FAIL("trained");
-  } catch (const cbg::error& e) {
-    CHECK(e.code() == cbg::status::not_implemented);
-    CHECK(std::string(e.what()).find("max_ctr_complexity") != std::string::npos);
+namespace {
+
+// Trains rank r's rows of `learn` (and of `eval`) on device r (or device 0 for all ranks, with one
+// GPU: then ranks == 1) with communicators made from one unique id; the ranks' models.
+std::vector<cbg::model::model> train_ranks(const cbg::test::combo_data& learn, const std::vector<std::int64_t>& rows,
+                                           const cbg::test::combo_data* eval,
+                                           const std::vector<std::int64_t>& eval_rows, const std::string& params) {
+  const int n = static_cast<int>(rows.size());
+  const auto id = cbg::dist::nccl_unique_id();
+  std::vector<std::optional<cbg::model::model>> models(static_cast<std::size_t>(n));
+  std::vector<std::string> errors(static_cast<std::size_t>(n));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      const auto k = static_cast<std::size_t>(r);
+      try {
+        cbg::scoped_device on(r);
+        auto ctx = context_on(r);
+        cbg::dist::attach_communicator(ctx,
+                                       cbg::dist::make_id_communicator(id, r, n, r, std::chrono::milliseconds(120000)));
+        std::int64_t first = 0, eval_first = 0;
+        for (std::size_t q = 0; q < k; ++q) {
+          first += rows[q];
+          if (eval != nullptr) eval_first += eval_rows[q];
+        }
+        auto mine = cbg::test::combo_rows(ctx, learn, first, rows[k], true);
+        std::unique_ptr<cbg::test::combo_data> mine_eval;
+        tr::train_options o;
+        if (eval != nullptr) {
+          mine_eval = cbg::test::combo_rows(ctx, *eval, eval_first, eval_rows[k], true);
+          o.eval = mine_eval->pool.get();
+        }
+        models[k] = tr::train(*mine->pool, tr::parse_params(params), o);
+      } catch (const std::exception& e) {
+        errors[k] = e.what();
+      }
+    });
   }
-  // Unset: CatBoost's default would combine (200 iterations and more); here it trains without.
-  const cbg::model::model m = tr::train(*learn->pool, tr::parse_params(R"({"iterations": 200, "depth": 2})"), {});
-  for (const cbg::model::ctr_feature& f : m.ctr_features) CHECK(cbg::ctr::projection_length(f.ctr.base.proj) == 1);
+  for (auto& t : threads) t.join();
+  std::vector<cbg::model::model> out;
+  for (int r = 0; r < n; ++r) {
+    INFO("rank " << r << ": " << errors[static_cast<std::size_t>(r)]);
+    REQUIRE(models[static_cast<std::size_t>(r)].has_value());
+    out.push_back(std::move(*models[static_cast<std::size_t>(r)]));
+  }
+  return out;
+}
+
+}  // namespace
+
+// Categorical features over several processes: every rank gathers the categorical columns and the
+// labels (and for combinations the float columns) of every rank, computes the one-hot and CTR
+// columns, the tables and the combinations over all rows as one GPU does, and trains on its rows of
+// them. With an eval set (its categories partly unseen in the learn rows) and without; one rank (one
+// GPU) and two (rank 0 a multiple of 4096 rows: the single-GPU model byte for byte).
+TEST_CASE("a communicator: categorical features and combinations give the single-GPU model byte for byte",
+          "[gpu][dist]") {
+  CBG_REQUIRE_GPUS(1);
+  auto plain = context_on(0);
+  struct variant {
+    std::string params;
+    bool binary, combines;
+    std::vector<bool> evals;
+  };
+  const std::vector<variant> variants = {
+      {R"("iterations": 20, "depth": 5, "max_ctr_complexity": 1, "loss_function": "Logloss")",
+       true,
+       false,
+       {true, false}},
+      {R"("iterations": 20, "depth": 5, "max_ctr_complexity": 4, "loss_function": "RMSE")", false, true, {true, false}},
+      // Unset: CatBoost's rule (from 200 iterations on, 4), as on one GPU.
+      {R"("iterations": 200, "depth": 2, "loss_function": "Logloss")", true, true, {true}},
+  };
+  for (const variant& v : variants) {
+    for (const bool with_eval : v.evals) {
+      auto learn = cbg::test::make_combo_data(plain, 4096 * 5 + 2345, v.binary, 91, true);
+      auto eval = cbg::test::make_combo_data(plain, 4096 + 1500, v.binary, 92, true, 2, true);
+      const std::string params = std::string(R"({"one_hot_max_size": 3, "learning_rate": 0.2, )") + v.params + "}";
+      tr::train_options o;
+      if (with_eval) o.eval = eval->pool.get();
+      const cbg::model::model single = tr::train(*learn->pool, tr::parse_params(params), o);
+      REQUIRE(!single.ctr_features.empty());
+      std::size_t combinations = 0;
+      for (const cbg::model::ctr_feature& f : single.ctr_features) {
+        combinations += cbg::ctr::projection_length(f.ctr.base.proj) > 1 ? 1 : 0;
+      }
+      CHECK((combinations > 0) == v.combines);
+      INFO(params << (with_eval ? " with an eval set" : ""));
+      {
+        INFO("one rank");
+        const std::vector<cbg::model::model> one =
+            train_ranks(*learn, {learn->rows}, with_eval ? eval.get() : nullptr, {eval->rows}, params);
+        check_same_model(single, one[0]);
+      }
+      if (cbg::visible_device_count() < 2) {
+        WARN("SKIPPED: two ranks: 2 CUDA devices needed");
+        continue;
+      }
+      INFO("two ranks");
+      const std::vector<cbg::model::model> two = train_ranks(*learn, {4096 * 3, learn->rows - 4096 * 3},
+                                                             with_eval ? eval.get() : nullptr, {4096, 1500}, params);
+      check_same_model(single, two[0]);
+      CHECK(cbg::model::write_cbm(two[0]) == cbg::model::write_cbm(two[1]));
+    }
+  }
 }
 
 TEST_CASE("a communicator from a unique id: a rank whose peers never join times out", "[gpu][dist]") {
