@@ -14,8 +14,14 @@ simple_ctr Borders:PriorEstimation=BetaPrior and compares, per categorical featu
   - the borders of the CTR features the models share.
 Then CatBoost GPU's answers to the refused cases (Buckets, combinations_ctr) and a MultiClass run
 (three classes: CatBoost estimates nothing and keeps the description's priors).
-TRAINERS (comma-separated, default "catboost-GPU,cbgpu-host,cbgpu-GPU"); "catboost-CPU" runs CatBoost's
+TRAINERS (comma-separated, default "cbgpu-host,cbgpu-GPU,catboost-GPU"); "catboost-CPU" runs CatBoost's
 CPU trainer instead (it refuses BetaPrior: the run then checks the script's shape and the refusal).
+
+Found on an H200 with catboost 1.2.10 (2026-11-28): CatBoost's GPU trainer cannot train with BetaPrior at
+all. Its process aborts with "catboost/cuda/ctrs/prior_estimator.cpp:57: Error: illegal point" (an
+uncaught exception in a worker thread): train.cpp calls EstimatePriors (in SetDataDependentDefaultsForGpu)
+before featuresManager.SetTargetBorders, so the estimator binarizes the target by no border, every row is
+class 0 and the start alpha = 0 is refused. CatBoost runs here in a child process so the script goes on.
 """
 from __future__ import annotations
 
@@ -225,6 +231,28 @@ def train_catboost(task, x, cats, y, params):
     return j, logged, time.time() - t0
 
 
+def _catboost_child(task, x, cats, y, params):
+    try:
+        return "ok", train_catboost(task, x, cats, y, params)
+    except Exception as e:  # noqa: BLE001 - CatBoostError does not travel back between processes
+        return "error", str(e).strip().splitlines()[-1][:300]
+
+
+def train_catboost_isolated(task, x, cats, y, params):
+    """train_catboost in a child process: CatBoost's GPU trainer dies of an uncaught exception in a worker
+    thread on BetaPrior (see the module's doc), which would end this process too."""
+    import concurrent.futures
+    import multiprocessing
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as ex:
+        try:
+            status, value = ex.submit(_catboost_child, task, x, cats, y, params).result(timeout=300)
+        except concurrent.futures.process.BrokenProcessPool as e:
+            raise RuntimeError("CatBoost's process died (its stderr above says why)") from e
+    if status != "ok":
+        raise RuntimeError(value)
+    return value
+
+
 def train_cbgpu(device, x, cats, y, params):
     import cbgpu
     ctx = cbgpu.Context(device)
@@ -245,15 +273,15 @@ def train_cbgpu(device, x, cats, y, params):
 
 def refusal(task, x, cats, y, params):
     try:
-        train_catboost(task, x, cats, y, params)
+        train_catboost_isolated(task, x, cats, y, params)
         return "accepted"
-    except Exception as e:  # CatBoostError: its message is the answer
+    except Exception as e:  # noqa: BLE001 - CatBoost's message is the answer
         return str(e).strip().splitlines()[-1][:300]
 
 
 def main():
     out_path = sys.argv[1] if len(sys.argv) > 1 else "beta_prior_oracle.json"
-    trainers = os.environ.get("TRAINERS", "catboost-GPU,cbgpu-host,cbgpu-GPU").split(",")
+    trainers = os.environ.get("TRAINERS", "cbgpu-host,cbgpu-GPU,catboost-GPU").split(",")
     report = {"trainers": trainers, "runs": {}}
     for loss, kind in [("Logloss", "binary"), ("RMSE", "regression")]:
         x, cats, y = data(20000, 5, kind)
@@ -265,7 +293,7 @@ def main():
                 if t.startswith("catboost"):
                     task = t.split("-")[1]
                     p = params if task == "GPU" else {**params, "simple_ctr": ["Borders"]}
-                    j, logged, s = train_catboost(task, x, cats, y, p)
+                    j, logged, s = train_catboost_isolated(task, x, cats, y, p)
                     run["logged_" + t] = {str(k): v for k, v in logged.items()}
                 else:
                     j, s = train_cbgpu(-1 if t == "cbgpu-host" else 0, x, cats, y, params)
@@ -310,7 +338,7 @@ def main():
         }
         xm, cm, ym = data(3000, 7, "multiclass")
         try:
-            j, logged, _ = train_catboost(task, xm, cm, ym, {**params_for("MultiClass"),
+            j, logged, _ = train_catboost_isolated(task, xm, cm, ym, {**params_for("MultiClass"),
                                                              "simple_ctr": ["Borders:PriorEstimation=BetaPrior:Prior=0.25/2"]})
             report["catboost_multiclass_priors"] = {str(k): v for k, v in borders_priors(j).items()}
             report["catboost_multiclass_logged"] = logged
