@@ -142,18 +142,22 @@ ctr_spec parse_ctr_spec(const std::string& text, const std::string& what) {
       target_options = true;
     } else if (name == "PriorEstimation") {
       if (value == "BetaPrior") {
-        CBG_FAIL(status::not_implemented,
-                 fmt::format("parameter '{}': '{}': PriorEstimation BetaPrior is not implemented (CatBoost's GPU "
-                             "trainer does not implement it either)",
-                             what, text));
+        s.estimation = prior_estimation::beta_prior;
+      } else if (value != "No") {
+        invalid(what, fmt::format("'{}': PriorEstimation '{}' is not No or BetaPrior", text, value));
       }
-      if (value != "No") invalid(what, fmt::format("'{}': PriorEstimation '{}' is not No or BetaPrior", text, value));
     } else {
       invalid(what, fmt::format("'{}': unknown CTR option '{}'", text, name));
     }
   }
   if (target_options && (t == model::ctr_type::counter || t == model::ctr_type::feature_freq)) {
     invalid(what, fmt::format("'{}': {} takes no target binarization", text, parts[0]));
+  }
+  if (s.estimation == prior_estimation::beta_prior && t != model::ctr_type::borders) {
+    // CatBoost (catboost_options.cpp ValidateCtr) refuses it as invalid options on either device.
+    invalid(what, fmt::format("'{}': PriorEstimation BetaPrior is available for Borders CTRs only, not {} (CatBoost's "
+                              "GPU trainer refuses it too: 'prior estimation is not available for ctr type {}')",
+                              text, parts[0], parts[0]));
   }
   if (s.target_border_count != 1) {
     CBG_FAIL(status::not_implemented,
@@ -172,7 +176,15 @@ void parse_option(options& o, const std::string& key, const std::string& value_j
     o.one_hot_max_size = integer_of(key, v, 0, 255);
   } else if (key == "simple_ctr" || key == "combinations_ctr") {
     std::vector<ctr_spec> list;
-    for (const std::string& s : string_list(key, v)) list.push_back(parse_ctr_spec(s, key));
+    for (const std::string& s : string_list(key, v)) {
+      list.push_back(parse_ctr_spec(s, key));
+      if (key == "combinations_ctr" && list.back().estimation != prior_estimation::no) {
+        invalid(key, fmt::format("'{}': PriorEstimation BetaPrior is available for the CTRs of single features "
+                                 "only (simple_ctr, per_feature_ctr; CatBoost refuses it too: 'prior estimation "
+                                 "is not available for combinations-ctr')",
+                                 s));
+      }
+    }
     (key == "simple_ctr" ? o.simple_ctr : o.combinations_ctr) = std::move(list);
   } else if (key == "per_feature_ctr") {
     for (const std::string& s : string_list(key, v)) {

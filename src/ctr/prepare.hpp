@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "cbg/core/error.hpp"
+#include "cbg/ctr/beta_prior.hpp"
 #include "cbg/ctr/ctr_math.hpp"
 #include "cbg/ctr/features.hpp"
 #include "src/ctr/host_helpers.hpp"
@@ -29,6 +30,26 @@
 #include "src/ctr/unseen_keys.hpp"
 
 namespace cbg::ctr {
+
+// The priors of CTR `s` of categorical feature `flat` whose table is `table`: the description's, or
+// with PriorEstimation=BetaPrior the one CatBoost's GPU trainer estimates (train.cpp EstimatePriors:
+// alpha / (alpha + beta) as floats, from the Borders table's class counts over the learn rows; with
+// more than two target classes CatBoost estimates nothing and keeps the description's priors, and
+// with two classes but TargetBorderCount above 1 it refuses the description).
+inline std::vector<prior> priors_of(const ctr_spec& s, const model::ctr_table& table, int classes, std::int32_t flat) {
+  if (s.estimation != prior_estimation::beta_prior || classes > 2) return s.priors;
+  CBG_EXPECTS(s.type == model::ctr_type::borders && s.target_border_count == 1, status::invalid_argument,
+              fmt::format("categorical feature {}: PriorEstimation BetaPrior is available for Borders CTRs with one "
+                          "target border only (CatBoost refuses it too: 'auto prior estimation is not available')",
+                          flat));
+  CBG_EXPECTS(table.target_classes_count == 2, status::internal, "a Borders table without two classes");
+  try {
+    const beta_prior b = estimate_beta_prior(table.counts.data(), table.key_count());
+    return {prior{static_cast<float>(b.alpha), static_cast<float>(b.alpha + b.beta)}};
+  } catch (const error& e) {
+    CBG_FAIL(e.code(), fmt::format("categorical feature {}: {}", flat, e.what()));
+  }
+}
 
 template <class P>
 prepared_data prepare_categorical(P& prim, const pool& learn, const pool* eval, const options& o) {
@@ -139,11 +160,12 @@ prepared_data prepare_categorical(P& prim, const pool& learn, const pool* eval, 
       }
       const auto& [index, dt] = table_of.at(base);
       const model::ctr_table& table = out.tables[index];
+      const std::vector<prior> priors = priors_of(s, table, prim.classes(), flat);
 
       const int features = counter ? 1 : target_features_of(s.type, prim.classes());
       for (int f = 0; f < features; ++f) {
         prim.start_target_feature(fs);
-        for (const prior& pr : s.priors) {
+        for (const prior& pr : priors) {
           derived_feature d;
           if (!next_ctr_feature(static_cast<std::int32_t>(c), base, f, pr, done, d)) continue;
           column l, e;

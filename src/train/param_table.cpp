@@ -523,7 +523,9 @@ std::vector<param_spec> make_table() {
       {.name = "simple_ctr",
        .stored = t::text_or_list,
        .kind = k::custom,
-       .doc = "the CTRs of single categorical features (default: CatBoost's GPU set, Borders and FeatureFreq)",
+       .doc = "the CTRs of single categorical features (default: CatBoost's GPU set, Borders and FeatureFreq); "
+              "Borders:PriorEstimation=BetaPrior estimates each feature's prior from the learn data, as CatBoost's "
+              "GPU trainer",
        .set = set_ctr_option},
       {.name = "combinations_ctr",
        .stored = t::text_or_list,

@@ -199,3 +199,36 @@ def test_counter_full_keeps_eval_only_values_as_catboost(tmp_path):
     raw = loaded.predict(catboost.Pool(edf, cat_features=[1]), prediction_type="RawFormulaVal")
     ours_raw = ours.predict(cbgpu.Pool(ctx, columns=[ex, ec], cat_features=[1]))[:, 0]
     np.testing.assert_allclose(ours_raw, raw, rtol=0, atol=1e-12)
+
+
+def test_beta_prior_estimation_catboost_predicts(tmp_path):
+    """PriorEstimation=BetaPrior (CatBoost's GPU trainer's option; its CPU trainer refuses it, our CPU
+    context computes the GPU's result): each Borders CTR carries one estimated prior alpha/(alpha+beta),
+    per feature; CatBoost loads the model (.cbm and JSON) and predicts what our evaluator predicts."""
+    a, h, c, y = adult_like(3000, "binary", 11)
+    ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
+    ours = cbgpu.train(our_pool(ctx, a, h, c, y),
+                       {"iterations": 40, "loss_function": "Logloss", "verbose": False, "max_ctr_complexity": 1,
+                        "simple_ctr": ["Borders:PriorEstimation=BetaPrior", "Counter"]})
+    ctrs = json.loads(ours.to_bytes("json"))["features_info"]["ctrs"]
+    priors = {}
+    for f in ctrs:
+        if f["ctr_type"] == "Borders":
+            feature = tuple(e["cat_feature_index"] for e in f["elements"])
+            priors.setdefault(feature, set()).add((f["prior_numerator"], f["prior_denomerator"]))
+    assert priors, "no Borders CTR in the model"
+    for feature, ps in priors.items():
+        assert len(ps) == 1, f"feature {feature}: one estimated prior, got {ps}"
+        num, denom = next(iter(ps))
+        assert 0 < num < denom and (num, denom) not in {(0, 1), (0.5, 1), (1, 1)}
+    cat_idx = list(range(2, 2 + len(c)))
+    ta, th, tc, _ = adult_like(1000, "binary", 12)
+    mine = ours.predict(our_pool(ctx, ta, th, tc))[:, 0]
+    for fmt in ("cbm", "json"):
+        path = tmp_path / f"b.{fmt}"
+        ours.save(str(path), format=fmt)
+        loaded = catboost.CatBoost()
+        loaded.load_model(str(path), format=fmt)
+        theirs = loaded.predict(catboost.Pool(frames(ta, th, tc), cat_features=cat_idx),
+                                prediction_type="RawFormulaVal")
+        np.testing.assert_allclose(theirs, mine, rtol=1e-12, atol=1e-12)

@@ -1160,7 +1160,10 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *     per_feature_ctr ("FeatureIndex:Description") in CatBoost's syntax
  *     "Type[:CtrBorderCount=N][:CtrBorderType=T][:TargetBorderType=T][:Prior=n/d]..." with types
  *     Borders, Buckets, BinarizedTargetMeanValue, FloatTargetMeanValue, Counter, FeatureFreq
- *     (default: CatBoost's GPU set, Borders with priors 0, 0.5, 1 and FeatureFreq),
+ *     (default: CatBoost's GPU set, Borders with priors 0, 0.5, 1 and FeatureFreq);
+ *     ":PriorEstimation=BetaPrior" on a Borders description of simple_ctr or per_feature_ctr
+ *     replaces its priors by each feature's estimated one, as CatBoost's GPU trainer does
+ *     (elsewhere CBG_ERR_INVALID_ARGUMENT, as CatBoost refuses it),
  *     counter_calc_method (SkipTest, Full), max_ctr_complexity (feature combinations of up to 4
  *     categorical features, CatBoost's default 4, 1 below 200 iterations, on the host, on one
  *     GPU and on several GPUs of one process (devices; the single-GPU model byte for byte),
@@ -1198,7 +1201,7 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *   parameter): Ordered boosting, Depthwise/Lossguide trees, leaf_estimation_method Simple, the
  *   Newton score functions and the binary-only metrics above for multi-dimensional losses,
  *   score_function SolarL2 and LOOL2, sampling_unit Group, TargetBorderCount > 1 in a CTR
- *   description (CatBoost's GPU trainer refuses it too), PriorEstimation BetaPrior,
+ *   description (CatBoost's GPU trainer refuses it too),
  *   ctr_target_border_count > 1 with MultiClass, ctr_leaf_count_limit and store_all_simple_ctr
  *   other than their defaults on a GPU context (CatBoost's GPU trainer refuses them too; a CPU
  *   context takes them).

@@ -5,9 +5,10 @@
 // ctr_leaf_count_limit and store_all_simple_ctr (the host path only; leaf_count_limit.hpp).
 // A CTR description is CatBoost's string
 //   CtrType[:TargetBorderCount=N][:TargetBorderType=T][:CtrBorderCount=N][:CtrBorderType=T]
-//          [:Prior=num[/denom]][:PriorEstimation=No]...
-// (TargetBorderCount other than 1 and PriorEstimation BetaPrior are refused as not implemented;
-// CatBoost's GPU trainer takes the target borders from ctr_target_border_count alone.)
+//          [:Prior=num[/denom]][:PriorEstimation=No|BetaPrior]...
+// (TargetBorderCount other than 1 is refused as not implemented: CatBoost's GPU trainer takes the
+// target borders from ctr_target_border_count alone. PriorEstimation=BetaPrior, as in CatBoost's GPU
+// trainer, only for Borders CTRs of single features, simple_ctr and per_feature_ctr: beta_prior.hpp.)
 // and per_feature_ctr entries are "FeatureIndex:CtrDescription[;CtrDescription...]".
 #pragma once
 
@@ -32,6 +33,9 @@ struct prior {
 };
 
 // One CTR of a description list (CatBoost's TCtrDescription).
+// PriorEstimation: No, or BetaPrior (the priors replaced by one estimated from the learn data).
+enum class prior_estimation : std::uint8_t { no, beta_prior };
+
 struct ctr_spec {
   model::ctr_type type = model::ctr_type::borders;
   std::vector<prior> priors;  // after defaults: never empty
@@ -39,6 +43,7 @@ struct ctr_spec {
   quantize::border_type ctr_border_type = quantize::border_type::uniform;
   int target_border_count = 1;
   quantize::border_type target_border_type = quantize::border_type::min_entropy;
+  prior_estimation estimation = prior_estimation::no;
   friend bool operator==(const ctr_spec&, const ctr_spec&) = default;
 };
 
@@ -83,7 +88,7 @@ permutation_rule permutation_of(const options& o, std::uint64_t seed, std::int64
 // Parses one option (the trainer's parameter table, cbg/train/param_table.hpp, lists them); `value`
 // is JSON text (a string, a number or a list of strings). Throws cbg::error(invalid_argument) naming
 // the parameter, or not_implemented for recognised values this
-// library does not implement (e.g. PriorEstimation, Buckets on a feature combination).
+// library does not implement (e.g. TargetBorderCount in a description).
 void parse_option(options& o, const std::string& key, const std::string& value_json);
 // Parses one CTR description string; `what` names the parameter in errors.
 ctr_spec parse_ctr_spec(const std::string& text, const std::string& what);

@@ -132,7 +132,7 @@ TEST_CASE("CTR options parse CatBoost's syntax and refuse bad values by name", "
   CHECK(bad(R"({"counter_calc_method": "Half"})") == status::invalid_argument);
   CHECK(bad(R"({"per_feature_ctr": ["Borders"]})") == status::invalid_argument);
   CHECK(bad(R"({"simple_ctr": ["Borders:TargetBorderCount=2"]})") == status::not_implemented);
-  CHECK(bad(R"({"simple_ctr": ["Borders:PriorEstimation=BetaPrior"]})") == status::not_implemented);
+  CHECK(bad(R"({"simple_ctr": ["Borders:PriorEstimation=BetaPrior"]})") == status::ok);  // test_beta_prior.cpp
   CHECK(bad(R"({"simple_ctr": ["Borders:PriorEstimation=Beta"]})") == status::invalid_argument);
   CHECK(bad(R"({"simple_ctr": ["Borders:PriorEstimation=No"]})") == status::ok);
   // ctr_target_border_count: CatBoost's regression losses; MultiClass not implemented; others refused.
