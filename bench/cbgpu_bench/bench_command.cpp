@@ -484,6 +484,7 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
         format_bytes(static_cast<uint64_t>(tf.peak_device_bytes)), format_bytes(static_cast<uint64_t>(tf.input_bytes)),
         format_bytes(static_cast<uint64_t>(tf.quantized_bytes)),
         static_cast<double>(tf.peak_device_bytes + tf.input_bytes) / floor);
+    fmt::print("{:<10} {} device allocations by the library up to the trained model\n", "memory", counter.calls.load());
   }
   fmt::print("end to end (data -> trained model): from device tensors {:.1f} ms, from host arrays {:.1f} ms\n",
              f.ms.pool + f.ms.train, f.ms.upload.value_or(0.0) + f.ms.pool + f.ms.train);

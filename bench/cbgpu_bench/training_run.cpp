@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -19,11 +20,12 @@ namespace {
 
 void* counted_alloc(size_t bytes, cbg_stream_t stream, void* user) {
   void* p = nullptr;
-  if (cudaMallocAsync(&p, bytes == 0 ? 1 : bytes, reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess) {
+  auto& c = *static_cast<allocation_counter*>(user);
+  if (cudaMallocFromPoolAsync(&p, bytes == 0 ? 1 : bytes, static_cast<cudaMemPool_t>(c.pool),
+                              reinterpret_cast<cudaStream_t>(stream)) != cudaSuccess) {
     (void)cudaGetLastError();
     return nullptr;
   }
-  auto& c = *static_cast<allocation_counter*>(user);
   const int64_t now = c.current.fetch_add(static_cast<int64_t>(bytes)) + static_cast<int64_t>(bytes);
   int64_t peak = c.peak.load();
   while (now > peak && !c.peak.compare_exchange_weak(peak, now)) {}
@@ -61,7 +63,27 @@ int32_t on_iteration(void* user, const cbg_train_progress_t* p) {
 
 }  // namespace
 
+allocation_counter::~allocation_counter() {
+  if (pool != nullptr) (void)cudaMemPoolDestroy(static_cast<cudaMemPool_t>(pool));
+}
+
 context_handle make_counted_context(int32_t device, uint64_t seed, allocation_counter& counter, bool profile) {
+  if (counter.pool == nullptr) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    cudaMemPool_t pool = nullptr;
+    uint64_t keep = ~uint64_t{0};
+    if (cudaMemPoolCreate(&pool, &props) != cudaSuccess ||
+        cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess) {
+      const cudaError_t err = cudaGetLastError();
+      if (pool != nullptr) (void)cudaMemPoolDestroy(pool);
+      throw std::runtime_error(
+          fmt::format("the counting allocator's memory pool on CUDA device {}: {}", device, cudaGetErrorString(err)));
+    }
+    counter.pool = pool;
+  }
   cbg_context_desc_t desc;
   check(cbg_context_desc_init(&desc), "cbg_context_desc_init");
   desc.device = device;

@@ -16,11 +16,21 @@
 namespace cbgpu_bench {
 
 // Counts the bytes the library holds through cbg_context_desc_t's allocator hooks
-// (cudaMallocAsync / cudaFreeAsync on the stream the library names).
+// (cudaMallocFromPoolAsync / cudaFreeAsync on the stream the library names). The hooks allocate
+// from a pool of their own that keeps freed memory for the next allocation (release threshold
+// unlimited), as the library's default pool does (and PyTorch's and RMM's pools): the device's
+// default pool hands freed memory back to the driver at each synchronisation, so the memory of
+// every step between two synchronisations would be mapped anew, a cost that only the counting adds.
 struct allocation_counter {
   std::atomic<int64_t> current{0};
   std::atomic<int64_t> peak{0};
   std::atomic<int64_t> calls{0};
+  void* pool = nullptr;  // the hooks' cudaMemPool_t, made by make_counted_context
+
+  allocation_counter() = default;
+  allocation_counter(const allocation_counter&) = delete;
+  allocation_counter& operator=(const allocation_counter&) = delete;
+  ~allocation_counter();
 };
 
 // A context on a CUDA device whose allocations `counter` sees (it must outlive the context); with

@@ -5,6 +5,9 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cuda/std/functional>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/tabulate_output_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <type_traits>
@@ -76,55 +79,77 @@ __global__ void ids_kernel(const std::uint64_t* sorted, const std::uint32_t* row
   }
 }
 
-// Each row's slot of its key in an open-addressing table (`mask` + 1 slots, linear probing, ~0 empty;
-// the key ~0 itself gets slot mask + 1). Which key of a probe chain gets which slot may depend on
-// timing; only the partition of the rows by key is used.
-__global__ void key_slots_kernel(const std::uint64_t* keys, std::int64_t n, unsigned shift, std::uint64_t mask,
-                                 unsigned long long* table, std::uint32_t* slot) {
-  const std::int64_t i = thread_index();
-  if (i >= n) return;
-  const unsigned long long k = keys[i];
+// The slot of key k in an open-addressing table of mask + 1 slots (a power of two; linear probing,
+// ~0 empty): slots 0 .. mask - 1 hold keys and slot mask stands for the key ~0 itself, so a slot
+// number has log2(mask + 1) bits. The table must have more slots than there are distinct keys.
+// Which key of a probe chain gets which slot may depend on timing; only the partition of the rows
+// by key is used.
+__device__ std::uint32_t key_slot(std::uint64_t k, unsigned shift, std::uint64_t mask, unsigned long long* table) {
   constexpr unsigned long long empty = ~0ull;
-  if (k == empty) {
-    slot[i] = static_cast<std::uint32_t>(mask + 1);
-    return;
-  }
+  if (k == empty) return static_cast<std::uint32_t>(mask);
   std::uint64_t h = (k * 0x9E3779B97F4A7C15ull) >> shift;
+  if (h == mask) h = 0;
   for (;;) {
     unsigned long long cur = table[h];
     if (cur == empty) {
-      cur = atomicCAS(table + h, empty, k);
+      cur = atomicCAS(table + h, empty, static_cast<unsigned long long>(k));
       if (cur == empty) break;
     }
     if (cur == k) break;
-    h = (h + 1) & mask;
+    h = h + 1 == mask ? 0 : h + 1;
   }
-  slot[i] = static_cast<std::uint32_t>(h);
+  return static_cast<std::uint32_t>(h);
 }
 
-// Sorted slots: 1 at the first of each run of equal slots.
-__global__ void slot_heads_kernel(const std::uint32_t* sorted, std::int64_t n, std::uint32_t* heads) {
-  const std::int64_t i = thread_index();
-  if (i < n) heads[i] = i == 0 || sorted[i] != sorted[i - 1] ? 1u : 0u;
+// Per permutation position j: the slot of its row's projection key (no keys array), what the
+// stable sort of the rows by slot in permutation order sorts.
+__global__ void ordered_slots_kernel(key_plan p, const std::uint32_t* order, std::int64_t n, unsigned shift,
+                                     std::uint64_t mask, unsigned long long* table, std::uint32_t* slots) {
+  const std::int64_t j = thread_index();
+  if (j < n) slots[j] = key_slot(projection_key(p, order[j]), shift, mask, table);
 }
 
-// Per sorted position j (runs of equal slots, each in permutation order): the id of its run, the
-// row's id, and per id its key, first position (run start) and first row (the smallest).
-__global__ void run_ids_kernel(const std::uint32_t* sorted, const std::uint32_t* sorted_pos, const std::uint32_t* order,
-                               const std::uint32_t* rank, const std::uint64_t* row_keys, std::int64_t n,
-                               std::uint32_t* sorted_ids, std::uint32_t* sorted_rows, std::uint32_t* ids,
+// One scan over the sorted slots gives every position its run's rank (the runs so far, the high
+// half) and its run's first position (the greatest run head so far, the low half).
+struct run_mark {
+  const std::uint32_t* sorted;
+  __host__ __device__ std::uint64_t operator()(std::uint32_t j) const {
+    return j == 0 || sorted[j] != sorted[j - 1] ? (std::uint64_t{1} << 32) | j : std::uint64_t{0};
+  }
+};
+struct runs_and_head {
+  __host__ __device__ std::uint64_t operator()(std::uint64_t a, std::uint64_t b) const {
+    const std::uint64_t head = (a & 0xffffffffu) > (b & 0xffffffffu) ? a & 0xffffffffu : b & 0xffffffffu;
+    return (((a >> 32) + (b >> 32)) << 32) | head;
+  }
+};
+// The scan's output step: position j's rank and the rows before it in its run.
+struct write_run_mark {
+  std::uint32_t* rank;
+  std::uint32_t* total;
+  __host__ __device__ void operator()(std::ptrdiff_t j, std::uint64_t v) const {
+    rank[j] = static_cast<std::uint32_t>(v >> 32);
+    total[j] = static_cast<std::uint32_t>(j) - static_cast<std::uint32_t>(v & 0xffffffffu);
+  }
+};
+
+// Per sorted position j (runs in permutation order; rank[j]: the runs up to j, total[j]: the rows
+// before j in its run): the id of its run, the row's id, and per id its key (computed from the run's
+// first row: every row of a run has its key but for a 64-bit collision of a derived partition, which
+// keys_match_kernel finds), first position (run start) and first row (the smallest).
+__global__ void run_ids_kernel(const std::uint32_t* rank, const std::uint32_t* total, const std::uint32_t* sorted_rows,
+                               key_plan plan, std::int64_t n, std::uint32_t* sorted_ids, std::uint32_t* ids,
                                std::uint64_t* keys, std::uint32_t* start, std::uint32_t* first) {
   const std::int64_t j = thread_index();
   const bool valid = j < n;
   std::uint32_t id = 0xffffffffu, row = 0xffffffffu;
   if (valid) {
     id = rank[j] - 1;
-    row = order[sorted_pos[j]];
+    row = sorted_rows[j];
     sorted_ids[j] = id;
-    sorted_rows[j] = row;
     ids[row] = id;
-    if (j == 0 || sorted[j] != sorted[j - 1]) {
-      keys[id] = row_keys[row];
+    if (total[j] == 0) {
+      keys[id] = projection_key(plan, row);
       start[id] = static_cast<std::uint32_t>(j);
     }
   }
@@ -132,23 +157,32 @@ __global__ void run_ids_kernel(const std::uint32_t* sorted, const std::uint32_t*
 }
 
 // A binary condition of row i (bit_plan).
-__device__ std::uint32_t condition_bit(const bit_plan& b, std::int64_t i) {
+__host__ __device__ std::uint32_t condition_bit(const bit_plan& b, std::int64_t i) {
   if (b.oh != nullptr) return model::one_hot_split_true(b.oh[i], b.ohv) ? 1u : 0u;
   return train::split_is_one(b.fsplit, quantize::to_feature_float(b.fcol.value(i))) ? 1u : 0u;
 }
 
-// Per parent sorted position j: the condition's bit of its row; bits[n] = 0 (the scan's total).
-__global__ void sorted_bits_kernel(const std::uint32_t* sorted_rows, bit_plan b, std::int64_t n, std::uint32_t* bits) {
-  const std::int64_t j = thread_index();
-  if (j < n) bits[j] = condition_bit(b, sorted_rows[j]);
-  if (j == n) bits[n] = 0u;
-}
+// Per parent sorted position j: the condition's bit of its row; 0 at j = n (the scan's total).
+struct sorted_bit {
+  const std::uint32_t* sorted_rows;
+  bit_plan b;
+  std::int64_t n;
+  __host__ __device__ std::uint32_t operator()(std::uint32_t j) const {
+    return static_cast<std::int64_t>(j) < n ? condition_bit(b, sorted_rows[j]) : 0u;
+  }
+};
+
+// 1 at the first position of each run (no rows before it in its run).
+struct run_head {
+  const std::uint32_t* total;
+  __host__ __device__ std::uint32_t operator()(std::uint32_t j) const { return total[j] == 0 ? 1u : 0u; }
+};
 
 // The stable partition of each parent run by the bit (`ones`: the bits' exclusive sum over all
 // positions, n + 1 entries): a row with bit 0 goes after the run's earlier rows with 0, one with bit 1
-// after all the run's 0s and its earlier 1s. heads: 1 at the first position of each new run.
+// after all the run's 0s and its earlier 1s. total: the rows before each new position in its new run.
 __global__ void split_runs_kernel(parent_runs p, const std::uint32_t* ones, std::int64_t n, std::uint32_t* rows_out,
-                                  std::uint32_t* heads) {
+                                  std::uint32_t* total) {
   const std::int64_t j = thread_index();
   if (j >= n) return;
   const std::uint32_t row = p.sorted_rows[j];
@@ -160,30 +194,7 @@ __global__ void split_runs_kernel(parent_runs p, const std::uint32_t* ones, std:
   const bool one = ones[j + 1] != ones[j];
   const std::uint32_t at = one ? s + zeros + before : static_cast<std::uint32_t>(j) - before;
   rows_out[at] = row;
-  heads[at] = (one ? before : static_cast<std::uint32_t>(j) - s - before) == 0 ? 1u : 0u;
-}
-
-// run_ids_kernel for split runs: rows already in sorted order, heads given; each id's key computed
-// from its first row in sorted order (every row of an id has its key but for a collision, which
-// keys_match_kernel finds).
-__global__ void split_run_ids_kernel(const std::uint32_t* heads, const std::uint32_t* rank,
-                                     const std::uint32_t* sorted_rows, key_plan plan, std::int64_t n,
-                                     std::uint32_t* sorted_ids, std::uint32_t* ids, std::uint64_t* keys,
-                                     std::uint32_t* start, std::uint32_t* first) {
-  const std::int64_t j = thread_index();
-  const bool valid = j < n;
-  std::uint32_t id = 0xffffffffu, row = 0xffffffffu;
-  if (valid) {
-    id = rank[j] - 1;
-    row = sorted_rows[j];
-    sorted_ids[j] = id;
-    ids[row] = id;
-    if (heads[j] != 0) {
-      keys[id] = projection_key(plan, row);
-      start[id] = static_cast<std::uint32_t>(j);
-    }
-  }
-  first_rows_of_runs(valid, id, row, first);
+  total[at] = one ? before : static_cast<std::uint32_t>(j) - s - before;
 }
 
 // *mismatch = 1 when row i's key differs from its id's.
@@ -216,13 +227,6 @@ __global__ void distinct_keys_kernel(const std::uint64_t* keys, const std::uint3
     }
     h = (h + 1) & mask;
   }
-}
-
-// The rows before each in its run.
-__global__ void run_totals_kernel(const std::uint32_t* sorted_ids, const std::uint32_t* start, std::int64_t n,
-                                  std::uint32_t* total) {
-  const std::int64_t j = thread_index();
-  if (j < n) total[j] = static_cast<std::uint32_t>(j) - start[sorted_ids[j]];
 }
 
 // The bucket layout of inserting the keys one by one (linear probing) in parallel: a key takes a slot
@@ -371,57 +375,76 @@ void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t row
   gather_rows_of(ctx, order, rows, width, in, out);
 }
 
-void dense_ids_and_runs(const context& ctx, const target_state& t, const std::uint64_t* keys, std::int64_t n,
-                        std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out, std::uint32_t* start_out,
-                        category_runs& r, ids_scratch& s, std::uint32_t* unique) {
+namespace {
+
+template <class T>
+void at_least(device_buffer<T>& b, std::size_t size, const context& ctx) {
+  if (b.size() < size) b = device_buffer<T>(size, ctx.stream(), ctx.resource());
+}
+
+// What dense_ids_and_runs and derived_ids_and_runs size alike: the runs' buffers (n rows each;
+// sorted_pos only sized: ensure_runs sees the runs made), the ranks, an open-addressing table of at
+// least `slots`, and the runs' scan scratch: at least `bytes` (the caller's own CUB calls) and what
+// ordered_values' scans by run take (the scratch stays with the runs).
+void size_runs(const context& ctx, std::size_t n, std::size_t slots, std::size_t bytes, category_runs& r,
+               ids_scratch& s) {
+  at_least(s.table, slots, ctx);
+  at_least(s.rank, n, ctx);
+  for (auto* b : {&r.sorted_pos, &r.sorted_ids, &r.sorted_rows, &r.total, &r.terms, &r.run_terms}) {
+    if (b->size() != n) *b = device_buffer<std::uint32_t>(n, ctx.stream(), ctx.resource());
+  }
+  r.scanned = false;
+  std::size_t by_key_bytes = 0;
+  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, by_key_bytes, r.sorted_ids.data(), r.run_terms.data(),
+                                                  r.terms.data(), static_cast<int>(n), ::cuda::std::equal_to<>{},
+                                                  ctx.stream()));
+  at_least(r.scan_temp, std::max(bytes, by_key_bytes), ctx);
+}
+
+}  // namespace
+
+void dense_ids_and_runs(const context& ctx, const target_state& t, const key_plan& plan, std::size_t bound,
+                        std::int64_t n, std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out,
+                        std::uint32_t* start_out, category_runs& r, ids_scratch& s, std::uint32_t* unique) {
   const cudaStream_t stream = ctx.stream();
   if (n <= 0) {
     CBG_CUDA_TRY(cudaMemsetAsync(unique, 0, sizeof(std::uint32_t), stream));
     return;
   }
-  const auto& res = ctx.resource();
   const auto un = static_cast<std::size_t>(n);
   const int n_items = static_cast<int>(n);
-  unsigned log_slots = 1;
-  while ((std::size_t{1} << log_slots) < 2 * un) ++log_slots;
-  const std::size_t slots = std::size_t{1} << log_slots;
-  const int bits = static_cast<int>(log_slots) + 1;  // slots are <= `slots` (the key ~0's)
-  const auto sized = [&](auto& b, std::size_t size) {
-    if (b.size() != size) b = std::decay_t<decltype(b)>(size, stream, res);
-  };
-  sized(s.table, slots);
-  for (auto* b : {&s.slot, &s.perm_slot, &s.sorted_slot, &s.pos, &s.heads, &s.rank}) sized(*b, un);
-  for (auto* b : {&r.sorted_pos, &r.sorted_ids, &r.sorted_rows, &r.total, &r.terms, &r.run_terms}) sized(*b, un);
-  r.scanned = false;
-  std::size_t sort_bytes = 0, scan_bytes = 0, by_key_bytes = 0;
-  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, s.perm_slot.data(), s.sorted_slot.data(),
-                                               s.pos.data(), r.sorted_pos.data(), n_items, 0, bits, stream));
-  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, s.heads.data(), s.rank.data(), n_items, stream));
-  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, by_key_bytes, r.sorted_ids.data(), r.run_terms.data(),
-                                                  r.terms.data(), n_items, ::cuda::std::equal_to<>{}, stream));
-  // The scratch stays with the runs for ordered_values' scans.
-  const std::size_t temp = std::max({sort_bytes, scan_bytes, by_key_bytes});
-  if (r.scan_temp.size() < temp) r.scan_temp = device_buffer<unsigned char>(temp, stream, res);
+  // A table of at least twice the distinct keys there can be; a slot number has `bits` bits, all
+  // the sort reads.
+  const std::size_t keys_at_most = std::clamp<std::size_t>(bound, 1, un);
+  int bits = 2;
+  while ((std::size_t{1} << bits) < 2 * keys_at_most) ++bits;
+  const std::size_t slots = std::size_t{1} << bits;
+  at_least(s.slots, un, ctx);
+  at_least(s.sorted_slots, un, ctx);
+  const auto marks = thrust::make_transform_iterator(thrust::make_counting_iterator<std::uint32_t>(0u),
+                                                     run_mark{s.sorted_slots.data()});
+  const auto marked = thrust::make_tabulate_output_iterator(write_run_mark{s.rank.data(), r.total.data()});
+  std::size_t sort_bytes = 0, scan_bytes = 0;
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, s.slots.data(), s.sorted_slots.data(),
+                                               t.order.data(), r.sorted_rows.data(), n_items, 0, bits, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::InclusiveScan(nullptr, scan_bytes, marks, marked, runs_and_head{}, n_items, stream));
+  size_runs(ctx, un, slots, std::max(sort_bytes, scan_bytes), r, s);
   CBG_CUDA_TRY(cudaMemsetAsync(s.table.data(), 0xff, slots * sizeof(unsigned long long), stream));
-  key_slots_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(keys, n, 64u - log_slots, slots - 1, s.table.data(),
-                                                            s.slot.data());
+  ordered_slots_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(plan, t.order.data(), n, 64u - bits, slots - 1,
+                                                                s.table.data(), s.slots.data());
   CBG_CHECK_CUDA(stream);
-  ids_in_order_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), s.slot.data(), n, s.perm_slot.data(),
-                                                               s.pos.data());
-  CBG_CHECK_CUDA(stream);
+  // Stable: each slot's rows stay in permutation order (the order's rows are the sorted values).
   std::size_t tb = r.scan_temp.size();
-  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(r.scan_temp.data(), tb, s.perm_slot.data(), s.sorted_slot.data(),
-                                               s.pos.data(), r.sorted_pos.data(), n_items, 0, bits, stream));
-  slot_heads_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(s.sorted_slot.data(), n, s.heads.data());
-  CBG_CHECK_CUDA(stream);
+  CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(r.scan_temp.data(), tb, s.slots.data(), s.sorted_slots.data(),
+                                               t.order.data(), r.sorted_rows.data(), n_items, 0, bits, stream));
+  // The output step's buffers as sized now (size_runs may have made them).
+  const auto marked_now = thrust::make_tabulate_output_iterator(write_run_mark{s.rank.data(), r.total.data()});
   tb = r.scan_temp.size();
-  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(r.scan_temp.data(), tb, s.heads.data(), s.rank.data(), n_items, stream));
+  CBG_CUDA_TRY(
+      cub::DeviceScan::InclusiveScan(r.scan_temp.data(), tb, marks, marked_now, runs_and_head{}, n_items, stream));
   CBG_CUDA_TRY(cudaMemsetAsync(first_out, 0xff, un * sizeof(std::uint32_t), stream));
-  run_ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(s.sorted_slot.data(), r.sorted_pos.data(), t.order.data(),
-                                                          s.rank.data(), keys, n, r.sorted_ids.data(),
-                                                          r.sorted_rows.data(), ids, keys_out, start_out, first_out);
-  CBG_CHECK_CUDA(stream);
-  run_totals_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_ids.data(), start_out, n, r.total.data());
+  run_ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(s.rank.data(), r.total.data(), r.sorted_rows.data(), plan, n,
+                                                          r.sorted_ids.data(), ids, keys_out, start_out, first_out);
   CBG_CHECK_CUDA(stream);
   CBG_CUDA_TRY(
       cudaMemcpyAsync(unique, s.rank.data() + (n - 1), sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, stream));
@@ -436,7 +459,6 @@ void derived_ids_and_runs(const context& ctx, const parent_runs& parent, const b
     CBG_CUDA_TRY(cudaMemsetAsync(unique, 0, sizeof(std::uint32_t), stream));
     return;
   }
-  const auto& res = ctx.resource();
   const auto un = static_cast<std::size_t>(n);
   const int n_items = static_cast<int>(n);
   // The ids' key check: a table of at least twice the most ids there can be.
@@ -444,43 +466,28 @@ void derived_ids_and_runs(const context& ctx, const parent_runs& parent, const b
   unsigned log_slots = 1;
   while ((std::size_t{1} << log_slots) < 2 * room) ++log_slots;
   const std::size_t slots = std::size_t{1} << log_slots;
-  const auto sized = [&](auto& b, std::size_t size) {
-    if (b.size() < size) b = std::decay_t<decltype(b)>(size, stream, res);
-  };
-  sized(s.table, slots);
-  sized(s.empty_seen, 1);
-  sized(s.bits, un + 1);
-  sized(s.ones, un + 1);
-  for (auto* b : {&s.heads, &s.rank}) sized(*b, un);
-  // The runs' buffers as dense_ids_and_runs leaves them (sorted_pos only sized: ensure_runs sees them made).
-  const auto exact = [&](auto& b) {
-    if (b.size() != un) b = std::decay_t<decltype(b)>(un, stream, res);
-  };
-  for (auto* b : {&r.sorted_pos, &r.sorted_ids, &r.sorted_rows, &r.total, &r.terms, &r.run_terms}) exact(*b);
-  r.scanned = false;
-  std::size_t ones_bytes = 0, scan_bytes = 0, by_key_bytes = 0;
-  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, ones_bytes, s.bits.data(), s.ones.data(), n_items + 1, stream));
-  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, s.heads.data(), s.rank.data(), n_items, stream));
-  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, by_key_bytes, r.sorted_ids.data(), r.run_terms.data(),
-                                                  r.terms.data(), n_items, ::cuda::std::equal_to<>{}, stream));
-  const std::size_t temp = std::max({ones_bytes, scan_bytes, by_key_bytes});
-  if (r.scan_temp.size() < temp) r.scan_temp = device_buffer<unsigned char>(temp, stream, res);
-  sorted_bits_kernel<<<blocks_for(n + 1), ctr_block, 0, stream>>>(parent.sorted_rows, bit, n, s.bits.data());
-  CBG_CHECK_CUDA(stream);
+  at_least(s.empty_seen, 1, ctx);
+  at_least(s.ones, un + 1, ctx);
+  const auto counting = thrust::make_counting_iterator<std::uint32_t>(0u);
+  const auto bits = thrust::make_transform_iterator(counting, sorted_bit{parent.sorted_rows, bit, n});
+  std::size_t ones_bytes = 0, rank_bytes = 0;
+  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, ones_bytes, bits, s.ones.data(), n_items + 1, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, rank_bytes,
+                                             thrust::make_transform_iterator(counting, run_head{r.total.data()}),
+                                             s.rank.data(), n_items, stream));
+  size_runs(ctx, un, slots, std::max(ones_bytes, rank_bytes), r, s);
   std::size_t tb = r.scan_temp.size();
-  CBG_CUDA_TRY(
-      cub::DeviceScan::ExclusiveSum(r.scan_temp.data(), tb, s.bits.data(), s.ones.data(), n_items + 1, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSum(r.scan_temp.data(), tb, bits, s.ones.data(), n_items + 1, stream));
   split_runs_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(parent, s.ones.data(), n, r.sorted_rows.data(),
-                                                             s.heads.data());
+                                                             r.total.data());
   CBG_CHECK_CUDA(stream);
   tb = r.scan_temp.size();
-  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(r.scan_temp.data(), tb, s.heads.data(), s.rank.data(), n_items, stream));
+  CBG_CUDA_TRY(cub::DeviceScan::InclusiveSum(r.scan_temp.data(), tb,
+                                             thrust::make_transform_iterator(counting, run_head{r.total.data()}),
+                                             s.rank.data(), n_items, stream));
   CBG_CUDA_TRY(cudaMemsetAsync(first_out, 0xff, un * sizeof(std::uint32_t), stream));
-  split_run_ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(s.heads.data(), s.rank.data(), r.sorted_rows.data(),
-                                                                plan, n, r.sorted_ids.data(), ids, keys_out, start_out,
-                                                                first_out);
-  CBG_CHECK_CUDA(stream);
-  run_totals_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_ids.data(), start_out, n, r.total.data());
+  run_ids_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(s.rank.data(), r.total.data(), r.sorted_rows.data(), plan, n,
+                                                          r.sorted_ids.data(), ids, keys_out, start_out, first_out);
   CBG_CHECK_CUDA(stream);
   CBG_CUDA_TRY(
       cudaMemcpyAsync(unique, s.rank.data() + (n - 1), sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, stream));

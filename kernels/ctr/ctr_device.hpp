@@ -166,22 +166,24 @@ void gather_rows(const context& ctx, const std::uint32_t* order, std::size_t row
 // projections reuse it).
 struct ids_scratch {
   device_buffer<unsigned long long> table;
-  device_buffer<std::uint32_t> slot, perm_slot, sorted_slot, pos, heads, rank;
-  device_buffer<std::uint32_t> bits, ones;  // n + 1 each
+  device_buffer<std::uint32_t> slots, sorted_slots, rank;
+  device_buffer<std::uint32_t> ones;  // n + 1
   device_buffer<int> empty_seen;
 };
-// dense_ids and ensure_runs together, without sorting the 64-bit keys: each key gets a slot in an
-// open-addressing table (one pass), the rows' slots taken in the permutation order of `t` are sorted
-// stably (a 32-bit sort of about log2(2 n) bits), so each key's rows form a run in permutation order.
-// The ids are the ranks of the slots (not of the keys: only their labels differ from dense_ids'; what
-// is computed from them does not depend on the labels), each id's key and first row go to keys_out
-// and first_out (n entries of room), and the runs to `r` (whose buffers are reused when they have n
-// rows). The ids ascend along the sorted order: start_out[id] (n entries of room) is the first sorted
-// position of the id's run. The distinct count goes to *unique (device memory): nothing is copied
-// back, so a level's projections queue without waiting for each other.
-void dense_ids_and_runs(const context& ctx, const target_state& t, const std::uint64_t* keys, std::int64_t n,
-                        std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out, std::uint32_t* start_out,
-                        category_runs& r, ids_scratch& s, std::uint32_t* unique);
+// dense_ids and ensure_runs together, without sorting 64-bit keys: each row's key (`plan`) gets a
+// slot in an open-addressing table of at least twice `bound` (at most how many distinct keys there
+// are: the table's size and the sort's bits follow it), taken in the permutation order of `t`, and
+// the rows are sorted stably by slot (a 32-bit sort of log2 of the table's size bits), so each key's
+// rows form a run in permutation order. The ids are the ranks of the slots (not of the keys: only
+// their labels differ from dense_ids'; what is computed from them does not depend on the labels),
+// each id's key and first row go to keys_out and first_out (n entries of room), and the runs to `r`
+// (whose buffers are reused when they have n rows). The ids ascend along the sorted order:
+// start_out[id] (n entries of room) is the first sorted position of the id's run. The distinct count
+// goes to *unique (device memory): nothing is copied back, so a level's projections queue without
+// waiting for each other.
+void dense_ids_and_runs(const context& ctx, const target_state& t, const key_plan& plan, std::size_t bound,
+                        std::int64_t n, std::uint32_t* ids, std::uint64_t* keys_out, std::uint32_t* first_out,
+                        std::uint32_t* start_out, category_runs& r, ids_scratch& s, std::uint32_t* unique);
 // One binary condition of a projection (a float split, or a one-hot split when oh is set).
 struct bit_plan {
   column_view fcol = {};

@@ -298,18 +298,24 @@ class device_primitives {
     p->run_start = device_buffer<std::uint32_t>(un, stream, res);
     device_buffer<std::uint64_t> ukeys(un, stream, res);
     device_buffer<std::uint32_t> first(un, stream, res), unique(1, stream, res);
-    const device_buffer<std::uint64_t> keys = row_keys(p->proj, false);
-    detail::dense_ids_and_runs(ctx_, ts_, keys.data(), n_, p->ids.data(), ukeys.data(), first.data(),
-                               p->run_start.data(), runs_, scratch_, unique.data());
-    p->sorted_rows = copy_of(runs_.sorted_rows);
+    detail::dense_ids_and_runs(ctx_, ts_, key_plan_of(p->proj, false), un, n_, p->ids.data(), ukeys.data(),
+                               first.data(), p->run_start.data(), runs_, scratch_, unique.data());
+    p->sorted_rows = std::move(runs_.sorted_rows);  // the next projection's runs get a new buffer
     p->unique = download(ctx_, unique.data(), 1, "combination distinct count")[0];
     p->run_start = first_of(p->run_start, p->unique);
     return *cat_bases_.emplace(cat, std::move(p)).first->second;
   }
 
-  template <class T>
-  device_buffer<T> copy_of(const device_buffer<T>& b) {
-    return first_of(b, b.size());
+  // At most how many distinct keys `proj` has over the learn rows (a key is a function of the
+  // projection's parts): the product of its categorical features' distinct values (their runs'
+  // counts: a feature's key is one-to-one with its hash) and 2 per condition, at most the rows.
+  std::size_t distinct_bound(const model::projection& proj) {
+    const auto cap = static_cast<std::size_t>(std::max<std::int64_t>(n_, 1));
+    const auto times = [cap](std::size_t a, std::size_t b) { return a > cap / b ? cap : std::min(cap, a * b); };
+    std::size_t bound = 1;
+    for (std::size_t k = 0; k < proj.float_splits.size() + proj.one_hot_splits.size(); ++k) bound = times(bound, 2);
+    for (const std::int32_t c : proj.cat_features) bound = times(bound, std::max<std::size_t>(cat_base(c).unique, 1));
+    return bound;
   }
 
   const device_buffer<std::uint32_t>& hashes(std::int32_t cat, bool eval) {
@@ -657,6 +663,7 @@ class device_primitives {
     }
     deferred = !now;
     const bool hashed_ids = any_target && !sorted_ids;
+    bool keep_runs = false;
     detail::category_runs own_runs;  // the runs of dense_ids' ids (ensure_runs)
     detail::category_runs& runs = hashed_ids ? runs_ : own_runs;
     {
@@ -675,13 +682,13 @@ class device_primitives {
                                        ukeys.data(), first.data(), p->run_start.data(), runs, scratch_, unique_slot,
                                        mismatch_slot);
         } else {
-          const device_buffer<std::uint64_t> keys = row_keys(proj, false);
-          detail::dense_ids_and_runs(ctx_, ts_, keys.data(), n_, p->ids.data(), ukeys.data(), first.data(),
-                                     p->run_start.data(), runs, scratch_, unique_slot);
+          detail::dense_ids_and_runs(ctx_, ts_, key_plan_of(proj, false), distinct_bound(proj), n_, p->ids.data(),
+                                     ukeys.data(), first.data(), p->run_start.data(), runs, scratch_, unique_slot);
         }
-        // Only a projection shorter than the complexity can be a parent: the others drop their runs.
+        // Only a projection shorter than the complexity can be a parent (its rows in the runs' order
+        // are taken from the runs once its columns are made): the others drop their runs.
         if (projection_length(proj) < static_cast<std::size_t>(max_complexity_)) {
-          p->sorted_rows = copy_of(runs.sorted_rows);
+          keep_runs = true;
         } else {
           p->run_start = device_buffer<std::uint32_t>();  // freed in stream order, after its kernels
         }
@@ -757,6 +764,7 @@ class device_primitives {
       p->columns.push_back(std::move(c));
     }
     for (device_column& c : p->columns) batch.columns.push_back(&c);
+    if (keep_runs) p->sorted_rows = std::move(runs.sorted_rows);  // the next projection's runs get a new buffer
     return p;
   }
 
