@@ -103,8 +103,8 @@ TEST_CASE("Each permutation's CTR columns are the one-permutation preparation wi
     INFO("permutation " << k);
     const cbg::train::backend_inputs in = k == 0 ? first : data.take_permutation_inputs(k, false);
     CHECK((in.eval != nullptr) == (k == 0));
-    const ctr::prepared_data one =
-        ctr::prepare_categorical_host(*learn->pool, eval->pool.get(), p.ctr, t, ctr::permutation_seed(p.random_seed, k));
+    const ctr::prepared_data one = ctr::prepare_categorical_host(*learn->pool, eval->pool.get(), p.ctr, t,
+                                                                 ctr::permutation_seed(p.random_seed, k));
     const std::size_t floats = static_cast<std::size_t>(one.float_count);
     REQUIRE(in.learn->num_features() == static_cast<std::int64_t>(floats + one.derived.size()));
     for (std::size_t j = 0; j < one.derived.size(); ++j) {
@@ -126,8 +126,7 @@ TEST_CASE("Each permutation's CTR columns are the one-permutation preparation wi
   CHECK(indexes.size() == 3);  // three permutations, three different ordered CTR columns
 }
 
-TEST_CASE("permutation_count > 1 trains CatBoost's scheme: the estimation permutation's leaves in the model",
-          "[ctr]") {
+TEST_CASE("permutation_count > 1 trains CatBoost's scheme: the estimation permutation's leaves in the model", "[ctr]") {
   auto ctx = make_context(CBG_DEVICE_CPU);
   auto learn = make_cat_data(ctx, 3000, true, 7);
   auto eval = make_cat_data(ctx, 800, true, 8);
@@ -225,8 +224,9 @@ TEST_CASE("GPU training with several permutations equals the host reference byte
     for (const int count : {2, 4}) {
       INFO("permutation_count " << count);
       const std::string params = std::string(R"({"iterations": 25, "depth": 5, "verbose": false, "loss_function": ")") +
-                                 (binary ? "Logloss" : "RMSE") + R"(", "max_ctr_complexity": 1, "permutation_count": )" +
-                                 std::to_string(count) + R"(, "simple_ctr": ["Borders", "Counter", "FeatureFreq"]})";
+                                 (binary ? "Logloss" : "RMSE") +
+                                 R"(", "max_ctr_complexity": 1, "permutation_count": )" + std::to_string(count) +
+                                 R"(, "simple_ctr": ["Borders", "Counter", "FeatureFreq"]})";
       cbg::train::train_options ho, go, po;
       ho.eval = he->pool.get();
       go.eval = de->pool.get();
