@@ -278,6 +278,10 @@ model::model train(const pool& learn, const train_params& p, const train_options
   const int permutations = data.permutation_count();
   const int estimation = ctr::estimation_permutation(permutations);
   backend_inputs in = data.take_permutation_inputs(estimation, true);
+  CBG_EXPECTS(permutations == 1 || ctx.is_cpu() || !dist::wants_sharding(in), status::not_implemented,
+              fmt::format("parameter 'permutation_count': {} permutations on several GPUs (devices '{}') are not "
+                          "implemented; use permutation_count=1, or one GPU",
+                          p.permutation_count, p.devices));
   ctr::prepared_data* const cat = data.categorical();
   std::unique_ptr<search_extension> combinations;  // feature combinations
   if (cat != nullptr) {
