@@ -317,6 +317,10 @@ CLI::App* add_bench_command(CLI::App& app, bench_options& o) {
                   "max_ctr_complexity for training (0: not set, the library's default)")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{0}, int64_t{16}));
+  cmd->add_option("--permutation-count", o.permutation_count,
+                  "permutation_count for training (0: not set, the library's default)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1000}));
   cmd->add_option("--devices", o.devices,
                   "The training parameter devices (CatBoost's syntax, e.g. 0:1): train sharded over those GPUs");
   cmd->add_option("--input", o.input, "Where the pool's columns are: auto (the GPU's memory on a GPU) or host")
@@ -444,9 +448,10 @@ int run_bench(const bench_options& o, const std::vector<std::string>& command_li
   training_facts& tf = f.training;
   tf.params = fmt::format(
       R"({{"loss_function": "{}", "iterations": {}, "depth": {}, "learning_rate": {}, "border_count": {}, )"
-      R"("random_seed": {}, "verbose": false, "metric_period": {}{}{}}})",
+      R"("random_seed": {}, "verbose": false, "metric_period": {}{}{}{}}})",
       o.loss_function, o.iterations, o.depth, o.learning_rate, o.border_count, o.seed, o.iterations,
       o.max_ctr_complexity > 0 ? fmt::format(R"(, "max_ctr_complexity": {})", o.max_ctr_complexity) : std::string(),
+      o.permutation_count > 0 ? fmt::format(R"(, "permutation_count": {})", o.permutation_count) : std::string(),
       o.devices.empty() ? std::string() : fmt::format(R"(, "devices": "{}")", o.devices));
   tf.input_bytes = f.rows * f.features * 4 + f.rows * 4 + f.rows * f.cat_features * 8;
   tf.quantized_bytes = (f.features + 3) / 4 * ((f.rows + 31) / 32 * 32) * 4;

@@ -35,6 +35,7 @@ struct bench_options {
   int64_t cat_features = 0;
   int64_t cat_max_cardinality = 1000000;
   int64_t max_ctr_complexity = 0;  // 0: the library's default
+  int64_t permutation_count = 0;   // 0: the library's default
   std::string devices;             // the training parameter `devices` (empty: not set, one GPU)
   std::string input = "auto";      // where the pool's columns are: auto (the device on a GPU), host
   int64_t warmup = 20;             // iterations left out of the mean time per iteration

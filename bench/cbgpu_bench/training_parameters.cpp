@@ -165,6 +165,8 @@ const std::vector<parameter_spec>& training_parameters() {
       {"has_time", "--has-time", "Ordered CTRs visit the rows in the data's order (no permutation)", "", boolean},
       {"fold_permutation_block", "--fold-permutation-block", "Ordered CTRs: the permutation shuffles blocks of rows",
        "INT", integer, check_count},
+      {"permutation_count", "-p,--permutations", "Permutations of the ordered CTRs (CatBoost's GPU scheme)", "INT",
+       integer, check_positive_count},
       // Output and processing unit
       {"logging_level", "--logging-level", "Silent, Verbose, Info or Debug", "LEVEL", text, check_logging_level},
       {"verbose", "--verbose", "Progress every N iterations, or true/false", "INT|BOOL", value_kind::integer_or_boolean,

@@ -287,4 +287,52 @@ device_quantized quantize_device(const pool& p, const options& o, const stage_ma
   return q;
 }
 
+device_quantized binarize_device(const pool& p, const device_quantized& like) {
+  const context& ctx = *p.ctx();
+  CBG_EXPECTS(!ctx.is_cpu(), status::no_device, "binarize_device needs a GPU context");
+  CBG_EXPECTS(p.num_features() == like.features, status::internal,
+              "binarize_device: the pool's features differ from the quantized set's");
+  const std::vector<column_view>& columns = p.features();
+  for (const column_view& c : columns) {
+    CBG_EXPECTS(c.memory != memory_kind::host, status::internal,
+                "binarize_device reads columns the device can read (stage pageable ones first)");
+  }
+  scoped_device guard(ctx.device());
+  const cudaStream_t stream = ctx.stream();
+  device_quantized q;
+  q.rows = p.num_rows();
+  q.features = like.features;
+  q.padded_rows = padded_rows_of(q.rows);
+  q.device = ctx.device();
+  const std::int64_t nf = q.features;
+  q.borders = device_buffer<float>(static_cast<std::size_t>(nf * border_stride), stream, ctx.resource());
+  q.border_count = device_buffer<std::int32_t>(static_cast<std::size_t>(nf), stream, ctx.resource());
+  q.mode = device_buffer<std::uint8_t>(static_cast<std::size_t>(nf), stream, ctx.resource());
+  q.index =
+      device_buffer<std::uint32_t>(static_cast<std::size_t>(groups_of(nf) * q.padded_rows), stream, ctx.resource());
+  if (nf == 0) return q;
+  CBG_CUDA_TRY(
+      cudaMemcpyAsync(q.borders.data(), like.borders.data(), q.borders.size_bytes(), cudaMemcpyDeviceToDevice, stream));
+  CBG_CUDA_TRY(cudaMemcpyAsync(q.border_count.data(), like.border_count.data(), q.border_count.size_bytes(),
+                               cudaMemcpyDeviceToDevice, stream));
+  CBG_CUDA_TRY(cudaMemcpyAsync(q.mode.data(), like.mode.data(), q.mode.size_bytes(), cudaMemcpyDeviceToDevice, stream));
+  std::vector<std::uint8_t> group_float4(static_cast<std::size_t>(groups_of(nf)), 0);
+  for (std::int64_t g = 0; g < groups_of(nf); ++g) {
+    group_float4[static_cast<std::size_t>(g)] =
+        detail::group_is_float4(columns.data() + 4 * g, std::min<std::int64_t>(4, nf - 4 * g)) ? 1 : 0;
+  }
+  upload_image image(sizeof(column_view) * static_cast<std::size_t>(nf) + group_float4.size() + 512);
+  const std::size_t views_at = image.add(columns);
+  const std::size_t float4_at = image.add(group_float4);
+  device_buffer<unsigned char> work(image.bytes().size(), stream, ctx.resource());
+  copy_bytes(work.data(), memory_kind::device, image.bytes().data(), memory_kind::host, image.bytes().size(), stream,
+             ctx.copies(), ctx.rules(), CBG_COPY_SITE("binarizer column views"));
+  detail::binarize(at<const column_view>(work.data(), views_at), at<const std::uint8_t>(work.data(), float4_at), nf,
+                   q.rows, q.padded_rows, q.borders.data(), q.border_count.data(), q.mode.data(), q.index.data(),
+                   stream);
+  // The image is host memory freed on return and `work` is released at scope end: wait for both.
+  CBG_CUDA_TRY(cudaStreamSynchronize(stream));
+  return q;
+}
+
 }  // namespace cbg::quantize

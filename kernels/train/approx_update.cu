@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The approxes on the GPU: their start (bias and baseline), a tree's leaf values added on the learn rows
-// (by leaf index) and the eval rows (by the splits), and the border values of a tree's splits.
+// (by leaf index) and the eval rows (by the splits), the border values of a tree's splits, and the
+// leaves of a tree searched on another permutation's columns.
 #include "kernels/train/boosting_launch.hpp"
 #include "kernels/train/row_passes.cuh"
 
@@ -42,6 +43,13 @@ __global__ void apply_eval_kernel(double* approx, std::int64_t n, int dims, eval
   }
 }
 
+__global__ void tree_leaves_kernel(quantize::quantized_rows q, quantized_tree tree, std::uint32_t* leaf) {
+  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < q.rows;
+       r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    leaf[r] = quantized_leaf(q, tree.splits, tree.count, r);
+  }
+}
+
 }  // namespace
 
 void start_approx(const start_args& a, std::int64_t n, double* approx, cudaStream_t stream) {
@@ -58,6 +66,13 @@ void apply_learn(double* approx, std::int64_t n, int dims, const std::uint32_t* 
 void apply_eval(double* approx, std::int64_t n, int dims, const eval_tree& tree, const double* delta,
                 cudaStream_t stream) {
   apply_eval_kernel<<<grid_of(n), 256, 0, stream>>>(approx, n, dims, tree, delta);
+  CBG_CHECK_CUDA(stream);
+}
+
+void tree_leaves(const quantize::quantized_rows& q, const quantized_tree& tree, std::uint32_t* leaf,
+                 cudaStream_t stream) {
+  if (q.rows == 0) return;
+  tree_leaves_kernel<<<grid_of(q.rows), 256, 0, stream>>>(q, tree, leaf);
   CBG_CHECK_CUDA(stream);
 }
 

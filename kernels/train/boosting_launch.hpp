@@ -173,6 +173,14 @@ void apply_learn(double* approx, std::int64_t n, int dims, const std::uint32_t* 
                  cudaStream_t stream);
 void apply_eval(double* approx, std::int64_t n, int dims, const eval_tree& tree, const double* delta,
                 cudaStream_t stream);
+// A tree's splits by bin, passed by value.
+struct quantized_tree {
+  split splits[max_depth];
+  int count = 0;
+};
+// leaf[r] = quantized_leaf(q, tree, r) for every learn row.
+void tree_leaves(const quantize::quantized_rows& q, const quantized_tree& tree, std::uint32_t* leaf,
+                 cudaStream_t stream);
 
 // ---- metrics, AUC and the weighted quantile (metrics.cu, auc.cu, quantile.cu) ---------------------------
 // Tile partials of the metric's terms into partial [tiles][metric_terms].

@@ -168,6 +168,26 @@ class host_search {
 
 }  // namespace
 
+namespace {
+
+// Every value of `p` to its bin under q's borders and modes, into q's (zeroed) index.
+void binarize_into(const pool& p, host_quantized& q) {
+  const auto nf = static_cast<std::size_t>(q.features);
+  for (std::size_t f = 0; f < nf; ++f) {
+    if (q.border_count[f] == 0) continue;  // every value in bin 0
+    const column_view& c = p.features()[f];
+    const float* b = q.borders.data() + f * border_stride;
+    const auto mode = static_cast<nan_mode>(q.mode[f]);
+    std::uint32_t* words = q.index.data() + static_cast<std::size_t>(f / 4) * q.padded_rows;
+    const unsigned shift = 8u * static_cast<unsigned>(f % 4);
+    for (std::int64_t r = 0; r < q.rows; ++r) {
+      words[r] |= bin_of(to_feature_float(c.value(r)), b, q.border_count[f], mode) << shift;
+    }
+  }
+}
+
+}  // namespace
+
 host_quantized quantize_host(const pool& p, const options& o) {
   const feature_settings settings = resolve_settings(p, o);
   host_quantized q;
@@ -217,17 +237,25 @@ host_quantized quantize_host(const pool& p, const options& o) {
     q.mode[f] = static_cast<std::uint8_t>(mode);
   }
 
-  for (std::size_t f = 0; f < nf; ++f) {
-    if (q.border_count[f] == 0) continue;  // every value in bin 0
-    const column_view& c = p.features()[f];
-    const float* b = q.borders.data() + f * border_stride;
-    const auto mode = static_cast<nan_mode>(q.mode[f]);
-    std::uint32_t* words = q.index.data() + static_cast<std::size_t>(f / 4) * q.padded_rows;
-    const unsigned shift = 8u * static_cast<unsigned>(f % 4);
-    for (std::int64_t r = 0; r < q.rows; ++r) {
-      words[r] |= bin_of(to_feature_float(c.value(r)), b, q.border_count[f], mode) << shift;
-    }
+  binarize_into(p, q);
+  return q;
+}
+
+host_quantized binarize_host(const pool& p, const host_quantized& like) {
+  CBG_EXPECTS(p.num_features() == like.features, status::internal,
+              "binarize_host: the pool's features differ from the quantized set's");
+  for (const column_view& c : p.features()) {
+    CBG_EXPECTS(!is_device_side(c.memory), status::device, "binarize_host reads host or pinned memory only");
   }
+  host_quantized q;
+  q.rows = p.num_rows();
+  q.features = like.features;
+  q.padded_rows = padded_rows_of(q.rows);
+  q.borders = like.borders;
+  q.border_count = like.border_count;
+  q.mode = like.mode;
+  q.index.assign(static_cast<std::size_t>(groups_of(q.features) * q.padded_rows), 0u);
+  binarize_into(p, q);
   return q;
 }
 

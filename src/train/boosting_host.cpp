@@ -253,6 +253,17 @@ class host_backend final : public boosting_backend {
     }
   }
 
+  void use_tree(const std::vector<split>& splits) override {
+    const stage_range range(ctx_, "boosting.use_tree");
+    for (const split& s : splits) {
+      CBG_EXPECTS(s.feature >= 0 && s.feature < q_.features, status::internal, "use_tree: a split of no pool feature");
+    }
+    const quantize::quantized_rows q = q_.view();
+    for (std::int64_t r = 0; r < q_.rows; ++r) {
+      leaf_[static_cast<std::size_t>(r)] = quantized_leaf(q, splits.data(), static_cast<int>(splits.size()), r);
+    }
+  }
+
   void metric_sums(const metric_spec& m, bool eval, double out[metric_terms]) override {
     const stage_range range(ctx_, "boosting.metric_sums");
     const std::vector<double>& approx = eval ? eval_approx_ : approx_;

@@ -9,6 +9,7 @@
 
 #include "cbg/core/error.hpp"
 #include "cbg/ctr/combinations.hpp"
+#include "cbg/ctr/permutation_scheme.hpp"
 #include "cbg/dist/train.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/train/class_labels.hpp"
@@ -25,7 +26,23 @@ struct derived_table {
   std::unique_ptr<pool> p;  // last: destroyed (waits for the queued work) before the buffers
 };
 
+// Permutation k > 0 of the ordered CTRs: its categorical preparation (whose learn pool holds that
+// permutation's CTR columns), the pageable columns staged for the GPU, and its quantized learn set.
+struct permutation_table {
+  std::optional<ctr::prepared_data> cat;
+  std::unique_ptr<derived_table> staged;
+  const pool* learn = nullptr;
+  std::optional<quantize::host_quantized> host_quantized;
+  std::optional<quantize::device_quantized> device_quantized;
+};
+
 namespace {
+
+// Whether a prepared categorical set has CTR columns (one-hot columns do not depend on a permutation).
+bool has_ctr_columns(const ctr::prepared_data& cat) {
+  return std::any_of(cat.derived.begin(), cat.derived.end(),
+                     [](const ctr::derived_feature& d) { return d.kind == ctr::derived_kind::ctr; });
+}
 
 // The host tensor `t` ([rows] or [rows, k], any strides) as a contiguous row-major device tensor.
 tensor_view stage_tensor(const tensor_view& t, std::vector<device_buffer<unsigned char>>& buffers, const context& ctx) {
@@ -268,18 +285,56 @@ dataset::dataset(const pool& learn, const pool* eval, const train_params& p)
   } else if (!comm.has_value()) {
     device_quantized_.emplace(quantize::quantize_device(*learn_, quantize_));
   }
+
+  // More permutations of the ordered CTRs (CatBoost's GPU scheme, ctr/permutation_scheme.hpp): each
+  // one's CTR columns with its own seed, binned with permutation 0's borders. Without CTR columns
+  // (or with has_time, where parse_params keeps one) a count means one, as in CatBoost.
+  if (p.permutation_count > 1 && cat_ && has_ctr_columns(*cat_)) {
+    const int complexity = ctr::max_ctr_complexity_of(p.ctr, p.iterations);
+    CBG_EXPECTS(complexity <= 1, status::not_implemented,
+                fmt::format("parameter 'permutation_count': {} permutations with feature combinations "
+                            "(max_ctr_complexity {}) are not implemented; use permutation_count=1, or "
+                            "max_ctr_complexity=1 for simple CTRs only",
+                            p.permutation_count, complexity));
+    CBG_EXPECTS(!dist::communicator_of(ctx).has_value(), status::not_implemented,
+                fmt::format("parameter 'permutation_count': {} permutations over several processes are not "
+                            "implemented; use permutation_count=1",
+                            p.permutation_count));
+    for (int k = 1; k < p.permutation_count; ++k) {
+      auto t = std::make_unique<permutation_table>();
+      train_params pk = p;
+      pk.random_seed = ctr::permutation_seed(p.random_seed, k);
+      t->cat.emplace(ctr::prepare_for_training(*labelled_learn_, labelled_eval_, pk));
+      t->learn = t->cat->learn.get();
+      if (ctx.is_cpu()) {
+        t->host_quantized.emplace(quantize::binarize_host(*t->learn, *host_quantized_));
+      } else {
+        t->staged = stage_host_inputs(*t->learn, true);
+        if (t->staged) t->learn = t->staged->p.get();
+        t->device_quantized.emplace(quantize::binarize_device(*t->learn, *device_quantized_));
+      }
+      permutations_.push_back(std::move(t));
+    }
+  }
 }
 
 dataset::~dataset() = default;
 
-backend_inputs dataset::take_backend_inputs() {
+backend_inputs dataset::take_permutation_inputs(int k, bool with_eval) {
+  CBG_EXPECTS(k >= 0 && k < permutation_count(), status::internal, "no such permutation of the ordered CTRs");
   backend_inputs in;
   in.learn = learn_;
-  in.eval = eval_;
+  in.eval = with_eval ? eval_ : nullptr;
   in.quantize = quantize_;
   in.devices = devices_;
   in.host_quantized = host_quantized_ ? &*host_quantized_ : nullptr;
   in.device_quantized = device_quantized_ ? &*device_quantized_ : nullptr;
+  if (k > 0) {
+    permutation_table& t = *permutations_[static_cast<std::size_t>(k - 1)];
+    in.learn = t.learn;
+    in.host_quantized = t.host_quantized ? &*t.host_quantized : nullptr;
+    in.device_quantized = t.device_quantized ? &*t.device_quantized : nullptr;
+  }
   return in;
 }
 

@@ -487,6 +487,23 @@ class device_backend final : public boosting_backend {
     return r;
   }
 
+  void use_tree(const std::vector<split>& splits) override {
+    if (link_ != nullptr) {
+      boosting_backend::use_tree(splits);  // refuses
+      return;
+    }
+    const stage_range range(ctx_, "boosting.use_tree");
+    CBG_EXPECTS(splits.size() <= static_cast<std::size_t>(max_depth), status::internal, "use_tree: too many splits");
+    launch::quantized_tree t;
+    t.count = static_cast<int>(splits.size());
+    for (std::size_t s = 0; s < splits.size(); ++s) {
+      CBG_EXPECTS(splits[s].feature >= 0 && splits[s].feature < q_.features, status::internal,
+                  "use_tree: a split of no pool feature");
+      t.splits[s] = splits[s];
+    }
+    launch::tree_leaves(q_.view(), t, leaf_.data(), stream());
+  }
+
   void apply(const std::vector<value_split>& splits, const std::vector<double>& delta) override {
     const stage_range range(ctx_, "boosting.apply");
     ensure(delta_, delta.size());

@@ -103,6 +103,12 @@ double ranked_metric_host(const metric_spec& m, const loss_spec& l, const std::v
   return sum / pairs;
 }
 
+void boosting_backend::use_tree(const std::vector<split>&) {
+  CBG_FAIL(status::not_implemented,
+           "several permutations of the ordered CTRs (permutation_count > 1) are not implemented for this training "
+           "(several GPUs or processes)");
+}
+
 std::vector<double> boosting_backend::confusion_table(const metric_spec& m, bool, int) {
   CBG_FAIL(status::not_implemented,
            fmt::format("metric {} is not implemented for this training (multi-GPU)", metric_kind_name(m.kind)));

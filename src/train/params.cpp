@@ -134,8 +134,8 @@ void finish_params(train_params& p, const json& flat) {
     p.od_pval = 0.0;
   }
 
-  // CatBoost keeps one permutation when the rows are in time order (has_time). Several are refused by
-  // the trainer once it knows that a feature uses CTRs (check_permutation_count).
+  // CatBoost keeps one permutation when the rows are in time order (has_time). Without CTR columns
+  // the dataset keeps one too (dataset.cpp).
   if (p.ctr.has_time) p.permutation_count = 1;
 
   // Bootstrap options that the chosen type does not take (CatBoost refuses them too).

@@ -24,6 +24,7 @@
 #include "cbg/ctr/combinations_device.hpp"
 #include "cbg/dist/train.hpp"
 #include "cbg/ctr/features.hpp"
+#include "cbg/ctr/permutation_scheme.hpp"
 #include "cbg/memory/copy.hpp"
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/model_builder.hpp"
@@ -241,19 +242,6 @@ void write_train_dir(const train_params& p, const std::vector<tracked_metric>& m
   fs::create_directories(fs::path(p.train_dir) / "tmp", ec);
 }
 
-// Several permutations of the ordered CTRs are not implemented. Without a CTR feature (no
-// categorical feature, or only one-hot ones: no combination either) CatBoost's GPU trainer uses one
-// permutation whatever permutation_count says (Plain boosting; UpdateGpuSpecificDefaults), and so do we.
-void check_permutation_count(const train_params& p, const ctr::prepared_data* cat) {
-  if (p.permutation_count == 1 || cat == nullptr) return;
-  const bool ctrs = std::any_of(cat->derived.begin(), cat->derived.end(),
-                                [](const ctr::derived_feature& d) { return d.kind == ctr::derived_kind::ctr; });
-  CBG_EXPECTS(!ctrs, status::not_implemented,
-              fmt::format("parameter 'permutation_count': {} is not implemented with CTR features (one permutation "
-                          "of the ordered CTRs, for every iteration; use permutation_count=1 or has_time=true)",
-                          p.permutation_count));
-}
-
 }  // namespace
 
 model::model train(const pool& learn, const train_params& p, const train_options& options) {
@@ -285,9 +273,17 @@ model::model train(const pool& learn, const train_params& p, const train_options
 
   // The data prepared for training: relabelled, categorical columns added, staged, quantized.
   dataset data(learn, eval, p);
-  backend_inputs in = data.take_backend_inputs();
+  // Several permutations of the ordered CTRs (ctr/permutation_scheme.hpp): the main backend holds
+  // the estimation permutation (its approx gives the metrics and the eval set; its leaves go into
+  // the model), the others the learn permutations (their own approxes and leaves, the learn set only).
+  const int permutations = data.permutation_count();
+  const int estimation = ctr::estimation_permutation(permutations);
+  backend_inputs in = data.take_permutation_inputs(estimation, true);
+  CBG_EXPECTS(permutations == 1 || ctx.is_cpu() || !dist::wants_sharding(in), status::not_implemented,
+              fmt::format("parameter 'permutation_count': {} permutations on several GPUs (devices '{}') are not "
+                          "implemented; use permutation_count=1, or one GPU",
+                          p.permutation_count, p.devices));
   ctr::prepared_data* const cat = data.categorical();
-  check_permutation_count(p, cat);
   std::unique_ptr<search_extension> combinations;  // feature combinations
   if (cat != nullptr) {
     if (ctx.is_cpu()) {
@@ -314,6 +310,11 @@ model::model train(const pool& learn, const train_params& p, const train_options
   std::unique_ptr<boosting_backend> b =
       ctx.is_cpu() ? make_host_backend(in, combinations.get()) : make_device_backend(in, combinations.get());
   if (combinations) combinations->set_nan_modes(b->nan_modes());
+  std::vector<std::unique_ptr<boosting_backend>> learn_permutations;  // empty with one permutation
+  for (int k = 0; permutations > 1 && k < ctr::learn_permutation_count(permutations); ++k) {
+    const backend_inputs lin = data.take_permutation_inputs(k, false);
+    learn_permutations.push_back(ctx.is_cpu() ? make_host_backend(lin) : make_device_backend(lin));
+  }
 
   // Targets and the data-dependent defaults.
   const label_facts lf = b->labels(false);
@@ -355,6 +356,7 @@ model::model train(const pool& learn, const train_params& p, const train_options
   rule.border = p.target_border.value_or(0.5);
   rule.classes = facts.classes;
   b->prepare_targets(rule);
+  for (auto& lb : learn_permutations) lb->prepare_targets(rule);
 
   // The start: boost_from_average's optimal constant (§3.9).
   const loss_spec loss = r.loss;
@@ -388,6 +390,7 @@ model::model train(const pool& learn, const train_params& p, const train_options
     }
   }
   b->start(loss, bias);
+  for (auto& lb : learn_permutations) lb->start(loss, bias);
 
   // Metrics: the eval metric first, then the objective, then the custom ones (CatBoost's order).
   std::vector<tracked_metric> metrics;
@@ -453,7 +456,10 @@ model::model train(const pool& learn, const train_params& p, const train_options
     wr.newton_weights = p.newton_score;
     wr.want_value = r.leaf_iterations > 1;
     wr.hess_channels = hess_channels;
-    const weak_result weak = b->weak_target(wr);
+    // The tree is searched on one learn permutation's columns (the one permutation when there is one).
+    const int searched = permutations > 1 ? ctr::search_permutation(p.random_seed, it, permutations) : 0;
+    boosting_backend& searcher = permutations > 1 ? *learn_permutations[static_cast<std::size_t>(searched)] : *b;
+    const weak_result weak = searcher.weak_target(wr);
 
     // Score noise (§3.5): Cosine only.
     std::vector<double> noise;
@@ -478,34 +484,50 @@ model::model train(const pool& learn, const train_params& p, const train_options
         }
       }
     }
-    const tree_structure tree = b->search(search_params, std::move(noise), size_penalty.pool_weights());
+    const tree_structure tree = searcher.search(search_params, std::move(noise), size_penalty.pool_weights());
     size_penalty.add_tree(tree.splits);
     const int leaves = 1 << tree.splits.size();
 
     // Leaf estimation (§3.7): sums at the current approx, then Newton/Gradient steps with
     // backtracking when more than one iteration is asked for (leaf_math.hpp; on the GPU it stays on
     // the device).
-    const std::vector<fixed_scale> zero_scales = scales_from(weak.channel_max, n);
-    leaf_request lreq;
-    lreq.config.loss = loss;
-    lreq.config.newton = r.method == leaf_method::newton ? 1 : 0;
-    lreq.config.backtracking = static_cast<std::int32_t>(p.backtracking);
-    lreq.config.iterations = r.leaf_iterations;
-    lreq.config.bounded = bounded ? 1 : 0;
-    lreq.config.leaves = leaves;
-    lreq.config.hess_channels = hess_channels;
-    lreq.config.rows = n;
-    lreq.config.l2 = l2;
-    lreq.zero_scales = &zero_scales;
-    lreq.bound_scales = &bound_scales;
-    lreq.start_value = weak.value;
-    leaf_result leaf = r.method == leaf_method::exact
-                           ? b->exact_leaves(leaves, loss.alpha, zero_scales[static_cast<std::size_t>(dims)])
-                           : b->estimate_leaves(lreq);
-    const std::vector<double>& point = leaf.point;
+    // With several permutations every one estimates its own leaves at its own approx.
+    const auto estimate = [&](boosting_backend& e, const weak_result& at) {
+      const std::vector<fixed_scale> zero_scales = scales_from(at.channel_max, n);
+      leaf_request lreq;
+      lreq.config.loss = loss;
+      lreq.config.newton = r.method == leaf_method::newton ? 1 : 0;
+      lreq.config.backtracking = static_cast<std::int32_t>(p.backtracking);
+      lreq.config.iterations = r.leaf_iterations;
+      lreq.config.bounded = bounded ? 1 : 0;
+      lreq.config.leaves = leaves;
+      lreq.config.hess_channels = hess_channels;
+      lreq.config.rows = n;
+      lreq.config.l2 = l2;
+      lreq.zero_scales = &zero_scales;
+      lreq.bound_scales = &bound_scales;
+      lreq.start_value = at.value;
+      leaf_result out = r.method == leaf_method::exact
+                            ? e.exact_leaves(leaves, loss.alpha, zero_scales[static_cast<std::size_t>(dims)])
+                            : e.estimate_leaves(lreq);
+      for (double& v : out.point) v *= r.learning_rate;  // the deltas
+      return out;
+    };
+    // The derivatives at another permutation's approx, for its leaf estimation only (no bootstrap:
+    // leaf estimation uses the sample weights).
+    weak_request at_approx = wr;
+    at_approx.bootstrap = bootstrap_spec{};
+    std::vector<std::vector<double>> learn_deltas;
+    for (std::size_t k = 0; k < learn_permutations.size(); ++k) {
+      boosting_backend& lb = *learn_permutations[k];
+      const bool was_searched = static_cast<int>(k) == searched;
+      if (!was_searched) lb.use_tree(tree.splits);
+      learn_deltas.push_back(estimate(lb, was_searched ? weak : lb.weak_target(at_approx)).point);
+    }
+    if (permutations > 1) b->use_tree(tree.splits);
+    leaf_result leaf = estimate(*b, permutations > 1 ? b->weak_target(at_approx) : weak);
+    const std::vector<double>& delta = leaf.point;
     const std::vector<double>& leaf_weight = leaf.leaf_weight;
-    std::vector<double> delta(point.size());
-    for (std::size_t k = 0; k < point.size(); ++k) delta[k] = r.learning_rate * point[k];
 
     std::vector<value_split> vs;
     const std::vector<float> values = b->split_borders(tree.splits);
@@ -519,6 +541,7 @@ model::model train(const pool& learn, const train_params& p, const train_options
                                               modes[f] == static_cast<std::uint8_t>(quantize::nan_mode::max))});
     }
     b->apply(vs, delta);
+    for (std::size_t k = 0; k < learn_permutations.size(); ++k) learn_permutations[k]->apply(vs, learn_deltas[k]);
     trees.push_back({tree.splits, delta, leaf_weight});
 
     // Metrics, best iteration, early stopping, callbacks and progress lines.

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The permutation of the ordered CTRs against the `catboost` package's CPU trainer: has_time (the rows in the
-data's order) and fold_permutation_block.
+data's order), fold_permutation_block and permutation_count (several permutations: CatBoost's GPU scheme here;
+CatBoost's CPU trainer uses its permutations otherwise, so the held-out quality is compared, not the models).
 
 With has_time both trainers visit the learn rows in the data's order, so the ordered CTR columns depend on the data
 alone: our models with different seeds but no score noise and no bootstrap are the same model, while without
@@ -103,13 +104,39 @@ def test_has_time_ctr_columns_do_not_depend_on_the_seed():
     assert trees({"fold_permutation_block": 16}, 1) == trees({}, 1)
 
 
+def test_several_permutations_quality_follows_catboost_cpu():
+    ours_m, theirs_m, one_m = [], [], []
+    for data_seed, test_seed in ((11, 12), (1, 2), (21, 22)):
+        a, h, c, y = adult_like(5000, "binary", data_seed)
+        ta, th, tc, ty = adult_like(2000, "binary", test_seed)
+        cat_idx = list(range(2, 2 + len(c)))
+        ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
+        learn, test = our_pool(ctx, a, h, c, y), our_pool(ctx, ta, th, tc)
+        params = {**PARAMS, "loss_function": "Logloss", "permutation_count": 4}
+        for s in range(2):
+            ours = cbgpu.train(learn, {**params, "verbose": False, "random_seed": s})
+            one = cbgpu.train(learn, {**params, "permutation_count": 1, "verbose": False, "random_seed": s})
+            theirs = catboost.CatBoost({**params, "task_type": "CPU", "verbose": 0, "thread_count": 1,
+                                        "allow_writing_files": False, "random_seed": s}).fit(
+                catboost.Pool(frames(a, h, c), y, cat_features=cat_idx))
+            ours_m.append(catboost.utils.eval_metric(ty, ours.predict(test)[:, 0], "Logloss")[0])
+            one_m.append(catboost.utils.eval_metric(ty, one.predict(test)[:, 0], "Logloss")[0])
+            theirs_m.append(catboost.utils.eval_metric(
+                ty, theirs.predict(catboost.Pool(frames(ta, th, tc), cat_features=cat_idx),
+                                   prediction_type="RawFormulaVal"), "Logloss")[0])
+    print(f"permutation_count 4: ours {np.mean(ours_m):.5f} (one permutation {np.mean(one_m):.5f}) "
+          f"catboost {np.mean(theirs_m):.5f}")
+    assert np.mean(ours_m) <= np.mean(theirs_m) * 1.01
+
+
 def test_permutation_options_errors():
     a, h, c, y = adult_like(300, "binary", 14)
     ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
     learn = our_pool(ctx, a, h, c, y)
-    # Several permutations of the ordered CTRs are not implemented; with has_time CatBoost uses one.
-    with expect_error(cbgpu.CBG_ERR_NOT_IMPLEMENTED, "'permutation_count'", "CTR features"):
-        cbgpu.train(learn, {"iterations": 2, "verbose": False, "permutation_count": 4})
+    # Several permutations with feature combinations are not implemented; with has_time CatBoost uses one.
+    with expect_error(cbgpu.CBG_ERR_NOT_IMPLEMENTED, "'permutation_count'", "max_ctr_complexity"):
+        cbgpu.train(learn, {"iterations": 2, "verbose": False, "permutation_count": 4, "max_ctr_complexity": 2})
+    cbgpu.train(learn, {"iterations": 2, "verbose": False, "permutation_count": 4, "max_ctr_complexity": 1})
     cbgpu.train(learn, {"iterations": 2, "verbose": False, "permutation_count": 4, "has_time": True})
     # Only one-hot categorical features (no CTR, so no combination either): one permutation, as in CatBoost.
     one_hot = {"iterations": 5, "verbose": False, "one_hot_max_size": 255, "random_seed": 3}

@@ -138,6 +138,9 @@ struct device_quantized {
 // Host reference: the pool's columns must be in host or pinned memory. Throws bad_data for a NaN
 // in the border subset of a Forbidden feature. Border types: all of CatBoost's (border_type).
 host_quantized quantize_host(const pool& p, const options& o);
+// The pool's features binned with the borders and NaN modes of `like` (the same features, e.g. the
+// ordered CTR columns of another permutation): no border search.
+host_quantized binarize_host(const pool& p, const host_quantized& like);
 
 // Stage marks for benchmarks: events that quantize_device records on the context's stream as each
 // stage is enqueued (cudaEventElapsedTime between neighbours gives the stage times on the GPU
@@ -161,6 +164,9 @@ struct stage_marks {
 // descriptors, the gain tables and (staged) the pageable columns; copies back only a 4-byte status
 // (no feature data). Blocks until done.
 device_quantized quantize_device(const pool& p, const options& o, const stage_marks* marks = nullptr);
+// binarize_host on the GPU (the same bins): columns the device reads (pageable ones staged first).
+// Blocks until done.
+device_quantized binarize_device(const pool& p, const device_quantized& like);
 
 // The gains of a penalty for bin weights k = 0..n at least (gain = -penalty, in double):
 // log_sum: std::log(k + 1e-8); entropy: -(k * std::log(k + 1e-8)). Entries do not depend on n,

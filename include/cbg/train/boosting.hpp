@@ -150,6 +150,11 @@ class boosting_backend {
   // approx += delta[leaf] (leaves * dims) for the learn set (leaf index of the last search) and
   // the eval set (leaves from the splits on raw values).
   virtual void apply(const std::vector<value_split>& splits, const std::vector<double>& delta) = 0;
+  // Takes a tree searched on another backend as the last search: the learn rows' leaves from their
+  // bins here (another permutation of the ordered CTRs, binned with the same borders;
+  // ctr/permutation_scheme.hpp). Leaf estimation and apply then use them. The default refuses
+  // (not_implemented).
+  virtual void use_tree(const std::vector<split>& splits);
 
   // Ordered sums of the metric's row terms at the current approx (eval: the eval set).
   virtual void metric_sums(const metric_spec& m, bool eval, double out[metric_terms]) = 0;
@@ -182,6 +187,16 @@ struct backend_inputs {
 std::unique_ptr<boosting_backend> make_host_backend(const backend_inputs& in);
 // The GPU (pools readable by the context's device); defined in src/train/device_backend.cpp.
 std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in);
+
+// The leaf of quantized row `r` under `count` splits: bit s set when the row's bin is above split s's.
+CBG_HOST_DEVICE inline std::uint32_t quantized_leaf(const quantize::quantized_rows& q, const split* splits, int count,
+                                                    std::int64_t r) noexcept {
+  std::uint32_t leaf = 0;
+  for (int s = 0; s < count; ++s) {
+    if (static_cast<std::int32_t>(q.bin(r, splits[s].feature)) > splits[s].bin) leaf |= 1u << s;
+  }
+  return leaf;
+}
 
 // The side of a raw value under a split (the host and the kernels both use it).
 CBG_HOST_DEVICE inline bool split_is_one(const value_split& s, float v) noexcept {

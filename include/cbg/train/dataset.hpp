@@ -32,7 +32,8 @@ struct all_rows;  // every rank's rows of the CTRs' inputs (src/dist/all_rows.hp
 
 namespace cbg::train {
 
-struct derived_table;  // a derived pool and the memory it views (dataset.cpp)
+struct derived_table;      // a derived pool and the memory it views (dataset.cpp)
+struct permutation_table;  // another permutation's CTR columns, binned (dataset.cpp)
 
 class dataset {
  public:
@@ -61,7 +62,16 @@ class dataset {
 
   // The backend's inputs: these tables and the quantized learn set, which the backend takes over
   // (call once).
-  [[nodiscard]] backend_inputs take_backend_inputs();
+  [[nodiscard]] backend_inputs take_backend_inputs() { return take_permutation_inputs(0, true); }
+
+  // The permutations of the ordered CTRs (ctr/permutation_scheme.hpp): permutation_count when a
+  // feature has CTR columns, else 1. Permutation k > 0 has its own ordered CTR columns (seed
+  // ctr::permutation_seed), binned with permutation 0's borders; the rest of the learn set, the eval
+  // set and the model's tables are permutation 0's (they do not depend on the permutation).
+  [[nodiscard]] int permutation_count() const noexcept { return 1 + static_cast<int>(permutations_.size()); }
+  // Permutation k's backend inputs (the eval set only `with_eval`), which a backend takes over (call
+  // once per permutation).
+  [[nodiscard]] backend_inputs take_permutation_inputs(int k, bool with_eval);
 
  private:
   std::unique_ptr<derived_table> relabelled_learn_, relabelled_eval_, staged_learn_, staged_eval_;
@@ -79,6 +89,7 @@ class dataset {
   std::string devices_;
   std::optional<quantize::host_quantized> host_quantized_;
   std::optional<quantize::device_quantized> device_quantized_;
+  std::vector<std::unique_ptr<permutation_table>> permutations_;  // permutations 1 .. P-1
 };
 
 }  // namespace cbg::train
