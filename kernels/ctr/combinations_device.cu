@@ -384,21 +384,16 @@ void at_least(device_buffer<T>& b, std::size_t size, const context& ctx) {
 
 // What dense_ids_and_runs and derived_ids_and_runs size alike: the runs' buffers (n rows each;
 // sorted_pos only sized: ensure_runs sees the runs made), the ranks, an open-addressing table of at
-// least `slots`, and the runs' scan scratch: at least `bytes` (the caller's own CUB calls) and what
-// ordered_values' scans by run take (the scratch stays with the runs).
+// least `slots`, and the runs' scan scratch: at least `bytes` (the caller's own CUB calls; the
+// scratch stays with the runs, ordered_target_columns grows it for its scans).
 void size_runs(const context& ctx, std::size_t n, std::size_t slots, std::size_t bytes, category_runs& r,
                ids_scratch& s) {
   at_least(s.table, slots, ctx);
   at_least(s.rank, n, ctx);
-  for (auto* b : {&r.sorted_pos, &r.sorted_ids, &r.sorted_rows, &r.total, &r.terms, &r.run_terms}) {
+  for (auto* b : {&r.sorted_pos, &r.sorted_ids, &r.sorted_rows, &r.total}) {
     if (b->size() != n) *b = device_buffer<std::uint32_t>(n, ctx.stream(), ctx.resource());
   }
-  r.scanned = false;
-  std::size_t by_key_bytes = 0;
-  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, by_key_bytes, r.sorted_ids.data(), r.run_terms.data(),
-                                                  r.terms.data(), static_cast<int>(n), ::cuda::std::equal_to<>{},
-                                                  ctx.stream()));
-  at_least(r.scan_temp, std::max(bytes, by_key_bytes), ctx);
+  at_least(r.scan_temp, bytes, ctx);
 }
 
 }  // namespace

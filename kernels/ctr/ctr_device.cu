@@ -3,7 +3,8 @@
 //
 // Ordered statistics without a per-category loop: the permutation's positions are sorted stably by
 // category id, so each category's rows form a run in permutation order; an exclusive scan by key of
-// the row classes gives each row the class count before it, and of ones its total.
+// the row classes gives each row the class count before it (ordered_columns.cu), and of ones its
+// total (ensure_runs).
 #include "kernels/ctr/ctr_device.hpp"
 
 #include <cub/device/device_radix_sort.cuh>
@@ -55,13 +56,6 @@ __global__ void permutation_keys_kernel(permutation_rule rule, std::int64_t n, s
   rows[i] = static_cast<std::uint32_t>(i);
 }
 
-// Per sorted position j (category runs in permutation order): feature (type, f)'s term of the row.
-__global__ void run_terms_kernel(const std::uint32_t* rows, const std::uint8_t* cls, std::int64_t n,
-                                 model::ctr_type type, int f, std::uint32_t* terms) {
-  const std::int64_t j = thread_index();
-  if (j < n) terms[j] = target_term(type, f, cls[rows[j]]);
-}
-
 // Per sorted position its row.
 __global__ void sorted_rows_kernel(const std::uint32_t* order, const std::uint32_t* sorted_pos, std::int64_t n,
                                    std::uint32_t* rows) {
@@ -74,28 +68,10 @@ __global__ void ones_kernel(std::int64_t n, std::uint32_t* out) {
   if (j < n) out[j] = 1u;
 }
 
-__global__ void target_values_kernel(const std::uint32_t* rows, const std::uint32_t* terms, const std::uint32_t* total,
-                                     std::int64_t n, model::ctr_type type, int classes, float prior_num,
-                                     float prior_denom, float* out) {
-  const std::int64_t j = thread_index();
-  if (j < n) out[rows[j]] = ordered_target_value(type, classes, terms[j], total[j], prior_num, prior_denom);
-}
-
-// FloatTargetMeanValue: fixed-point targets per sorted position, per-id sums, ordered values.
-__global__ void run_fixed_kernel(const std::uint32_t* rows, const float* targets, std::int64_t n, double scale,
-                                 long long* out) {
-  const std::int64_t j = thread_index();
-  if (j < n) out[j] = to_fixed(targets[rows[j]], scale);
-}
 __global__ void fixed_sums_kernel(const std::uint32_t* ids, const float* targets, std::int64_t n, double scale,
                                   unsigned long long* sums) {
   const std::int64_t i = thread_index();
   if (i < n) atomicAdd(sums + ids[i], static_cast<unsigned long long>(to_fixed(targets[i], scale)));
-}
-__global__ void float_mean_values_kernel(const std::uint32_t* rows, const long long* prefix, const std::uint32_t* total,
-                                         std::int64_t n, double scale, float prior_num, float prior_denom, float* out) {
-  const std::int64_t j = thread_index();
-  if (j < n) out[rows[j]] = ordered_float_mean_value(prefix[j], total[j], scale, prior_num, prior_denom);
 }
 __global__ void abs_kernel(const float* in, std::int64_t n, float* out) {
   const std::int64_t i = thread_index();
@@ -221,8 +197,6 @@ void ensure_runs(const context& ctx, const target_state& t, const std::uint32_t*
   r.sorted_pos = device_buffer<std::uint32_t>(un, stream, res);
   r.sorted_ids = device_buffer<std::uint32_t>(un, stream, res);
   r.total = device_buffer<std::uint32_t>(un, stream, res);
-  r.terms = device_buffer<std::uint32_t>(un, stream, res);
-  r.run_terms = device_buffer<std::uint32_t>(un, stream, res);
   ids_in_order_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), ids, n, ids_ord.data(), pos.data());
   ones_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(n, ones.data());
   CBG_CHECK_CUDA(stream);
@@ -243,59 +217,6 @@ void ensure_runs(const context& ctx, const target_state& t, const std::uint32_t*
   r.sorted_rows = device_buffer<std::uint32_t>(un, stream, res);
   sorted_rows_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(t.order.data(), r.sorted_pos.data(), n,
                                                               r.sorted_rows.data());
-  CBG_CHECK_CUDA(stream);
-}
-
-namespace {
-
-// The prefix sums of target feature (type, j)'s terms over the runs, unless r.scanned says they are made.
-void scan_terms(const context& ctx, const target_state& t, category_runs& r, std::int64_t n, model::ctr_type type,
-                int j) {
-  if (r.scanned) return;
-  const cudaStream_t stream = ctx.stream();
-  run_terms_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_rows.data(), t.cls.data(), n, type, j,
-                                                            r.run_terms.data());
-  CBG_CHECK_CUDA(stream);
-  std::size_t tb = r.scan_temp.size();
-  CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(r.scan_temp.data(), tb, r.sorted_ids.data(), r.run_terms.data(),
-                                                  r.terms.data(), static_cast<int>(n), ::cuda::std::equal_to<>{},
-                                                  stream));
-  r.scanned = true;
-}
-
-}  // namespace
-
-void ordered_values(const context& ctx, const target_state& t, category_runs& r, std::int64_t n, model::ctr_type type,
-                    int j, float prior_num, float prior_denom, float* out) {
-  const cudaStream_t stream = ctx.stream();
-  const auto& res = ctx.resource();
-  const auto un = static_cast<std::size_t>(n);
-  const int n_items = static_cast<int>(n);
-  if (type == model::ctr_type::float_target_mean_value) {
-    if (!r.scanned) {
-      r.fixed_terms = device_buffer<long long>(un, stream, res);
-      r.fixed_prefix = device_buffer<long long>(un, stream, res);
-      run_fixed_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_rows.data(), t.targets.data(), n,
-                                                                t.fixed_scale, r.fixed_terms.data());
-      CBG_CHECK_CUDA(stream);
-      std::size_t bytes = 0;
-      CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, bytes, r.sorted_ids.data(), r.fixed_terms.data(),
-                                                      r.fixed_prefix.data(), n_items, ::cuda::std::equal_to<>{},
-                                                      stream));
-      device_buffer<unsigned char> temp(bytes, stream, res);
-      CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(temp.data(), bytes, r.sorted_ids.data(), r.fixed_terms.data(),
-                                                      r.fixed_prefix.data(), n_items, ::cuda::std::equal_to<>{},
-                                                      stream));
-      r.scanned = true;
-    }
-    float_mean_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(
-        r.sorted_rows.data(), r.fixed_prefix.data(), r.total.data(), n, t.fixed_scale, prior_num, prior_denom, out);
-    CBG_CHECK_CUDA(stream);
-    return;
-  }
-  scan_terms(ctx, t, r, n, type, j);
-  target_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.sorted_rows.data(), r.terms.data(), r.total.data(), n,
-                                                                type, t.classes, prior_num, prior_denom, out);
   CBG_CHECK_CUDA(stream);
 }
 

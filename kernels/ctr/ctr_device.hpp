@@ -79,25 +79,20 @@ device_buffer<std::uint32_t> permutation(const context& ctx, const permutation_r
 // A categorical feature's runs: the permutation's positions sorted stably by category id (each
 // category's rows form a run in permutation order) and the rows before each in its run.
 struct category_runs {
-  device_buffer<std::uint32_t> sorted_pos, sorted_ids, total, terms, run_terms;
+  device_buffer<std::uint32_t> sorted_pos, sorted_ids, total;
   device_buffer<std::uint32_t> sorted_rows;  // per sorted position its row (order[sorted_pos]), read coalesced
   device_buffer<unsigned char> scan_temp;
-  device_buffer<long long> fixed_terms, fixed_prefix;
-  // ordered_target_columns' scratch: per sorted position its packed (terms, rows) prefix, per row its
-  // sorted position.
+  // ordered_target_columns' scratch: per sorted position its packed (terms, rows) prefix or its
+  // fixed-point target prefix (FloatTargetMeanValue), per row its sorted position.
   device_buffer<std::uint64_t> packed_prefix;
+  device_buffer<long long> fixed_prefix;
   device_buffer<std::uint32_t> position;
-  bool scanned = false;  // terms / fixed_prefix hold the current feature's prefix sums
 };
 // Builds the runs of `ids` (per row, < unique) over the permutation of `t` (the first time only).
 void ensure_runs(const context& ctx, const target_state& t, const std::uint32_t* ids, std::int64_t n,
                  std::size_t unique, category_runs& r);
-// The ordered values of target feature (type, j) with prior (num, denom) into out[rows]. Call with
-// r.scanned = false for a new (type, j): its prefix sums are made once for all its priors.
-void ordered_values(const context& ctx, const target_state& t, category_runs& r, std::int64_t n, model::ctr_type type,
-                    int j, float prior_num, float prior_denom, float* out);
-// Several priors of one target feature (type, j): prior (num[k], denom[k]) into out[k][rows], k < count
-// (ordered_columns.hpp).
+// The ordered values over the runs are ordered_target_columns' (ordered_columns.hpp), several priors
+// of one target feature (type, j) at once: prior (num[k], denom[k]) into out[k][rows], k < count.
 inline constexpr int max_priors_at_once = 8;
 struct prior_outputs {
   int count = 0;
@@ -221,12 +216,13 @@ void count_known_keys(const context& ctx, const std::uint64_t* keys, std::int64_
 
 // counter_calc Full's new keys: the distinct keys of the n marked rows (model::ctr_empty_hash: not
 // marked), each with its first row and its row count, in ascending key order (category-sized).
+// The marks are sorted in place: `marked` holds no row's mark afterwards.
 struct unseen_key_counts {
   std::vector<std::uint64_t> keys;
   std::vector<std::uint32_t> first_rows;
   std::vector<std::int32_t> counts;
 };
-unseen_key_counts unseen_keys(const context& ctx, const std::uint64_t* marked, std::int64_t n);
+unseen_key_counts unseen_keys(const context& ctx, std::uint64_t* marked, std::int64_t n);
 // The bins of feature f of a quantized pool (index layout of quantizer.hpp).
 void feature_bins(const context& ctx, const std::uint32_t* index, std::int64_t padded_rows, std::int64_t f,
                   std::int64_t n, std::uint8_t* bins);

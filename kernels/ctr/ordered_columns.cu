@@ -8,6 +8,8 @@
 // 32-bit sums do). The values are then written in row order, the prefix gathered through each row's
 // sorted position (made by the first scan of a projection): one scattered 4-byte write per row
 // instead of one per prior (the rows of a run are in permutation order, spread over the column).
+// FloatTargetMeanValue scans the rows' fixed-point targets (64 bits of their own) the same way and
+// reads the rows before each position from the runs' totals.
 #include "kernels/ctr/ordered_columns.hpp"
 
 #include <cub/device/device_scan.cuh>
@@ -39,13 +41,25 @@ struct packed_term {
   }
 };
 
-// The scan's output step: position j's exclusive prefix in its run (terms, rows) into prefix[j],
-// and (the first pass of a projection) the position of its row into position[row].
+// Per sorted position j (FloatTargetMeanValue): the row's target in fixed point (integer sums, so
+// the order of the scan's additions does not change them).
+struct fixed_term {
+  const std::uint32_t* rows;
+  const float* targets;
+  double scale;
+  __host__ __device__ long long operator()(std::uint32_t j) const {
+    return static_cast<long long>(to_fixed(targets[rows[j]], scale));
+  }
+};
+
+// The scan's output step: position j's exclusive prefix in its run into prefix[j], and (the first
+// pass of a projection) the position of its row into position[row].
+template <class T>
 struct write_prefix {
   const std::uint32_t* rows;
-  std::uint64_t* prefix;
+  T* prefix;
   std::uint32_t* position;  // null: made by an earlier pass
-  __host__ __device__ void operator()(std::ptrdiff_t j, std::uint64_t v) const {
+  __host__ __device__ void operator()(std::ptrdiff_t j, T v) const {
     prefix[j] = v;
     if (position != nullptr) position[rows[j]] = static_cast<std::uint32_t>(j);
   }
@@ -65,19 +79,32 @@ __global__ void row_values_kernel(const std::uint32_t* position, const std::uint
   }
 }
 
-// One target feature's columns: the scan (making the rows' positions when `positions` is set), then
-// the values in row order.
-void target_pass(const context& ctx, const target_state& t, category_runs& r, std::int64_t n, model::ctr_type type,
-                 int f, const prior_outputs& p, bool positions) {
+// FloatTargetMeanValue's: the fixed-point prefix and the rows before the row in its run (r.total).
+__global__ void float_mean_row_values_kernel(const std::uint32_t* position, const long long* prefix,
+                                             const std::uint32_t* total, std::int64_t n, double scale,
+                                             prior_outputs p) {
+  const std::int64_t i = thread_index();
+  if (i >= n) return;
+  const std::uint32_t j = position[i];
+  const long long v = prefix[j];
+  const std::uint32_t before = total[j];
+  for (int k = 0; k < max_priors_at_once; ++k) {
+    if (k < p.count) p.out[k][i] = ordered_float_mean_value(v, before, scale, p.num[k], p.denom[k]);
+  }
+}
+
+// The exclusive scan by run of `terms` (per sorted position) into prefix[n] (sized here), making
+// the rows' positions in r.position when `positions` is set.
+template <class T, class Terms>
+void scan_runs(const context& ctx, category_runs& r, std::int64_t n, Terms terms, device_buffer<T>& prefix,
+               bool positions) {
   const cudaStream_t stream = ctx.stream();
   const auto& res = ctx.resource();
   const auto un = static_cast<std::size_t>(n);
-  if (r.packed_prefix.size() != un) r.packed_prefix = device_buffer<std::uint64_t>(un, stream, res);
+  if (prefix.size() != un) prefix = device_buffer<T>(un, stream, res);
   if (r.position.size() != un) r.position = device_buffer<std::uint32_t>(un, stream, res);
-  const auto terms = thrust::make_transform_iterator(thrust::make_counting_iterator<std::uint32_t>(0u),
-                                                     packed_term{r.sorted_rows.data(), t.cls.data(), type, f});
   const auto out = thrust::make_tabulate_output_iterator(
-      write_prefix{r.sorted_rows.data(), r.packed_prefix.data(), positions ? r.position.data() : nullptr});
+      write_prefix<T>{r.sorted_rows.data(), prefix.data(), positions ? r.position.data() : nullptr});
   const int items = static_cast<int>(n);
   std::size_t bytes = 0;
   CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(nullptr, bytes, r.sorted_ids.data(), terms, out, items,
@@ -87,8 +114,27 @@ void target_pass(const context& ctx, const target_state& t, category_runs& r, st
   bytes = r.scan_temp.size();
   CBG_CUDA_TRY(cub::DeviceScan::ExclusiveSumByKey(r.scan_temp.data(), bytes, r.sorted_ids.data(), terms, out, items,
                                                   ::cuda::std::equal_to<>{}, stream));
-  row_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.position.data(), r.packed_prefix.data(), n, type,
-                                                             t.classes, p);
+}
+
+// One target feature's columns: the scan, then the values in row order.
+void target_pass(const context& ctx, const target_state& t, category_runs& r, std::int64_t n, model::ctr_type type,
+                 int f, const prior_outputs& p, bool positions) {
+  const cudaStream_t stream = ctx.stream();
+  const auto rows = thrust::make_counting_iterator<std::uint32_t>(0u);
+  if (type == model::ctr_type::float_target_mean_value) {
+    CBG_EXPECTS(r.total.size() == static_cast<std::size_t>(n), status::internal,
+                "ordered CTR columns: the runs' totals are missing");
+    const auto terms =
+        thrust::make_transform_iterator(rows, fixed_term{r.sorted_rows.data(), t.targets.data(), t.fixed_scale});
+    scan_runs(ctx, r, n, terms, r.fixed_prefix, positions);
+    float_mean_row_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.position.data(), r.fixed_prefix.data(),
+                                                                          r.total.data(), n, t.fixed_scale, p);
+  } else {
+    const auto terms = thrust::make_transform_iterator(rows, packed_term{r.sorted_rows.data(), t.cls.data(), type, f});
+    scan_runs(ctx, r, n, terms, r.packed_prefix, positions);
+    row_values_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(r.position.data(), r.packed_prefix.data(), n, type,
+                                                               t.classes, p);
+  }
   CBG_CHECK_CUDA(stream);
 }
 
@@ -118,14 +164,8 @@ void ordered_target_columns(const context& ctx, const target_state& t, category_
       p.out[p.count] = cols[e].out;
       ++p.count;
     }
-    if (c.type == model::ctr_type::float_target_mean_value) {
-      r.scanned = false;  // its fixed-point prefix sums, made once for the priors below
-      for (int k = 0; k < p.count; ++k) ordered_values(ctx, t, r, n, c.type, c.j, p.num[k], p.denom[k], p.out[k]);
-      r.scanned = false;
-    } else {
-      target_pass(ctx, t, r, n, c.type, c.j, p, !positions_made);
-      positions_made = true;
-    }
+    target_pass(ctx, t, r, n, c.type, c.j, p, !positions_made);
+    positions_made = true;
     i = e;
   }
 }

@@ -25,9 +25,10 @@ struct target_column {
 // Every column of `cols` from the runs `r` (sorted_ids, sorted_rows: as dense_ids_and_runs,
 // derived_ids_and_runs or ensure_runs leave them) over the classes of `t`. Consecutive columns of
 // one target feature (its priors, up to max_priors_at_once) share one pass: an exclusive scan by run
-// of (term, 1) packed in 64 bits, then one kernel over the rows writing each prior's value. The
-// values are ordered_values' (the same integers into ordered_target_value). FloatTargetMeanValue
-// goes through ordered_values.
+// of (term, 1) packed in 64 bits, then one kernel over the rows writing each prior's value
+// (ordered_target_value of the integers the host reference sums). FloatTargetMeanValue: a scan by
+// run of the fixed-point targets, the rows before each from r.total, into ordered_float_mean_value.
+// The simple CTRs (src/ctr/prepare_device.cpp) and the feature combinations both come here.
 void ordered_target_columns(const context& ctx, const target_state& t, category_runs& r, std::int64_t n,
                             const std::vector<target_column>& cols);
 

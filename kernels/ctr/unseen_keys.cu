@@ -46,7 +46,7 @@ __global__ void unseen_runs_kernel(const std::uint64_t* sorted, const std::uint3
 
 }  // namespace
 
-unseen_key_counts unseen_keys(const context& ctx, const std::uint64_t* marked, std::int64_t n) {
+unseen_key_counts unseen_keys(const context& ctx, std::uint64_t* marked, std::int64_t n) {
   unseen_key_counts out;
   if (n <= 0) return out;
   const cudaStream_t stream = ctx.stream();
@@ -57,12 +57,11 @@ unseen_key_counts unseen_keys(const context& ctx, const std::uint64_t* marked, s
   device_buffer<std::uint8_t> flags(un, stream, res);
   device_buffer<int> runs(1, stream, res);
   device_buffer<std::uint32_t> end(1, stream, res);
-  device_buffer<std::uint64_t> keys_in(un, stream, res);
-  CBG_CUDA_TRY(cudaMemcpyAsync(keys_in.data(), marked, un * sizeof(std::uint64_t), cudaMemcpyDeviceToDevice, stream));
   row_numbers_kernel<<<blocks_for(n), ctr_block, 0, stream>>>(n, rows.data());
   CBG_CHECK_CUDA(stream);
 
-  cub::DoubleBuffer<std::uint64_t> k(keys_in.data(), keys_alt.data());
+  // The caller's marks are the sort's first buffer (sorted in place: no copy of them).
+  cub::DoubleBuffer<std::uint64_t> k(marked, keys_alt.data());
   cub::DoubleBuffer<std::uint32_t> r(rows.data(), rows_alt.data());
   std::size_t sort_bytes = 0, select_bytes = 0;
   CBG_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, k, r, n, 0, 64, stream));

@@ -256,32 +256,31 @@ class device_primitives {
       }
       return p != nullptr && p->sorted_rows.size() > 0 && p->unique > 0 ? p : nullptr;
     };
-    for (std::size_t i = 0; i < proj.float_splits.size(); ++i) {
-      model::projection q = proj;
-      q.float_splits.erase(q.float_splits.begin() + static_cast<std::ptrdiff_t>(i));
-      if (const device_projection* p = parent(q)) {
-        const model::float_split& s = proj.float_splits[i];
-        derivation d;
-        d.parent = p;
-        d.bit.fcol = prepared_.learn->features()[static_cast<std::size_t>(s.float_index)];
-        d.bit.fsplit =
-            train::value_split{s.float_index, s.border, nan_is_one_[static_cast<std::size_t>(s.float_index)]};
-        return d;
+    // The first condition of the splits `list` (a member of model::projection) whose projection
+    // without it has runs: the derivation from those, with the condition's bit (bit_of).
+    const auto without_one = [&](auto list, auto bit_of) -> std::optional<derivation> {
+      const auto& splits = proj.*list;
+      for (std::size_t i = 0; i < splits.size(); ++i) {
+        model::projection q = proj;
+        (q.*list).erase((q.*list).begin() + static_cast<std::ptrdiff_t>(i));
+        if (const device_projection* p = parent(q)) return derivation{p, bit_of(splits[i])};
       }
+      return std::nullopt;
+    };
+    if (auto d = without_one(&model::projection::float_splits, [&](const model::float_split& s) {
+          detail::bit_plan b;
+          b.fcol = prepared_.learn->features()[static_cast<std::size_t>(s.float_index)];
+          b.fsplit = train::value_split{s.float_index, s.border, nan_is_one_[static_cast<std::size_t>(s.float_index)]};
+          return b;
+        })) {
+      return d;
     }
-    for (std::size_t i = 0; i < proj.one_hot_splits.size(); ++i) {
-      model::projection q = proj;
-      q.one_hot_splits.erase(q.one_hot_splits.begin() + static_cast<std::ptrdiff_t>(i));
-      if (const device_projection* p = parent(q)) {
-        const model::one_hot_split& s = proj.one_hot_splits[i];
-        derivation d;
-        d.parent = p;
-        d.bit.oh = hashes(s.cat_index, false).data();
-        d.bit.ohv = s.value;
-        return d;
-      }
-    }
-    return std::nullopt;
+    return without_one(&model::projection::one_hot_splits, [&](const model::one_hot_split& s) {
+      detail::bit_plan b;
+      b.oh = hashes(s.cat_index, false).data();
+      b.ohv = s.value;
+      return b;
+    });
   }
 
   // A categorical feature's runs alone (its ids, rows in the runs' order, run starts; no columns),

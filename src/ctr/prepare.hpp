@@ -51,6 +51,14 @@ inline std::vector<prior> priors_of(const ctr_spec& s, const model::ctr_table& t
   }
 }
 
+// One CTR column of a spec: its target feature j (0 for the counter types), its prior, and how the
+// model computes its eval values.
+struct ctr_column_plan {
+  int j = 0;
+  prior pr;
+  model::ctr_calc calc;
+};
+
 template <class P>
 prepared_data prepare_categorical(P& prim, const pool& learn, const pool* eval, const options& o) {
   using column = typename P::column;
@@ -162,16 +170,23 @@ prepared_data prepare_categorical(P& prim, const pool& learn, const pool* eval, 
       const model::ctr_table& table = out.tables[index];
       const std::vector<prior> priors = priors_of(s, table, prim.classes(), flat);
 
+      // The spec's new columns (per target feature, one per prior not made yet), made together.
+      std::vector<derived_feature> ds;
+      std::vector<ctr_column_plan> cols;
       const int features = counter ? 1 : target_features_of(s.type, prim.classes());
       for (int f = 0; f < features; ++f) {
-        prim.start_target_feature(fs);
         for (const prior& pr : priors) {
           derived_feature d;
           if (!next_ctr_feature(static_cast<std::int32_t>(c), base, f, pr, done, d)) continue;
-          column l, e;
-          prim.ctr_columns(ph, he, n, ne, fs, dt, table, s.type, f, pr, ctr_calc_of(d.ctr), l, e);
-          add_column(std::move(l), std::move(e), d, s.ctr_border_count, s.ctr_border_type);
+          cols.push_back(ctr_column_plan{f, pr, ctr_calc_of(d.ctr)});
+          ds.push_back(d);
         }
+      }
+      if (ds.empty()) continue;
+      std::vector<column> l(ds.size()), e(ds.size());
+      prim.ctr_columns(ph, he, n, ne, fs, dt, table, s.type, cols, l, e);
+      for (std::size_t k = 0; k < ds.size(); ++k) {
+        add_column(std::move(l[k]), std::move(e[k]), ds[k], s.ctr_border_count, s.ctr_border_type);
       }
     }
   }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/ctr/ctr_device.hpp"
+#include "kernels/ctr/ordered_columns.hpp"
 
 #include "cbg/categorical/perfect_hash.hpp"
 #include "cbg/core/error.hpp"
@@ -96,9 +97,6 @@ class device_primitives {
   void ensure_runs(feature_data& f, const perfect& ph, std::int64_t n, std::size_t unique) const {
     detail::ensure_runs(ctx_, ts_, ph.ids.data(), n, unique, f.runs);
   }
-  // A new (type, j): its prefix sums are made once for all its priors.
-  void start_target_feature(feature_data& f) const { f.runs.scanned = false; }
-
   void float_means(const perfect& ph, std::int64_t n, std::size_t unique, model::ctr_table& t, table_data& dt) const {
     device_buffer<unsigned long long> sums(unique, ctx_.stream(), ctx_.resource());
     detail::fixed_sums(ctx_, ph.ids.data(), ts_.targets.data(), n, ts_.fixed_scale, unique, sums.data());
@@ -153,29 +151,36 @@ class device_primitives {
     dt.indices = upload(ctx_, t.bucket_indices, "CTR bucket indices");
   }
 
+  // The counter types' columns from the table's counts; the target types' over the runs, one pass
+  // per target feature for all its priors (ordered_columns.hpp, as the feature combinations make
+  // theirs).
   void ctr_columns(const perfect& ph, const hashes& he, std::int64_t n, std::int64_t ne, feature_data& f,
-                   const table_data& dt, const model::ctr_table& table, model::ctr_type type, int j, const prior& pr,
-                   const model::ctr_calc& calc, column& l, column& e) const {
-    l = column(static_cast<std::size_t>(n), ctx_.stream(), ctx_.resource());
-    e = column(static_cast<std::size_t>(ne), ctx_.stream(), ctx_.resource());
-    if (type == model::ctr_type::counter || type == model::ctr_type::feature_freq) {
-      detail::counter_values(ctx_, ph.ids.data(), dt.counts.data(),
-                             static_cast<std::uint32_t>(table.counter_denominator), n, pr.num, pr.denom, l.data());
-    } else {
-      detail::ordered_values(ctx_, ts_, f.runs, n, type, j, pr.num, pr.denom, l.data());
+                   const table_data& dt, const model::ctr_table& table, model::ctr_type type,
+                   const std::vector<ctr_column_plan>& cols, std::vector<column>& l, std::vector<column>& e) const {
+    const bool counter = type == model::ctr_type::counter || type == model::ctr_type::feature_freq;
+    model::ctr_table_view tv;
+    const bool own = dt.hashes.size() > 0;
+    tv.hashes = own ? dt.hashes.data() : f.hashes.data();
+    tv.indices = own ? dt.indices.data() : f.indices.data();
+    tv.n_buckets = own ? dt.hashes.size() : f.hashes.size();
+    tv.counts = dt.counts.data();
+    tv.means = dt.means.data();
+    tv.counter_denominator = table.counter_denominator;
+    tv.target_classes_count = table.target_classes_count;
+    std::vector<detail::target_column> targets;
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      const prior& pr = cols[k].pr;
+      l[k] = column(static_cast<std::size_t>(n), ctx_.stream(), ctx_.resource());
+      e[k] = column(static_cast<std::size_t>(ne), ctx_.stream(), ctx_.resource());
+      if (counter) {
+        detail::counter_values(ctx_, ph.ids.data(), dt.counts.data(),
+                               static_cast<std::uint32_t>(table.counter_denominator), n, pr.num, pr.denom, l[k].data());
+      } else {
+        targets.push_back(detail::target_column{type, cols[k].j, pr.num, pr.denom, l[k].data()});
+      }
+      if (ne > 0) detail::ctr_values_of_categories(ctx_, he.data(), ne, tv, cols[k].calc, e[k].data());
     }
-    if (ne > 0) {
-      model::ctr_table_view tv;
-      const bool own = dt.hashes.size() > 0;
-      tv.hashes = own ? dt.hashes.data() : f.hashes.data();
-      tv.indices = own ? dt.indices.data() : f.indices.data();
-      tv.n_buckets = own ? dt.hashes.size() : f.hashes.size();
-      tv.counts = dt.counts.data();
-      tv.means = dt.means.data();
-      tv.counter_denominator = table.counter_denominator;
-      tv.target_classes_count = table.target_classes_count;
-      detail::ctr_values_of_categories(ctx_, he.data(), ne, tv, calc, e.data());
-    }
+    detail::ordered_target_columns(ctx_, ts_, f.runs, n, targets);
     CBG_CHECK_CUDA(ctx_.stream());
   }
 

@@ -126,7 +126,6 @@ class host_primitives {
     order_ = permutation_order(permutation_, n);
   }
   void ensure_runs(feature_data&, const perfect&, std::int64_t, std::size_t) const {}
-  void start_target_feature(feature_data&) const {}
 
   void float_means(const perfect& ph, std::int64_t n, std::size_t unique, model::ctr_table& t, table_data&) const {
     std::vector<std::int64_t> sums(unique, 0);
@@ -177,12 +176,35 @@ class host_primitives {
   }
   void table_grew(const model::ctr_table&, table_data&) const {}
 
+  // Each column of `cols` (CTR type `type`) into l[k], e[k].
+  void ctr_columns(const perfect& ph, const hashes& he, std::int64_t n, std::int64_t ne, const feature_data&,
+                   const table_data&, const model::ctr_table& table, model::ctr_type type,
+                   const std::vector<ctr_column_plan>& cols, std::vector<column>& l, std::vector<column>& e) const {
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      ctr_column(ph, he, n, ne, table, type, cols[k].j, cols[k].pr, cols[k].calc, l[k], e[k]);
+    }
+  }
+
+  void finish(prepared_data& out, const pool& learn, const pool* eval, std::vector<column> learn_columns,
+              std::vector<column> eval_columns) const {
+    out.learn_columns = std::move(learn_columns);
+    out.eval_columns = std::move(eval_columns);
+    const auto build = [&](const pool& src, const std::vector<column>& cols) {
+      std::vector<column_view> derived;
+      for (const auto& col : cols) derived.push_back(float_column(col.data(), src.num_rows(), memory_kind::host, -1));
+      return derived_pool(src, out.float_flat, derived);
+    };
+    out.learn = build(learn, out.learn_columns);
+    if (eval != nullptr) out.eval = build(*eval, out.eval_columns);
+  }
+
+ private:
   // CTR feature (type, j) with prior pr: ordered values on the learn rows (each row sees the terms
   // of its category's rows earlier in the permutation; counters: the full counts), the model's
   // values on the eval rows.
-  void ctr_columns(const perfect& ph, const hashes& he, std::int64_t n, std::int64_t ne, const feature_data&,
-                   const table_data&, const model::ctr_table& table, model::ctr_type type, int j, const prior& pr,
-                   const model::ctr_calc& calc, column& l, column& e) const {
+  void ctr_column(const perfect& ph, const hashes& he, std::int64_t n, std::int64_t ne, const model::ctr_table& table,
+                  model::ctr_type type, int j, const prior& pr, const model::ctr_calc& calc, column& l,
+                  column& e) const {
     const std::size_t unique = ph.keys.size();
     l.resize(static_cast<std::size_t>(n));
     e.resize(static_cast<std::size_t>(ne));
@@ -217,20 +239,6 @@ class host_primitives {
     }
   }
 
-  void finish(prepared_data& out, const pool& learn, const pool* eval, std::vector<column> learn_columns,
-              std::vector<column> eval_columns) const {
-    out.learn_columns = std::move(learn_columns);
-    out.eval_columns = std::move(eval_columns);
-    const auto build = [&](const pool& src, const std::vector<column>& cols) {
-      std::vector<column_view> derived;
-      for (const auto& col : cols) derived.push_back(float_column(col.data(), src.num_rows(), memory_kind::host, -1));
-      return derived_pool(src, out.float_flat, derived);
-    };
-    out.learn = build(learn, out.learn_columns);
-    if (eval != nullptr) out.eval = build(*eval, out.eval_columns);
-  }
-
- private:
   const pool& learn_;
   const ctr_targets& targets_;
   permutation_rule permutation_;

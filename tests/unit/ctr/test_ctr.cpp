@@ -856,11 +856,11 @@ TEST_CASE("GPU CTR preparation equals the host reference bit for bit", "[ctr][gp
     auto de = make_cat_data(gpu, 3000, binary, 22, true, classes, true);
     ctr::options o;
     o.one_hot_max_size = 3;
-    o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders:Prior=0.3/2", "x"),
+    o.simple_ctr = std::vector<ctr::ctr_spec>{ctr::parse_ctr_spec("Borders:Prior=0.3/2:Prior=1", "x"),
                                               ctr::parse_ctr_spec("Counter", "x"),
                                               ctr::parse_ctr_spec("Buckets", "x"),
                                               ctr::parse_ctr_spec("BinarizedTargetMeanValue", "x"),
-                                              ctr::parse_ctr_spec("FloatTargetMeanValue:Prior=0.5", "x"),
+                                              ctr::parse_ctr_spec("FloatTargetMeanValue:Prior=0.5:Prior=2/3", "x"),
                                               ctr::parse_ctr_spec("FeatureFreq:Prior=1", "x")};
     o.counter_calc_method = binary ? ctr::counter_calc::full : ctr::counter_calc::skip_test;
     if (kind == 3) {
