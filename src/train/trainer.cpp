@@ -441,7 +441,9 @@ model::model train(const pool& learn, const train_params& p, const train_options
   ctr_size_penalty size_penalty(cat, features, n, p.model_size_reg);
   std::vector<search_extension*> all_combinations;  // each permutation's
   if (combinations) all_combinations.push_back(combinations.get());
-  for (auto& e : learn_combinations) all_combinations.push_back(e.get());
+  for (auto& e : learn_combinations) {
+    if (e) all_combinations.push_back(e.get());
+  }
   for (search_extension* ext : all_combinations) {
     ext->column_weights = nullptr;
     if (size_penalty.active()) {
