@@ -624,7 +624,8 @@ class device_primitives {
   }
 
   // Bins columns with their shared borders (binarize_device: the bins binarize_host gives).
-  void bin_with_shared_borders(const std::vector<device_buffer<float>>& values, const std::vector<device_column*>& out) {
+  void bin_with_shared_borders(const std::vector<device_buffer<float>>& values,
+                               const std::vector<device_column*>& out) {
     if (values.empty()) return;
     pool_parts parts;
     for (const device_buffer<float>& v : values) {
@@ -638,7 +639,8 @@ class device_primitives {
     const std::vector<std::uint8_t> modes(K, static_cast<std::uint8_t>(quantize::nan_mode::forbidden));
     for (std::size_t k = 0; k < K; ++k) {
       out[k]->borders = shared_->at(out[k]->desc);
-      std::copy(out[k]->borders.begin(), out[k]->borders.end(), borders.begin() + static_cast<std::ptrdiff_t>(k * stride));
+      std::copy(out[k]->borders.begin(), out[k]->borders.end(),
+                borders.begin() + static_cast<std::ptrdiff_t>(k * stride));
       counts[k] = static_cast<std::int32_t>(out[k]->borders.size());
     }
     quantize::device_quantized like;
@@ -851,8 +853,9 @@ std::unique_ptr<train::search_extension> make_combinations_device(const pool& le
                                                                   prepared_data& prepared,
                                                                   std::shared_ptr<combination_borders> shared) {
   scoped_device guard(learn.ctx()->device());
-  auto ext = std::make_unique<combination_search<device_primitives>>(
-      prepared, max_complexity, o.ctr_leaf_count_limit, learn, eval, o, rule, binarize, seed, max_complexity, nan_modes);
+  auto ext =
+      std::make_unique<combination_search<device_primitives>>(prepared, max_complexity, o.ctr_leaf_count_limit, learn,
+                                                              eval, o, rule, binarize, seed, max_complexity, nan_modes);
   if (shared) ext->share_borders(std::move(shared));
   return ext;
 }

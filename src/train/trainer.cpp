@@ -291,10 +291,10 @@ model::model train(const pool& learn, const train_params& p, const train_options
   const auto combinations_of = [&](int k) -> std::unique_ptr<search_extension> {
     train_params pk = p;
     pk.random_seed = ctr::permutation_seed(p.random_seed, k);
-    return ctx.is_cpu() ? ctr::combinations_for_training(data.labelled_learn(), data.labelled_eval(), pk, *cat,
-                                                         shared_borders)
-                        : ctr::combinations_for_training_device(data.labelled_learn(), data.labelled_eval(), pk, *cat,
-                                                                shared_borders);
+    return ctx.is_cpu()
+               ? ctr::combinations_for_training(data.labelled_learn(), data.labelled_eval(), pk, *cat, shared_borders)
+               : ctr::combinations_for_training_device(data.labelled_learn(), data.labelled_eval(), pk, *cat,
+                                                       shared_borders);
   };
   std::unique_ptr<search_extension> combinations;  // feature combinations (of the estimation permutation)
   if (cat != nullptr && permutations > 1) {
@@ -324,7 +324,7 @@ model::model train(const pool& learn, const train_params& p, const train_options
   std::unique_ptr<boosting_backend> b =
       ctx.is_cpu() ? make_host_backend(in, combinations.get()) : make_device_backend(in, combinations.get());
   if (combinations) combinations->set_nan_modes(b->nan_modes());
-  std::vector<std::unique_ptr<search_extension>> learn_combinations;   // the learn permutations' combinations
+  std::vector<std::unique_ptr<search_extension>> learn_combinations;  // the learn permutations' combinations
   std::vector<std::unique_ptr<boosting_backend>> learn_permutations;  // empty with one permutation
   for (int k = 0; permutations > 1 && k < ctr::learn_permutation_count(permutations); ++k) {
     const backend_inputs lin = data.take_permutation_inputs(k, false);
@@ -481,9 +481,9 @@ model::model train(const pool& learn, const train_params& p, const train_options
     // The tree is searched on one learn permutation's columns (the one permutation when there is one).
     const int searched = permutations > 1 ? ctr::search_permutation(p.random_seed, it, permutations) : 0;
     boosting_backend& searcher = permutations > 1 ? *learn_permutations[static_cast<std::size_t>(searched)] : *b;
-    search_extension* const search_combinations =
-        permutations > 1 && combinations ? learn_combinations[static_cast<std::size_t>(searched)].get()
-                                         : combinations.get();
+    search_extension* const search_combinations = permutations > 1 && combinations
+                                                      ? learn_combinations[static_cast<std::size_t>(searched)].get()
+                                                      : combinations.get();
     const weak_result weak = searcher.weak_target(wr);
 
     // Score noise (§3.5): Cosine only.

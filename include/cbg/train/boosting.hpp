@@ -196,8 +196,7 @@ CBG_HOST_DEVICE inline std::uint32_t quantized_leaf(const quantize::quantized_ro
                                                     const std::uint8_t* const* columns = nullptr) noexcept {
   std::uint32_t leaf = 0;
   for (int s = 0; s < count; ++s) {
-    const std::uint32_t bin =
-        columns != nullptr && columns[s] != nullptr ? columns[s][r] : q.bin(r, splits[s].feature);
+    const std::uint32_t bin = columns != nullptr && columns[s] != nullptr ? columns[s][r] : q.bin(r, splits[s].feature);
     if (static_cast<std::int32_t>(bin) > splits[s].bin) leaf |= 1u << s;
   }
   return leaf;

@@ -27,7 +27,7 @@ struct joint_data {
 };
 
 inline std::unique_ptr<joint_data> make_joint(const std::shared_ptr<cbg::context>& ctx, std::int64_t rows,
-                                       std::uint32_t seed) {
+                                              std::uint32_t seed) {
   auto d = std::make_unique<joint_data>();
   d->rows = rows;
   d->cat.resize(3);

@@ -31,8 +31,8 @@
 
 namespace {
 
-using cbg::test::joint_data;
 using cbg::test::hashes_of;
+using cbg::test::joint_data;
 using cbg::test::make_joint;
 using cbg::test::predict;
 using cats_t = std::vector<std::int32_t>;

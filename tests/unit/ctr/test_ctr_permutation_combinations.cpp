@@ -115,7 +115,8 @@ TEST_CASE("Combinations of several permutations: one id, one table, the first bo
   CHECK(prepared.derived.size() == derived_before + 1);
   // One table per base, whichever permutation asked for it first.
   for (std::size_t i = 0; i < prepared.tables.size(); ++i) {
-    for (std::size_t j = i + 1; j < prepared.tables.size(); ++j) CHECK(!(prepared.tables[i].base == prepared.tables[j].base));
+    for (std::size_t j = i + 1; j < prepared.tables.size(); ++j)
+      CHECK(!(prepared.tables[i].base == prepared.tables[j].base));
   }
 }
 
@@ -128,7 +129,8 @@ TEST_CASE("permutation_count > 1 trains feature combinations: the model predicts
     for (const int count : {2, 4}) {
       INFO("max_ctr_complexity " << complexity << ", permutation_count " << count);
       const auto [m, last] = cbg::test::train_with_eval(*learn->pool, params_of(count, complexity), *eval->pool);
-      const auto [again, again_last] = cbg::test::train_with_eval(*learn->pool, params_of(count, complexity), *eval->pool);
+      const auto [again, again_last] =
+          cbg::test::train_with_eval(*learn->pool, params_of(count, complexity), *eval->pool);
       cbg::model::validate(m);
       CHECK(cbg::model::write_cbm(m) == cbg::model::write_cbm(again));  // deterministic
       CHECK(cbg::model::write_cbm(m) != cbg::model::write_cbm(one));

@@ -4,7 +4,8 @@
 // each permutation's CTR columns equal to the one-permutation preparation with that permutation's
 // seed and binned with permutation 0's borders, the model's CTR tables (which no permutation
 // changes), the model's eval predictions equal to the trainer's, and ([gpu]) the GPU equal to the
-// host reference byte for byte. With feature combinations: test_ctr_permutation_combinations.cpp. Quality against CatBoost: tests/python/test_ctr_permutations.py.
+// host reference byte for byte. With feature combinations: test_ctr_permutation_combinations.cpp. Quality against
+// CatBoost: tests/python/test_ctr_permutations.py.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -184,8 +185,7 @@ TEST_CASE("permutation_count > 1 trains CatBoost's scheme: the estimation permut
   }
 }
 
-TEST_CASE("permutation_count > 1: one permutation without CTR columns or with has_time",
-          "[ctr]") {
+TEST_CASE("permutation_count > 1: one permutation without CTR columns or with has_time", "[ctr]") {
   auto ctx = make_context(CBG_DEVICE_CPU);
   auto learn = make_cat_data(ctx, 1000, true, 11);
   // The models' predictions (their parameters record the count).
