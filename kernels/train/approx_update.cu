@@ -46,7 +46,7 @@ __global__ void apply_eval_kernel(double* approx, std::int64_t n, int dims, eval
 __global__ void tree_leaves_kernel(quantize::quantized_rows q, quantized_tree tree, std::uint32_t* leaf) {
   for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; r < q.rows;
        r += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    leaf[r] = quantized_leaf(q, tree.splits, tree.count, r);
+    leaf[r] = quantized_leaf(q, tree.splits, tree.count, r, tree.columns);
   }
 }
 

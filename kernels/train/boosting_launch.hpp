@@ -176,6 +176,7 @@ void apply_eval(double* approx, std::int64_t n, int dims, const eval_tree& tree,
 // A tree's splits by bin, passed by value.
 struct quantized_tree {
   split splits[max_depth];
+  const std::uint8_t* columns[max_depth] = {};  // a feature combination's bins (device), else null
   int count = 0;
 };
 // leaf[r] = quantized_leaf(q, tree, r) for every learn row.

@@ -47,10 +47,7 @@ class combination_book {
  public:
   using column_data = typename decltype(Projection::columns)::value_type;
 
-  explicit combination_book(prepared_data& prepared)
-      : prepared_(prepared),
-        first_id_(
-            static_cast<std::int32_t>(prepared.float_count + static_cast<std::int64_t>(prepared.derived.size()))) {}
+  explicit combination_book(prepared_data& prepared) : prepared_(prepared) {}
 
   // The columns (Column{bins pointer, border count}) of the level's candidate projections `wanted`
   // (ascending; make_many(projections) gives those not cached, all at once), leaving out those without
@@ -97,6 +94,18 @@ class combination_book {
     return *it->second.data;
   }
 
+  // Drops the least recently wanted projections beyond the cache's limits (as a level does).
+  template <class BytesOf>
+  void trim(BytesOf&& bytes_of) {
+    evict({}, bytes_of);
+  }
+
+  // Drops the cached projections for which stale(projection) holds.
+  template <class Stale>
+  void drop_if(Stale&& stale) {
+    for (auto it = cache_.begin(); it != cache_.end();) it = stale(*it->second.data) ? cache_.erase(it) : std::next(it);
+  }
+
   // The projection `proj` when it is cached, else nullptr.
   [[nodiscard]] const Projection* find(const model::projection& proj) const {
     const auto it = cache_.find(proj);
@@ -116,25 +125,39 @@ class combination_book {
   }
 
   // Records a committed column: appended to prepared_data::derived, so its feature id is the float
-  // count plus its index there.
+  // count plus its index there. The books of several permutations share the prepared data: a
+  // description another book appended keeps its id.
   std::int32_t add(const model::ctr_description& desc, Committed c) {
-    derived_feature d;
-    d.kind = derived_kind::ctr;
-    d.cat_index = desc.base.proj.cat_features.front();
-    d.ctr = desc;
-    prepared_.derived.push_back(d);
-    const auto id =
-        static_cast<std::int32_t>(prepared_.float_count + static_cast<std::int64_t>(prepared_.derived.size()) - 1);
-    committed_.push_back(std::move(c));
+    const std::optional<std::int32_t> known = shared_id_of(desc);
+    std::int32_t id = 0;
+    if (known) {
+      id = *known;
+    } else {
+      derived_feature d;
+      d.kind = derived_kind::ctr;
+      d.cat_index = desc.base.proj.cat_features.front();
+      d.ctr = desc;
+      prepared_.derived.push_back(d);
+      id = static_cast<std::int32_t>(prepared_.float_count + static_cast<std::int64_t>(prepared_.derived.size()) - 1);
+    }
+    committed_.emplace(id, std::move(c));
     id_of_[desc] = id;
     return id;
   }
 
-  [[nodiscard]] const Committed& committed(std::int32_t feature) const {
-    const std::int64_t k = static_cast<std::int64_t>(feature) - first_id_;
-    CBG_EXPECTS(k >= 0 && k < static_cast<std::int64_t>(committed_.size()), status::internal,
+  // The description of committed feature `feature` (by this book or another sharing the prepared data).
+  [[nodiscard]] const model::ctr_description& description(std::int32_t feature) const {
+    const std::int64_t k = static_cast<std::int64_t>(feature) - prepared_.float_count;
+    CBG_EXPECTS(k >= 0 && k < static_cast<std::int64_t>(prepared_.derived.size()), status::internal,
                 fmt::format("feature combinations: feature {} was not committed", feature));
-    return committed_[static_cast<std::size_t>(k)];
+    return prepared_.derived[static_cast<std::size_t>(k)].ctr;
+  }
+
+  [[nodiscard]] const Committed& committed(std::int32_t feature) const {
+    const auto it = committed_.find(feature);
+    CBG_EXPECTS(it != committed_.end(), status::internal,
+                fmt::format("feature combinations: feature {} was not committed", feature));
+    return it->second;
   }
 
   [[nodiscard]] float border(std::int32_t feature, std::int32_t bin) const {
@@ -172,14 +195,23 @@ class combination_book {
     }
   }
 
+  // The id of `desc` in prepared_data::derived (appended by another book), if any.
+  [[nodiscard]] std::optional<std::int32_t> shared_id_of(const model::ctr_description& desc) const {
+    for (std::size_t k = 0; k < prepared_.derived.size(); ++k) {
+      if (prepared_.derived[k].kind == derived_kind::ctr && prepared_.derived[k].ctr == desc) {
+        return static_cast<std::int32_t>(prepared_.float_count + static_cast<std::int64_t>(k));
+      }
+    }
+    return std::nullopt;
+  }
+
   prepared_data& prepared_;
-  std::int32_t first_id_ = 0;
   std::size_t max_cached_ = max_cached_projections;
   std::size_t max_cached_bytes_ = max_cached_bytes;
   std::uint64_t clock_ = 0;
   std::map<model::projection, entry> cache_;
   std::vector<const column_data*> last_;
-  std::vector<Committed> committed_;
+  std::map<std::int32_t, Committed> committed_;
   std::map<model::ctr_description, std::int32_t> id_of_;
 };
 

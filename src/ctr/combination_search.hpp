@@ -18,11 +18,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "cbg/ctr/combinations.hpp"
 #include "cbg/ctr/unique_values.hpp"
+#include "cbg/core/error.hpp"
 #include "cbg/runtime/context.hpp"
 #include "cbg/runtime/profiler.hpp"
 #include "cbg/train/search_extension.hpp"
@@ -59,6 +61,7 @@ class combination_search final : public train::search_extension {
   std::vector<column> candidates(const std::vector<train::split>& chosen,
                                  const std::function<float(std::int32_t, std::int32_t)>& float_border) override {
     const stage_range range(primitives_.ctx(), "combinations.candidates");
+    drop_stale();
     // Base projections: those of the CTR splits already in the tree, and one of its float and
     // one-hot splits (CatBoost's CPU rule).
     const std::vector<model::projection> bases = combination_bases(chosen, prepared_, float_border);
@@ -74,6 +77,8 @@ class combination_search final : public train::search_extension {
     const stage_range range(primitives_.ctx(), "combinations.commit");
     const auto& c = book_.last(k);
     if (const auto id = book_.id_of(c.desc)) return *id;
+    // Several permutations: the first commit's borders become the column's for every permutation.
+    if (shared_) shared_->emplace(c.desc, c.borders);
     const projection_data& p = book_.get(c.desc.base.proj, maker());
     return book_.add(c.desc, primitives_.commit(p, c));
   }
@@ -94,7 +99,50 @@ class combination_search final : public train::search_extension {
     return primitives_.eval_values(book_.committed(feature));
   }
 
+  std::vector<const std::uint8_t*> committed_bins(const std::vector<std::int32_t>& features) override {
+    const stage_range range(primitives_.ctx(), "combinations.committed_bins");
+    drop_stale();
+    // Within the cache's limits (an extension that never searches has no levels that evict), before
+    // any of the tree's projections is asked for: none of them is dropped while the tree needs it.
+    book_.trim([](const projection_data& q) { return Primitives::bytes_of(q); });
+    std::vector<const std::uint8_t*> out;
+    for (const std::int32_t feature : features) out.push_back(bins_of(feature));
+    return out;
+  }
+
+  // Shares the columns' borders with the extensions of other permutations (combination_borders).
+  void share_borders(std::shared_ptr<combination_borders> shared) {
+    shared_ = shared;
+    primitives_.share_borders(std::move(shared));
+  }
+
  private:
+  // Drops the cached projections with a column binned with other borders than those another
+  // permutation committed it with since (they are made again, binned with those).
+  void drop_stale() {
+    if (!shared_) return;
+    book_.drop_if([this](const projection_data& p) {
+      for (const auto& c : p.columns) {
+        const auto it = shared_->find(c.desc);
+        if (it != shared_->end() && it->second != c.borders) return true;
+      }
+      return false;
+    });
+  }
+
+  // A committed feature's bins here (its projection made when not cached; committed here too when
+  // another permutation committed it: this one's table and eval values, the same table).
+  const std::uint8_t* bins_of(std::int32_t feature) {
+    const model::ctr_description& desc = book_.description(feature);
+    const projection_data& p = book_.get(desc.base.proj, maker());
+    for (const auto& c : p.columns) {
+      if (!(c.desc == desc)) continue;
+      if (!book_.id_of(desc)) book_.add(desc, primitives_.commit(p, c));
+      return c.bins.data();
+    }
+    CBG_FAIL(status::internal, "feature combinations: a committed column is not among its projection's");
+  }
+
   auto maker() {
     return [this](const model::projection& proj) {
       auto made = primitives_.make_projections({proj}, nullptr);
@@ -109,6 +157,7 @@ class combination_search final : public train::search_extension {
   std::vector<std::int32_t> ctr_cats_;
   std::vector<std::uint64_t> cat_unique_;  // the model-size regularization's counts
   combination_book<projection_data, committed_column> book_{prepared_};
+  std::shared_ptr<combination_borders> shared_;  // several permutations: the committed columns' borders
 };
 
 }  // namespace cbg::ctr

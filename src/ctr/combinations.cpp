@@ -161,6 +161,8 @@ class host_primitives {
     nan_is_one_ = nan_is_one_of(modes, prepared_.float_count);
   }
 
+  void share_borders(std::shared_ptr<combination_borders> shared) { shared_ = std::move(shared); }
+
   // The committed column c of projection p: its table (kept in prepared_.tables) and eval values.
   host_committed commit(const host_projection& p, const host_column& c) {
     const model::ctr_table& table = table_of(p, c.desc.base);
@@ -358,15 +360,29 @@ class host_primitives {
   }
 
   // Quantizes one column as the derived columns are (the CTR's border count and type, no NaNs).
+  // With borders shared between permutations: binned with the column's shared borders when it has
+  // them (a column another permutation committed).
   void quantize_column(const std::vector<float>& values, const ctr_spec& s, host_column& out) {
     pool_parts parts;
     parts.features.push_back(float_column(values.data(), n_, memory_kind::host, -1));
     const pool one = pool::borrow(learn_.ctx(), std::move(parts));
-    quantize::options qo;
-    qo.border_count = s.ctr_border_count;
-    qo.type = s.ctr_border_type;
-    qo.mode = quantize::nan_mode::forbidden;
-    const quantize::host_quantized q = quantize::quantize_host(one, qo);
+    const auto known = shared_ ? shared_->find(out.desc) : combination_borders::iterator{};
+    quantize::host_quantized q;
+    if (shared_ && known != shared_->end()) {
+      quantize::host_quantized like;
+      like.features = 1;
+      like.borders.assign(static_cast<std::size_t>(quantize::border_stride), 0.f);
+      std::copy(known->second.begin(), known->second.end(), like.borders.begin());
+      like.border_count = {static_cast<std::int32_t>(known->second.size())};
+      like.mode = {static_cast<std::uint8_t>(quantize::nan_mode::forbidden)};
+      q = quantize::binarize_host(one, like);
+    } else {
+      quantize::options qo;
+      qo.border_count = s.ctr_border_count;
+      qo.type = s.ctr_border_type;
+      qo.mode = quantize::nan_mode::forbidden;
+      q = quantize::quantize_host(one, qo);
+    }
     const auto count = static_cast<std::size_t>(q.border_count[0]);
     out.borders.assign(q.borders.begin(), q.borders.begin() + static_cast<std::ptrdiff_t>(count));
     out.bins.resize(static_cast<std::size_t>(n_));
@@ -431,15 +447,19 @@ class host_primitives {
   std::vector<std::uint32_t> order_;
   std::vector<std::uint8_t> cls_;
   double fixed_scale_ = 1.0;
+  std::shared_ptr<combination_borders> shared_;  // several permutations: the committed columns' borders
 };
 
 }  // namespace
 
 std::unique_ptr<train::search_extension> make_combinations_host(const pool& learn, const pool* eval, const options& o,
                                                                 const ctr_targets& targets, std::uint64_t seed,
-                                                                int max_complexity, prepared_data& prepared) {
-  return std::make_unique<combination_search<host_primitives>>(prepared, max_complexity, o.ctr_leaf_count_limit, learn,
-                                                               eval, o, targets, seed);
+                                                                int max_complexity, prepared_data& prepared,
+                                                                std::shared_ptr<combination_borders> shared) {
+  auto ext = std::make_unique<combination_search<host_primitives>>(prepared, max_complexity, o.ctr_leaf_count_limit,
+                                                                   learn, eval, o, targets, seed);
+  if (shared) ext->share_borders(std::move(shared));
+  return ext;
 }
 
 }  // namespace cbg::ctr

@@ -131,6 +131,8 @@ class device_primitives {
     nan_is_one_ = nan_is_one_of(modes, prepared_.float_count);
   }
 
+  void share_borders(std::shared_ptr<combination_borders> shared) { shared_ = std::move(shared); }
+
   // The committed column c of projection p: its table (kept in prepared_.tables) and eval values.
   device_committed commit(const device_projection& p, const device_column& c) {
     scoped_device guard(ctx_.device());
@@ -588,11 +590,16 @@ class device_primitives {
   // order, after the kernels that read them.
   void quantize_batch(pending& b, level_results& level) {
     const stage_range range(ctx_, "combinations.quantize");
-    pending general;
+    pending general, known;
     subset_batch sub;
     std::vector<quantize::subset_quantizer::column> cols;
     for (std::size_t k = 0; k < b.values.size(); ++k) {
       const ctr_spec& s = specs_[b.specs[k]];
+      if (shared_ && shared_->count(b.columns[k]->desc) > 0) {  // binned with its shared borders
+        known.values.push_back(std::move(b.values[k]));
+        known.columns.push_back(b.columns[k]);
+        continue;
+      }
       if (!quantize::subset_quantizer::handles(s.ctr_border_type)) {
         general.values.push_back(std::move(b.values[k]));
         general.specs.push_back(b.specs[k]);
@@ -611,7 +618,43 @@ class device_primitives {
       level.batches.push_back(std::move(sub));
     }
     quantize_columns(general.values, general.specs, general.columns);
+    bin_with_shared_borders(known.values, known.columns);
     b = pending{};
+  }
+
+  // Bins columns with their shared borders (binarize_device: the bins binarize_host gives).
+  void bin_with_shared_borders(const std::vector<device_buffer<float>>& values,
+                               const std::vector<device_column*>& out) {
+    if (values.empty()) return;
+    pool_parts parts;
+    for (const device_buffer<float>& v : values) {
+      parts.features.push_back(float_column(v.data(), n_, memory_kind::device, ctx_.device()));
+    }
+    const pool all = pool::borrow(learn_.ctx(), std::move(parts));
+    const std::size_t K = values.size();
+    const auto stride = static_cast<std::size_t>(quantize::border_stride);
+    std::vector<float> borders(K * stride, 0.f);
+    std::vector<std::int32_t> counts(K, 0);
+    const std::vector<std::uint8_t> modes(K, static_cast<std::uint8_t>(quantize::nan_mode::forbidden));
+    for (std::size_t k = 0; k < K; ++k) {
+      out[k]->borders = shared_->at(out[k]->desc);
+      std::copy(out[k]->borders.begin(), out[k]->borders.end(),
+                borders.begin() + static_cast<std::ptrdiff_t>(k * stride));
+      counts[k] = static_cast<std::int32_t>(out[k]->borders.size());
+    }
+    quantize::device_quantized like;
+    like.rows = n_;
+    like.features = static_cast<std::int64_t>(K);
+    like.device = ctx_.device();
+    like.borders = upload(ctx_, borders, "shared combination borders");
+    like.border_count = upload(ctx_, counts, "shared combination border counts");
+    like.mode = upload(ctx_, modes, "shared combination nan modes");
+    const quantize::device_quantized q = quantize::binarize_device(all, like);
+    for (std::size_t k = 0; k < K; ++k) {
+      out[k]->bins = device_buffer<std::uint8_t>(static_cast<std::size_t>(n_), ctx_.stream(), ctx_.resource());
+      detail::feature_bins(ctx_, q.index.data(), q.padded_rows, static_cast<std::int64_t>(k), n_, out[k]->bins.data());
+    }
+    CBG_CUDA_TRY(cudaStreamSynchronize(ctx_.stream()));  // q, `like` and the pool's views go out of scope
   }
 
   template <class T>
@@ -797,6 +840,7 @@ class device_primitives {
     device_buffer<std::uint32_t> counts;  // the host table's counts, bit for bit
   };
   std::optional<device_table> built_;
+  std::shared_ptr<combination_borders> shared_;  // several permutations: the committed columns' borders
 };
 
 }  // namespace
@@ -805,16 +849,20 @@ std::unique_ptr<train::search_extension> make_combinations_device(const pool& le
                                                                   const train::target_rule& rule, bool binarize,
                                                                   std::uint64_t seed, int max_complexity,
                                                                   const std::vector<std::uint8_t>& nan_modes,
-                                                                  prepared_data& prepared) {
+                                                                  prepared_data& prepared,
+                                                                  std::shared_ptr<combination_borders> shared) {
   scoped_device guard(learn.ctx()->device());
-  return std::make_unique<combination_search<device_primitives>>(prepared, max_complexity, o.ctr_leaf_count_limit,
-                                                                 learn, eval, o, rule, binarize, seed, max_complexity,
-                                                                 nan_modes);
+  auto ext =
+      std::make_unique<combination_search<device_primitives>>(prepared, max_complexity, o.ctr_leaf_count_limit, learn,
+                                                              eval, o, rule, binarize, seed, max_complexity, nan_modes);
+  if (shared) ext->share_borders(std::move(shared));
+  return ext;
 }
 
 std::unique_ptr<train::search_extension> combinations_for_training_device(const pool& learn, const pool* eval,
                                                                           const train::train_params& p,
-                                                                          prepared_data& prepared) {
+                                                                          prepared_data& prepared,
+                                                                          std::shared_ptr<combination_borders> shared) {
   const int complexity = max_ctr_complexity_of(p.ctr, p.iterations);
   if (complexity <= 1 || combination_cats(prepared).empty()) return nullptr;
   train::target_rule rule;
@@ -822,7 +870,7 @@ std::unique_ptr<train::search_extension> combinations_for_training_device(const 
   rule.has_border = p.target_border.has_value();
   rule.border = p.target_border.value_or(0.5);
   return make_combinations_device(learn, eval, p.ctr, rule, p.loss.kind != train::loss_kind::logloss, p.random_seed,
-                                  complexity, {}, prepared);
+                                  complexity, {}, prepared, std::move(shared));
 }
 
 }  // namespace cbg::ctr

@@ -66,12 +66,13 @@ prepared_data prepare_for_training(const pool& learn, const pool* eval, const tr
 
 std::unique_ptr<train::search_extension> combinations_for_training(const pool& learn, const pool* eval,
                                                                    const train::train_params& p,
-                                                                   prepared_data& prepared) {
+                                                                   prepared_data& prepared,
+                                                                   std::shared_ptr<combination_borders> shared) {
   const int complexity = max_ctr_complexity_of(p.ctr, p.iterations);
   if (complexity <= 1) return nullptr;
   std::vector<float> targets;
   const ctr_targets t = host_targets(learn, p, targets);
-  return make_combinations_host(learn, eval, p.ctr, t, p.random_seed, complexity, prepared);
+  return make_combinations_host(learn, eval, p.ctr, t, p.random_seed, complexity, prepared, std::move(shared));
 }
 
 }  // namespace cbg::ctr

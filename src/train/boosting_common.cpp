@@ -10,6 +10,7 @@
 #include "cbg/data/column_view.hpp"
 #include "cbg/quantize/quantize_math.hpp"
 #include "cbg/train/boosting_math.hpp"
+#include "cbg/train/search_extension.hpp"
 
 namespace cbg::train {
 
@@ -21,6 +22,25 @@ void require_host(const tensor_view& t, const char* what) {
 }
 
 }  // namespace
+
+std::vector<const std::uint8_t*> combination_bins(search_extension* extension, const std::vector<split>& splits,
+                                                  std::int64_t pool_features) {
+  std::vector<std::int32_t> combined;
+  for (const split& s : splits) {
+    CBG_EXPECTS(s.feature >= 0, status::internal, "use_tree: a split of no feature");
+    if (s.feature >= pool_features) combined.push_back(s.feature);
+  }
+  std::vector<const std::uint8_t*> out(splits.size(), nullptr);
+  if (combined.empty()) return out;
+  CBG_EXPECTS(extension != nullptr, status::internal, "use_tree: a split of no pool feature and no extension");
+  const std::vector<const std::uint8_t*> bins = extension->committed_bins(combined);
+  for (std::size_t k = 0, at = 0; k < splits.size(); ++k) {
+    if (splits[k].feature < pool_features) continue;
+    out[k] = bins[at++];
+    CBG_EXPECTS(out[k] != nullptr, status::internal, "use_tree: a split of no pool feature or combination");
+  }
+  return out;
+}
 
 label_facts host_label_facts(const pool& p) {
   CBG_EXPECTS(p.label().has_value(), status::bad_data, "the pool has no label");

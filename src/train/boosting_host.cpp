@@ -255,12 +255,11 @@ class host_backend final : public boosting_backend {
 
   void use_tree(const std::vector<split>& splits) override {
     const stage_range range(ctx_, "boosting.use_tree");
-    for (const split& s : splits) {
-      CBG_EXPECTS(s.feature >= 0 && s.feature < q_.features, status::internal, "use_tree: a split of no pool feature");
-    }
+    const std::vector<const std::uint8_t*> committed = combination_bins(ext_, splits, q_.features);
     const quantize::quantized_rows q = q_.view();
     for (std::int64_t r = 0; r < q_.rows; ++r) {
-      leaf_[static_cast<std::size_t>(r)] = quantized_leaf(q, splits.data(), static_cast<int>(splits.size()), r);
+      leaf_[static_cast<std::size_t>(r)] =
+          quantized_leaf(q, splits.data(), static_cast<int>(splits.size()), r, committed.data());
     }
   }
 

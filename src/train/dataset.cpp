@@ -290,11 +290,6 @@ dataset::dataset(const pool& learn, const pool* eval, const train_params& p)
   // one's CTR columns with its own seed, binned with permutation 0's borders. Without CTR columns
   // (or with has_time, where parse_params keeps one) a count means one, as in CatBoost.
   if (p.permutation_count > 1 && cat_ && has_ctr_columns(*cat_)) {
-    CBG_EXPECTS(complexity <= 1, status::not_implemented,
-                fmt::format("parameter 'permutation_count': {} permutations with feature combinations "
-                            "(max_ctr_complexity {}) are not implemented; use permutation_count=1, or "
-                            "max_ctr_complexity=1 for simple CTRs only",
-                            p.permutation_count, complexity));
     CBG_EXPECTS(!comm.has_value(), status::not_implemented,
                 fmt::format("parameter 'permutation_count': {} permutations over several processes are not "
                             "implemented; use permutation_count=1",

@@ -496,10 +496,10 @@ class device_backend final : public boosting_backend {
     CBG_EXPECTS(splits.size() <= static_cast<std::size_t>(max_depth), status::internal, "use_tree: too many splits");
     launch::quantized_tree t;
     t.count = static_cast<int>(splits.size());
+    const std::vector<const std::uint8_t*> committed = combination_bins(ext_, splits, q_.features);
     for (std::size_t s = 0; s < splits.size(); ++s) {
-      CBG_EXPECTS(splits[s].feature >= 0 && splits[s].feature < q_.features, status::internal,
-                  "use_tree: a split of no pool feature");
       t.splits[s] = splits[s];
+      t.columns[s] = committed[s];
     }
     launch::tree_leaves(q_.view(), t, leaf_.data(), stream());
   }

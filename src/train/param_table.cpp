@@ -580,9 +580,10 @@ std::vector<param_spec> make_table() {
        .doc = "the permutations of the ordered CTRs, as CatBoost's GPU trainer uses them: each has its own CTR "
               "columns (binned with the first one's borders) and approx; the last estimates the model's leaves, "
               "and each tree is searched on one of the others, drawn per iteration (CatBoost's default is 4; "
-              "P permutations cost P times the CTR columns). More than one with feature combinations "
-              "(max_ctr_complexity > 1) or over several GPUs or processes is CBG_ERR_NOT_IMPLEMENTED; without CTR "
-              "features, or with has_time, any count means one, as in CatBoost",
+              "P permutations cost P times the CTR columns). With feature combinations each permutation computes its "
+              "own combination columns, binned with the borders of the first permutation that made them. More "
+              "than one over several GPUs or processes is CBG_ERR_NOT_IMPLEMENTED; without CTR features, or with "
+              "has_time, any count means one, as in CatBoost",
        .set = [](train_params& p, const param_value& v) { p.permutation_count = static_cast<int>(v.integer); }},
       {.name = "ctr_target_border_count",
        .stored = t::integer,

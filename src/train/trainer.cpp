@@ -284,8 +284,22 @@ model::model train(const pool& learn, const train_params& p, const train_options
                           "implemented; use permutation_count=1, or one GPU",
                           p.permutation_count, p.devices));
   ctr::prepared_data* const cat = data.categorical();
-  std::unique_ptr<search_extension> combinations;  // feature combinations
-  if (cat != nullptr) {
+  // Feature combinations: one extension per permutation of the ordered CTRs (its seed's values), all
+  // sharing the prepared data (ids, tables) and the columns' borders (ctr/combinations.hpp).
+  const std::shared_ptr<ctr::combination_borders> shared_borders =
+      permutations > 1 ? std::make_shared<ctr::combination_borders>() : nullptr;
+  const auto combinations_of = [&](int k) -> std::unique_ptr<search_extension> {
+    train_params pk = p;
+    pk.random_seed = ctr::permutation_seed(p.random_seed, k);
+    return ctx.is_cpu()
+               ? ctr::combinations_for_training(data.labelled_learn(), data.labelled_eval(), pk, *cat, shared_borders)
+               : ctr::combinations_for_training_device(data.labelled_learn(), data.labelled_eval(), pk, *cat,
+                                                       shared_borders);
+  };
+  std::unique_ptr<search_extension> combinations;  // feature combinations (of the estimation permutation)
+  if (cat != nullptr && permutations > 1) {
+    combinations = combinations_of(estimation);
+  } else if (cat != nullptr) {
     if (ctx.is_cpu()) {
       combinations = ctr::combinations_for_training(data.labelled_learn(), data.labelled_eval(), p, *cat);
     } else if (ctr::max_ctr_complexity_of(p.ctr, p.iterations) > 1) {
@@ -310,10 +324,14 @@ model::model train(const pool& learn, const train_params& p, const train_options
   std::unique_ptr<boosting_backend> b =
       ctx.is_cpu() ? make_host_backend(in, combinations.get()) : make_device_backend(in, combinations.get());
   if (combinations) combinations->set_nan_modes(b->nan_modes());
+  std::vector<std::unique_ptr<search_extension>> learn_combinations;  // the learn permutations' combinations
   std::vector<std::unique_ptr<boosting_backend>> learn_permutations;  // empty with one permutation
   for (int k = 0; permutations > 1 && k < ctr::learn_permutation_count(permutations); ++k) {
     const backend_inputs lin = data.take_permutation_inputs(k, false);
-    learn_permutations.push_back(ctx.is_cpu() ? make_host_backend(lin) : make_device_backend(lin));
+    learn_combinations.push_back(combinations ? combinations_of(k) : nullptr);
+    search_extension* e = learn_combinations.back().get();
+    learn_permutations.push_back(ctx.is_cpu() ? make_host_backend(lin, e) : make_device_backend(lin, e));
+    if (e != nullptr) e->set_nan_modes(learn_permutations.back()->nan_modes());
   }
 
   // Targets and the data-dependent defaults.
@@ -421,11 +439,15 @@ model::model train(const pool& learn, const train_params& p, const train_options
   const int features = b->features();
   const auto& modes = b->nan_modes();
   ctr_size_penalty size_penalty(cat, features, n, p.model_size_reg);
-  if (combinations) {
-    combinations->column_weights = nullptr;
+  std::vector<search_extension*> all_combinations;  // each permutation's
+  if (combinations) all_combinations.push_back(combinations.get());
+  for (auto& e : learn_combinations) {
+    if (e) all_combinations.push_back(e.get());
+  }
+  for (search_extension* ext : all_combinations) {
+    ext->column_weights = nullptr;
     if (size_penalty.active()) {
-      search_extension* ext = combinations.get();
-      combinations->column_weights = [&size_penalty, ext](const std::vector<split>& chosen, std::size_t count) {
+      ext->column_weights = [&size_penalty, ext](const std::vector<split>& chosen, std::size_t count) {
         return size_penalty.column_weights(*ext, chosen, count);
       };
     }
@@ -459,11 +481,14 @@ model::model train(const pool& learn, const train_params& p, const train_options
     // The tree is searched on one learn permutation's columns (the one permutation when there is one).
     const int searched = permutations > 1 ? ctr::search_permutation(p.random_seed, it, permutations) : 0;
     boosting_backend& searcher = permutations > 1 ? *learn_permutations[static_cast<std::size_t>(searched)] : *b;
+    search_extension* const search_combinations = permutations > 1 && combinations
+                                                      ? learn_combinations[static_cast<std::size_t>(searched)].get()
+                                                      : combinations.get();
     const weak_result weak = searcher.weak_target(wr);
 
     // Score noise (§3.5): Cosine only.
     std::vector<double> noise;
-    if (combinations) combinations->column_noise = nullptr;
+    if (search_combinations != nullptr) search_combinations->column_noise = nullptr;
     if (p.random_strength > 0 && p.score == score_function::cosine) {
       const double spread = std::sqrt(weak.sigma_sum / (static_cast<double>(n) + 1e-100));
       const double length = std::exp(std::log(static_cast<double>(n)) - it * r.learning_rate);
@@ -473,14 +498,14 @@ model::model train(const pool& learn, const train_params& p, const train_options
         for (std::size_t k = 0; k < noise.size(); ++k) {
           noise[k] = sigma * noise_normal(p.random_seed, it, static_cast<std::int64_t>(k));
         }
-        if (combinations) {  // feature combinations: draws after the pool's, one per (level, column)
+        if (search_combinations != nullptr) {  // feature combinations: draws after the pool's, one per (level, column)
           const std::int64_t base = static_cast<std::int64_t>(noise.size());
           const std::uint64_t seed = p.random_seed;
           const auto column_noise = [sigma, seed, it, base](int level, std::size_t column) {
             const std::int64_t index = base + level * (std::int64_t{1} << 24) + static_cast<std::int64_t>(column);
             return sigma * noise_normal(seed, it, index);
           };
-          combinations->column_noise = column_noise;
+          search_combinations->column_noise = column_noise;
         }
       }
     }

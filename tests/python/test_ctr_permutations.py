@@ -104,7 +104,9 @@ def test_has_time_ctr_columns_do_not_depend_on_the_seed():
     assert trees({"fold_permutation_block": 16}, 1) == trees({}, 1)
 
 
-def test_several_permutations_quality_follows_catboost_cpu():
+@pytest.mark.parametrize("complexity", [1, 4])
+def test_several_permutations_quality_follows_catboost_cpu(complexity):
+    """Simple CTRs, and CatBoost's default of both: four permutations with feature combinations of up to four."""
     ours_m, theirs_m, one_m = [], [], []
     for data_seed, test_seed in ((11, 12), (1, 2), (21, 22)):
         a, h, c, y = adult_like(5000, "binary", data_seed)
@@ -112,7 +114,7 @@ def test_several_permutations_quality_follows_catboost_cpu():
         cat_idx = list(range(2, 2 + len(c)))
         ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
         learn, test = our_pool(ctx, a, h, c, y), our_pool(ctx, ta, th, tc)
-        params = {**PARAMS, "loss_function": "Logloss", "permutation_count": 4}
+        params = {**PARAMS, "loss_function": "Logloss", "permutation_count": 4, "max_ctr_complexity": complexity}
         for s in range(2):
             ours = cbgpu.train(learn, {**params, "verbose": False, "random_seed": s})
             one = cbgpu.train(learn, {**params, "permutation_count": 1, "verbose": False, "random_seed": s})
@@ -124,7 +126,8 @@ def test_several_permutations_quality_follows_catboost_cpu():
             theirs_m.append(catboost.utils.eval_metric(
                 ty, theirs.predict(catboost.Pool(frames(ta, th, tc), cat_features=cat_idx),
                                    prediction_type="RawFormulaVal"), "Logloss")[0])
-    print(f"permutation_count 4: ours {np.mean(ours_m):.5f} (one permutation {np.mean(one_m):.5f}) "
+    print(f"permutation_count 4, max_ctr_complexity {complexity}: ours {np.mean(ours_m):.5f} "
+          f"(one permutation {np.mean(one_m):.5f}) "
           f"catboost {np.mean(theirs_m):.5f}")
     assert np.mean(ours_m) <= np.mean(theirs_m) * 1.01
 
@@ -133,9 +136,8 @@ def test_permutation_options_errors():
     a, h, c, y = adult_like(300, "binary", 14)
     ctx = cbgpu.Context(cbgpu.CBG_DEVICE_CPU)
     learn = our_pool(ctx, a, h, c, y)
-    # Several permutations with feature combinations are not implemented; with has_time CatBoost uses one.
-    with expect_error(cbgpu.CBG_ERR_NOT_IMPLEMENTED, "'permutation_count'", "max_ctr_complexity"):
-        cbgpu.train(learn, {"iterations": 2, "verbose": False, "permutation_count": 4, "max_ctr_complexity": 2})
+    # Several permutations with simple CTRs, with feature combinations; with has_time CatBoost uses one.
+    cbgpu.train(learn, {"iterations": 2, "verbose": False, "permutation_count": 4, "max_ctr_complexity": 2})
     cbgpu.train(learn, {"iterations": 2, "verbose": False, "permutation_count": 4, "max_ctr_complexity": 1})
     cbgpu.train(learn, {"iterations": 2, "verbose": False, "permutation_count": 4, "has_time": True})
     # Only one-hot categorical features (no CTR, so no combination either): one permutation, as in CatBoost.

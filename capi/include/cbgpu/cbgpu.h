@@ -1178,9 +1178,10 @@ CBG_API cbg_status cbg_train_callbacks_init(cbg_train_callbacks_t* callbacks);
  *     learn rows 1, otherwise rounded up to a power of two and halved while 128 blocks exceed the
  *     rows), permutation_count (1; CatBoost's default is 4: several are CatBoost's GPU scheme,
  *     each permutation with its own ordered CTR columns and approx, the last one's leaves in the
- *     model, each tree searched on one of the others; CBG_ERR_NOT_IMPLEMENTED with feature
- *     combinations or over several GPUs or processes; one without CTR features or with has_time,
- *     as in CatBoost), ctr_leaf_count_limit and store_all_simple_ctr (CatBoost's
+ *     model, each tree searched on one of the others; feature combinations too: each permutation
+ *     its own combination values, binned with the borders of the first permutation that made the
+ *     column; CBG_ERR_NOT_IMPLEMENTED over several GPUs or processes; one without CTR features or
+ *     with has_time, as in CatBoost), ctr_leaf_count_limit and store_all_simple_ctr (CatBoost's
  *     CPU-only bounds on the CTR tables, with its CPU trainer's rule, on a CPU context only: a
  *     projection with more distinct learn values than the limit keeps that many of the most
  *     frequent, the rows of the others count in one kept value and the model sees them as unseen;

@@ -34,7 +34,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <vector>
 
 #include "cbg/ctr/features.hpp"
 #include "cbg/train/search_extension.hpp"
@@ -83,18 +85,29 @@ std::vector<combination_feature> projection_features(const model::projection& pr
 // bits of its float and one-hot splits follow through model::projection_add_bit.
 std::uint64_t combination_key(const std::uint32_t* cats, std::size_t n);
 
+// Several permutations of the ordered CTRs (permutation_scheme.hpp) give each permutation its own
+// extension (its seed's ordered values); they share the prepared data (so a committed combination
+// has one feature id and one table) and these borders: a committed column's borders are those of
+// the permutation that committed it first, and every permutation bins its own values of it with
+// them (CatBoost's GPU trainer: the features manager keeps a tree CTR's borders from its first
+// split, TTreeCtrDataSetVisitor; TTreeCtrDataSetBuilder::GetBorders computes borders only for CTRs
+// it does not know). A column not committed yet is binned with its own permutation's borders.
+using combination_borders = std::map<model::ctr_description, std::vector<float>>;
+
 // The extension for the host tree search (set_nan_modes before the first candidates). `prepared` (from
 // prepare_categorical_host on the same pools) must outlive it; committed combinations are appended to it. `targets` as
 // for prepare_categorical_host (copied); `seed` must be the one the simple CTRs used.
 std::unique_ptr<train::search_extension> make_combinations_host(const pool& learn, const pool* eval, const options& o,
                                                                 const ctr_targets& targets, std::uint64_t seed,
-                                                                int max_complexity, prepared_data& prepared);
+                                                                int max_complexity, prepared_data& prepared,
+                                                                std::shared_ptr<combination_borders> shared = nullptr);
 
 // The trainer's entry: the extension for training with parameters `p` (targets read from the
 // learn labels as prepare_for_training reads them), or null when max_ctr_complexity is 1 or no
-// categorical feature has CTRs.
-std::unique_ptr<train::search_extension> combinations_for_training(const pool& learn, const pool* eval,
-                                                                   const train::train_params& p,
-                                                                   prepared_data& prepared);
+// categorical feature has CTRs. `shared`: the borders shared with other permutations' extensions
+// (p.random_seed then the permutation's seed), or null for one permutation.
+std::unique_ptr<train::search_extension> combinations_for_training(
+    const pool& learn, const pool* eval, const train::train_params& p, prepared_data& prepared,
+    std::shared_ptr<combination_borders> shared = nullptr);
 
 }  // namespace cbg::ctr

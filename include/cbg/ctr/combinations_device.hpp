@@ -40,18 +40,17 @@ namespace cbg::ctr {
 // committed combinations are appended to it). `rule`, `binarize` and `seed` as given to prepare_categorical_device;
 // `nan_modes`: the quantized nan_mode of each float feature (or empty, then set_nan_modes before the first candidates);
 // `max_complexity` at most 16.
-std::unique_ptr<train::search_extension> make_combinations_device(const pool& learn, const pool* eval, const options& o,
-                                                                  const train::target_rule& rule, bool binarize,
-                                                                  std::uint64_t seed, int max_complexity,
-                                                                  const std::vector<std::uint8_t>& nan_modes,
-                                                                  prepared_data& prepared);
+std::unique_ptr<train::search_extension> make_combinations_device(
+    const pool& learn, const pool* eval, const options& o, const train::target_rule& rule, bool binarize,
+    std::uint64_t seed, int max_complexity, const std::vector<std::uint8_t>& nan_modes, prepared_data& prepared,
+    std::shared_ptr<combination_borders> shared = nullptr);
 
 // The trainer's entry on a GPU: the extension for training with parameters `p` on the pools
 // `prepared` was made from by prepare_for_training (its GPU path: categorical columns and label in
 // memory the device reads), or null when max_ctr_complexity is 1 or no categorical feature has
-// CTRs.
-std::unique_ptr<train::search_extension> combinations_for_training_device(const pool& learn, const pool* eval,
-                                                                          const train::train_params& p,
-                                                                          prepared_data& prepared);
+// CTRs. `shared` as for combinations_for_training.
+std::unique_ptr<train::search_extension> combinations_for_training_device(
+    const pool& learn, const pool* eval, const train::train_params& p, prepared_data& prepared,
+    std::shared_ptr<combination_borders> shared = nullptr);
 
 }  // namespace cbg::ctr

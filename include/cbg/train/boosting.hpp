@@ -189,11 +189,15 @@ std::unique_ptr<boosting_backend> make_host_backend(const backend_inputs& in);
 std::unique_ptr<boosting_backend> make_device_backend(const backend_inputs& in);
 
 // The leaf of quantized row `r` under `count` splits: bit s set when the row's bin is above split s's.
+// A split whose `columns[s]` is set reads the bins of that column ([rows]: a feature combination's)
+// instead of the quantized set's; `columns` may be null.
 CBG_HOST_DEVICE inline std::uint32_t quantized_leaf(const quantize::quantized_rows& q, const split* splits, int count,
-                                                    std::int64_t r) noexcept {
+                                                    std::int64_t r,
+                                                    const std::uint8_t* const* columns = nullptr) noexcept {
   std::uint32_t leaf = 0;
   for (int s = 0; s < count; ++s) {
-    if (static_cast<std::int32_t>(q.bin(r, splits[s].feature)) > splits[s].bin) leaf |= 1u << s;
+    const std::uint32_t bin = columns != nullptr && columns[s] != nullptr ? columns[s][r] : q.bin(r, splits[s].feature);
+    if (static_cast<std::int32_t>(bin) > splits[s].bin) leaf |= 1u << s;
   }
   return leaf;
 }

@@ -41,6 +41,14 @@ class search_extension {
   // memory; null without eval rows).
   [[nodiscard]] virtual float border(std::int32_t feature, std::int32_t bin) const = 0;
   [[nodiscard]] virtual const float* eval_values(std::int32_t feature) const = 0;
+  // Several permutations of the ordered CTRs (ctr/permutation_scheme.hpp): the bins of committed
+  // features `features` on the learn rows under this extension's permutation (its own ordered
+  // values, binned with the borders each was committed with; the search's memory), for use_tree of
+  // a tree searched on another permutation. Valid until the next call or candidates(); nulls by
+  // default.
+  virtual std::vector<const std::uint8_t*> committed_bins(const std::vector<std::int32_t>& features) {
+    return std::vector<const std::uint8_t*>(features.size(), nullptr);
+  }
 
   // Model-size regularization: the most distinct values column k of the last candidates() can take
   // (CatBoost's bound: 2^(float and one-hot splits) times the categorical features' distinct counts,
@@ -60,6 +68,12 @@ class search_extension {
   // splits `chosen` (size_weighted_score); empty function or result: none. Set by the trainer.
   std::function<std::vector<float>(const std::vector<split>& chosen, std::size_t count)> column_weights;
 };
+
+// use_tree's bins of a tree's feature combinations (splits on features >= `pool_features`) from
+// `extension` (its permutation's values); null for the pool's features. Throws internal for a split
+// of no feature.
+std::vector<const std::uint8_t*> combination_bins(search_extension* extension, const std::vector<split>& splits,
+                                                  std::int64_t pool_features);
 
 // search_tree_host with an extension (null: none).
 tree_structure search_tree_host(const host_search_input& in, const tree_search_params& params,

@@ -3,8 +3,9 @@
 // CatBoost's GPU scheme (the estimation permutation, the search permutation of each iteration),
 // each permutation's CTR columns equal to the one-permutation preparation with that permutation's
 // seed and binned with permutation 0's borders, the model's CTR tables (which no permutation
-// changes), the model's eval predictions equal to the trainer's, the refusals, and ([gpu]) the GPU
-// equal to the host reference byte for byte. Quality against CatBoost: tests/python/test_ctr_permutations.py.
+// changes), the model's eval predictions equal to the trainer's, and ([gpu]) the GPU equal to the
+// host reference byte for byte. With feature combinations: test_ctr_permutation_combinations.cpp. Quality against
+// CatBoost: tests/python/test_ctr_permutations.py.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -26,7 +27,6 @@
 #include "cbg/train/params.hpp"
 #include "cbg/train/trainer.hpp"
 #include "support/catch.hpp"
-#include "support/status_of.hpp"
 #include "unit/ctr/cat_data.hpp"
 #include "unit/ctr/ctr_compare.hpp"
 #include "unit/ctr/predict_util.hpp"
@@ -185,8 +185,7 @@ TEST_CASE("permutation_count > 1 trains CatBoost's scheme: the estimation permut
   }
 }
 
-TEST_CASE("permutation_count > 1: one permutation without CTR columns or with has_time; combinations refused",
-          "[ctr]") {
+TEST_CASE("permutation_count > 1: one permutation without CTR columns or with has_time", "[ctr]") {
   auto ctx = make_context(CBG_DEVICE_CPU);
   auto learn = make_cat_data(ctx, 1000, true, 11);
   // The models' predictions (their parameters record the count).
@@ -203,10 +202,6 @@ TEST_CASE("permutation_count > 1: one permutation without CTR columns or with ha
   // Only one-hot features: nothing depends on a permutation.
   CHECK(predictions(R"(, "one_hot_max_size": 255, "permutation_count": 4)") ==
         predictions(R"(, "one_hot_max_size": 255)"));
-  const cbg::train::train_params combos = cbg::train::parse_params(
-      R"({"iterations": 5, "depth": 3, "verbose": false, "max_ctr_complexity": 2, "permutation_count": 4})");
-  CHECK(cbg::test::status_of([&] { (void)cbg::train::train(*learn->pool, combos, {}); }) ==
-        cbg::status::not_implemented);
 }
 
 TEST_CASE("GPU training with several permutations equals the host reference byte for byte", "[ctr][gpu]") {
