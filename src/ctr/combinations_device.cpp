@@ -496,6 +496,15 @@ class device_primitives {
     return largest;
   }
 
+  // A pool over candidate columns' values (device memory, borrowed).
+  pool pool_of(const std::vector<device_buffer<float>>& values) const {
+    pool_parts parts;
+    for (const device_buffer<float>& v : values) {
+      parts.features.push_back(float_column(v.data(), n_, memory_kind::device, ctx_.device()));
+    }
+    return pool::borrow(learn_.ctx(), std::move(parts));
+  }
+
   // Quantizes candidate columns (of one or more projections) as the host does each (the CTR's border count and
   // type, no NaNs), in one quantize_device call: one pool of the columns, each with its CTR's border
   // count and type (overrides). The border subset is the same rows for every feature, so each column
@@ -503,11 +512,7 @@ class device_primitives {
   void quantize_columns(const std::vector<device_buffer<float>>& values, const std::vector<std::size_t>& spec,
                         const std::vector<device_column*>& out) {
     if (values.empty()) return;
-    pool_parts parts;
-    for (const device_buffer<float>& v : values) {
-      parts.features.push_back(float_column(v.data(), n_, memory_kind::device, ctx_.device()));
-    }
-    const pool all = pool::borrow(learn_.ctx(), std::move(parts));
+    const pool all = pool_of(values);
     quantize::options qo;
     qo.border_count = specs_[spec.front()].ctr_border_count;
     qo.type = specs_[spec.front()].ctr_border_type;
@@ -626,11 +631,7 @@ class device_primitives {
   void bin_with_shared_borders(const std::vector<device_buffer<float>>& values,
                                const std::vector<device_column*>& out) {
     if (values.empty()) return;
-    pool_parts parts;
-    for (const device_buffer<float>& v : values) {
-      parts.features.push_back(float_column(v.data(), n_, memory_kind::device, ctx_.device()));
-    }
-    const pool all = pool::borrow(learn_.ctx(), std::move(parts));
+    const pool all = pool_of(values);
     const std::size_t K = values.size();
     const auto stride = static_cast<std::size_t>(quantize::border_stride);
     std::vector<float> borders(K * stride, 0.f);

@@ -27,6 +27,7 @@
 #include "cbg/memory/device_buffer.hpp"
 #include "cbg/model/io.hpp"
 #include "support/catch.hpp"
+#include "support/test_context.hpp"
 #include "support/dlpack_fixtures.hpp"
 #include "support/matrix_view.hpp"
 #include "support/random_model.hpp"
@@ -37,12 +38,7 @@ using cbg::dtype;
 
 namespace {
 
-std::shared_ptr<cbg::context> make_context(int device, bool strict = false) {
-  cbg::context_options o;
-  o.device = device;
-  o.strict_no_d2h = strict;
-  return cbg::context::create(o);
-}
+using cbg::test::make_context;
 
 std::uint16_t half_of(float f) {  // truncating float -> binary16 (both sides read the same bits)
   std::uint32_t b;

@@ -20,6 +20,7 @@
 #include "cbg/data/pool.hpp"
 #include "cbg/memory/device_buffer.hpp"
 #include "support/catch.hpp"
+#include "support/test_context.hpp"
 #include "support/dlpack_fixtures.hpp"
 #include "support/shrink.hpp"
 
@@ -31,11 +32,7 @@ using cbg::test::fake_tensor;
 
 namespace {
 
-std::shared_ptr<cbg::context> make_context(int device) {
-  cbg::context_options o;
-  o.device = device;
-  return cbg::context::create(o);
-}
+using cbg::test::make_context;
 
 // Strings and the hashes CatBoost 1.2 gave them (one-hot values of a model trained by the catboost
 // package on exactly these strings; uint32 of the int32 values in its JSON model).

@@ -27,6 +27,7 @@
 #include "cbg/train/trainer.hpp"
 #include "cbgpu/cbgpu.h"
 #include "support/catch.hpp"
+#include "support/test_context.hpp"
 #include "support/status_of.hpp"
 #include "unit/ctr/cat_data.hpp"
 #include "unit/ctr/predict_util.hpp"
@@ -37,11 +38,7 @@ using cbg::ctr::beta_prior;
 using cbg::ctr::estimate_beta_prior;
 using cbg::test::status_of;
 
-std::shared_ptr<cbg::context> make_context(int device) {
-  cbg::context_options o;
-  o.device = device;
-  return cbg::context::create(o);
-}
+using cbg::test::make_context;
 
 bool close(double a, double b, double rel) { return std::fabs(a - b) <= rel * std::fabs(b); }
 

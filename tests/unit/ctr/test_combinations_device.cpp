@@ -27,6 +27,7 @@
 #include "cbg/train/boosting.hpp"
 #include "cbg/train/trainer.hpp"
 #include "support/catch.hpp"
+#include "support/test_context.hpp"
 #include "support/dlpack_fixtures.hpp"
 #include "support/shrink.hpp"
 #include "unit/ctr/cat_data.hpp"
@@ -39,12 +40,7 @@ namespace ctr = cbg::ctr;
 namespace model = cbg::model;
 using cbg::test::make_combo_data;
 
-std::shared_ptr<cbg::context> make_context(int device, bool strict = false) {
-  cbg::context_options o;
-  o.device = device;
-  o.strict_no_d2h = strict;
-  return cbg::context::create(o);
-}
+using cbg::test::make_context;
 
 TEST_CASE("Combination bases: float and one-hot splits sorted into one, then each CTR split's projection",
           "[ctr][combinations]") {

@@ -35,6 +35,7 @@
 #include "cbg/train/params.hpp"
 #include "cbg/train/trainer.hpp"
 #include "support/catch.hpp"
+#include "support/test_context.hpp"
 #include "support/status_of.hpp"
 #include "support/dlpack_fixtures.hpp"
 #include "support/shrink.hpp"
@@ -46,11 +47,7 @@
 
 namespace {
 
-std::shared_ptr<cbg::context> make_context(int device) {
-  cbg::context_options o;
-  o.device = device;
-  return cbg::context::create(o);
-}
+using cbg::test::make_context;
 
 using cbg::test::status_of;
 

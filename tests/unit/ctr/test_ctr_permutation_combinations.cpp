@@ -23,6 +23,7 @@
 #include "cbg/train/params.hpp"
 #include "cbg/train/trainer.hpp"
 #include "support/catch.hpp"
+#include "support/test_context.hpp"
 #include "unit/ctr/joint_data.hpp"
 #include "unit/ctr/predict_util.hpp"
 
@@ -31,11 +32,7 @@ namespace {
 namespace ctr = cbg::ctr;
 using cbg::test::make_joint;
 
-std::shared_ptr<cbg::context> make_context(int device) {
-  cbg::context_options o;
-  o.device = device;
-  return cbg::context::create(o);
-}
+using cbg::test::make_context;
 
 std::string params_of(int permutations, int complexity, const char* loss = "Logloss") {
   return std::string(R"({"iterations": 30, "depth": 4, "learning_rate": 0.3, "verbose": false, "loss_function": ")") +

@@ -27,6 +27,7 @@
 #include "cbg/train/params.hpp"
 #include "cbg/train/trainer.hpp"
 #include "support/catch.hpp"
+#include "support/test_context.hpp"
 #include "unit/ctr/cat_data.hpp"
 #include "unit/ctr/ctr_compare.hpp"
 #include "unit/ctr/predict_util.hpp"
@@ -36,11 +37,7 @@ namespace {
 namespace ctr = cbg::ctr;
 using cbg::test::make_cat_data;
 
-std::shared_ptr<cbg::context> make_context(int device) {
-  cbg::context_options o;
-  o.device = device;
-  return cbg::context::create(o);
-}
+using cbg::test::make_context;
 
 std::vector<double> predict(const cbg::model::model& m, const cbg::test::cat_data& d) {
   std::vector<std::uint32_t> cats;

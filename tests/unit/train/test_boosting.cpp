@@ -33,6 +33,7 @@
 #include "unit/train/train_data.hpp"  // the generated data set
 #include "src/train/boosting_common.hpp"
 #include "support/catch.hpp"
+#include "support/test_context.hpp"
 #include "support/dlpack_fixtures.hpp"
 #include "support/shrink.hpp"
 
@@ -43,12 +44,7 @@ namespace tr = cbg::train;
 
 namespace {
 
-std::shared_ptr<cbg::context> make_context(int device, bool strict = false) {
-  cbg::context_options o;
-  o.device = device;
-  o.strict_no_d2h = strict;
-  return cbg::context::create(o);
-}
+using cbg::test::make_context;
 
 // The generated data set shared with the multi-GPU tests, with this file's constants.
 using dataset = cbg::test::train_data;
