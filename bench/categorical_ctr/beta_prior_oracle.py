@@ -60,11 +60,18 @@ def data(n: int, seed: int, kind: str):
 
 
 # ---- CatBoost's estimator, transcribed (catboost/cuda/ctrs/prior_estimator.h, gamma_function.cpp) ----
-def digamma(x):
+def _shifted(x):
+    """The recurrence of both functions: x moved up by 1 until the asymptotic series (x >= 49) or
+    the pole term (0 < x <= 1e-5) applies; returns x and the values passed on the way."""
     r = []
     while not (0.0 < x <= 1.0e-5) and not x >= 49.0:
         r.append(x)
         x = x + 1.0
+    return x, r
+
+
+def digamma(x):
+    x, r = _shifted(x)
     if x >= 49.0:
         inv = 1.0 / (x * x)
         v = math.log(x) - 0.5 / x - inv * (0.08333333333333333 + inv * (0.008333333333333333 - inv / 252.0))
@@ -76,10 +83,7 @@ def digamma(x):
 
 
 def trigamma(x):
-    r = []
-    while not (0.0 < x <= 1.0e-5) and not x >= 49.0:
-        r.append(x)
-        x = x + 1.0
+    x, r = _shifted(x)
     if x >= 49.0:
         inv = 1.0 / (x * x)
         v = 1.0 / x + inv / 2.0 + inv / x * (0.16666666666666666 - inv * (0.03333333333333333 + inv / 42.0))

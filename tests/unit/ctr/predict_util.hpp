@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Helpers of the CTR tests: the host evaluator's RawFormulaVal for rows of one float feature and
 // `cats_per_row` categorical hashes (row-major); training with an eval set, keeping the last
-// iteration's eval metric.
+// iteration's eval metric; the mean Logloss of raw predictions.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -39,6 +41,18 @@ inline std::pair<model::model, double> train_with_eval(const pool& learn, const 
   };
   model::model m = train::train(learn, train::parse_params(params), opts);
   return {std::move(m), last_eval};
+}
+
+// The mean Logloss of raw predictions `raw` against 0/1 labels (the trainer's eval metric).
+template <class Label>
+double mean_logloss(const std::vector<double>& raw, const std::vector<Label>& label) {
+  double loss = 0;
+  for (std::size_t r = 0; r < raw.size(); ++r) {
+    const double y = static_cast<double>(label[r]);
+    const double a = raw[r];
+    loss += std::log1p(std::exp(-std::fabs(a))) + std::max(a, 0.0) - y * a;
+  }
+  return loss / static_cast<double>(raw.size());
 }
 
 }  // namespace cbg::test

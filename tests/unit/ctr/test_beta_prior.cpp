@@ -196,12 +196,7 @@ TEST_CASE("Training with PriorEstimation=BetaPrior: the Borders CTRs carry the e
     cats.push_back(cbg::model::cat_hash_int(eval->b[static_cast<std::size_t>(r)]));
   }
   const std::vector<double> pred = cbg::test::predict_raw(m, eval->x.data(), cats, 2, eval->rows);
-  double loss = 0;
-  for (std::int64_t r = 0; r < eval->rows; ++r) {
-    const double y = eval->label[static_cast<std::size_t>(r)], a = pred[static_cast<std::size_t>(r)];
-    loss += std::log1p(std::exp(-std::fabs(a))) + std::max(a, 0.0) - y * a;
-  }
-  CHECK(std::fabs(loss / static_cast<double>(eval->rows) - last_eval) < 1e-6);
+  CHECK(std::fabs(cbg::test::mean_logloss(pred, eval->label) - last_eval) < 1e-6);
 }
 
 TEST_CASE("PriorEstimation=BetaPrior with several target classes keeps the description's priors, as CatBoost",

@@ -223,12 +223,7 @@ TEST_CASE("Training with feature combinations: tables, eval predictions and the 
 
     // The trainer's eval metric (combination values from the full tables) is the model's prediction.
     const std::vector<double> pred = predict(m, *eval);
-    double loss = 0;
-    for (std::int64_t r = 0; r < eval->rows; ++r) {
-      const double y = eval->label[static_cast<std::size_t>(r)], a = pred[static_cast<std::size_t>(r)];
-      loss += std::log1p(std::exp(-std::fabs(a))) + std::max(a, 0.0) - y * a;
-    }
-    loss /= static_cast<double>(eval->rows);
+    const double loss = cbg::test::mean_logloss(pred, eval->label);
     CHECK(std::fabs(loss - last_eval) < 1e-6);
     const std::vector<std::uint8_t> bytes = cm::write_cbm(m);
     CHECK(predict(cm::read_cbm(bytes.data(), bytes.size()), *eval) == pred);

@@ -691,13 +691,7 @@ TEST_CASE("ctr_leaf_count_limit in training: the model's tables are bounded, its
     }
     CHECK(combination);
     const std::vector<double> pred = predict(m, *eval);
-    double metric = 0;
-    for (std::int64_t r = 0; r < eval->rows; ++r) {
-      const double y = eval->label[static_cast<std::size_t>(r)];
-      const double a = pred[static_cast<std::size_t>(r)];
-      metric += std::log1p(std::exp(-std::fabs(a))) + std::max(a, 0.0) - y * a;
-    }
-    metric /= static_cast<double>(eval->rows);
+    const double metric = cbg::test::mean_logloss(pred, eval->label);
     CHECK(std::fabs(metric - last_eval) < 1e-6);
   }
   // Counter with counter_calc_method Full bounds its table over the learn and eval rows in CatBoost:

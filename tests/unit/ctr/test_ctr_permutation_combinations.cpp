@@ -133,13 +133,7 @@ TEST_CASE("permutation_count > 1 trains feature combinations: the model predicts
       CHECK(cbg::model::write_cbm(m) != cbg::model::write_cbm(one));
       CHECK(combinations_in(m) > 0);  // the label needs (a, b) together
       const std::vector<double> pred = cbg::test::predict(m, *eval);
-      double loss = 0;
-      for (std::int64_t r = 0; r < eval->rows; ++r) {
-        const double y = eval->label[static_cast<std::size_t>(r)];
-        const double a = pred[static_cast<std::size_t>(r)];
-        loss += std::log1p(std::exp(-std::fabs(a))) + std::max(a, 0.0) - y * a;
-      }
-      loss /= static_cast<double>(eval->rows);
+      const double loss = cbg::test::mean_logloss(pred, eval->label);
       CHECK(std::fabs(loss - last) < 1e-6);
       CHECK(last < one_eval * 1.05);  // as good as one permutation, give or take
     }

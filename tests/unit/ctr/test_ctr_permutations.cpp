@@ -152,13 +152,7 @@ TEST_CASE("permutation_count > 1 trains CatBoost's scheme: the estimation permut
   // The trainer's eval metric is the model's own prediction: the eval set took the estimation
   // permutation's leaves, which the model keeps.
   const std::vector<double> pred = predict(four, *eval);
-  double loss = 0;
-  for (std::int64_t r = 0; r < eval->rows; ++r) {
-    const double y = eval->label[static_cast<std::size_t>(r)];
-    const double a = pred[static_cast<std::size_t>(r)];
-    loss += std::log1p(std::exp(-std::fabs(a))) + std::max(a, 0.0) - y * a;
-  }
-  loss /= static_cast<double>(eval->rows);
+  const double loss = cbg::test::mean_logloss(pred, eval->label);
   CHECK(std::fabs(loss - four_eval) < 1e-6);
   CHECK(four_eval < one_eval * 1.05);  // as good as one permutation, give or take
   // RMSE and the exact leaves of Quantile take the same path.
