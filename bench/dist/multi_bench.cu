@@ -12,7 +12,8 @@
 // second); every device is synchronised before a timer starts.
 // A/B switches of the library (cbg::policy): --fused-pass 0|1, --spin-us N, --sliced-score -1|0|1,
 // --fused-leaf 0|1 (one GPU: the leaf pass's value sum folded by its decision kernel),
-// --fused-search 0|1 (a level's split chosen by the score kernel's last block, one memset per tree).
+// --fused-search 0|1 (a level's split chosen by the score kernel's last block, one memset per tree),
+// --fused-metric 0|1 (the learn metric summed by the next weak pass; with --extra '"metric_period": 1').
 // --profile FILE: the trainings run with stage timings on (slower: every stage waits for its stream)
 // and each appends one JSON line {"devices", "iterations", "stages": {stage: {"ms", "calls"}}} to FILE
 // (bench/dist/profile_summary.py summarises it).
@@ -207,6 +208,8 @@ int main(int argc, char** argv) {
       policy.fused_leaf_pass = std::stoi(argv[i + 1]) != 0;
     else if (a == "--fused-search")
       policy.fused_search_levels = std::stoi(argv[i + 1]) != 0;
+    else if (a == "--fused-metric")
+      policy.fused_learn_metric = std::stoi(argv[i + 1]) != 0;
     else if (a == "--spin-us")
       policy.dist_spin_us = std::stoll(argv[i + 1]);
     else if (a == "--sliced-score")

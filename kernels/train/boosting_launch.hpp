@@ -29,6 +29,9 @@
 namespace cbg::train::launch {
 
 constexpr int lanes = sum_lanes;  // threads per block of every row kernel
+// Ordered sums of the weak-target pass per tile: sigma and the value; then a learn metric's terms.
+constexpr int weak_sums = 2;
+constexpr int weak_sums_with_metric = weak_sums + metric_terms;
 
 // The double of an order key (order_key in row_passes.cuh: doubles ordered as unsigned integers).
 CBG_HOST_DEVICE inline double key_value(std::uint64_t k) {
@@ -64,9 +67,11 @@ struct weak_args {
   float* der = nullptr;     // [dims][n], bootstrapped
   float* weight = nullptr;  // [n], bootstrapped
   unsigned* max_key = nullptr;
-  double* partial = nullptr;   // [tiles][2]
+  double* partial = nullptr;   // [tiles][weak_sums], with_metric: [tiles][weak_sums_with_metric]
   double2* saved = nullptr;    // one dimension: (der, hess) of each row at the approx, or null
   std::int64_t first_row = 0;  // of this shard (draws are keyed by the global row)
+  bool with_metric = false;    // also `metric`'s row terms (req.learn_metric)
+  metric_spec metric;
 };
 
 struct point_args {
@@ -123,7 +128,7 @@ inline int tiles_of(std::int64_t n) { return static_cast<int>(std::max<std::int6
 
 // ---- ordered sums (ordered_sums.cu) -------------------------------------------------------------------
 // One level of the ordered sum: `count` tiles of C doubles at `in` into tiles_of(count) tiles at `out`
-// (C: 1, 2, 3 or metric_terms).
+// (C: 1, 2, 3, metric_terms or weak_sums_with_metric).
 void reduce_tiles(int C, const double* in, std::int64_t count, double* out, cudaStream_t stream);
 
 // ---- labels and targets (targets.cu) -------------------------------------------------------------------

@@ -34,6 +34,9 @@ void reduce_tiles(int C, const double* in, std::int64_t count, double* out, cuda
     case 3:
       reduce_tiles_kernel<3><<<t, lanes, 0, stream>>>(in, count, out);
       break;
+    case weak_sums_with_metric:
+      reduce_tiles_kernel<weak_sums_with_metric><<<t, lanes, 0, stream>>>(in, count, out);
+      break;
     default:
       reduce_tiles_kernel<metric_terms><<<t, lanes, 0, stream>>>(in, count, out);
       break;

@@ -26,9 +26,12 @@ __global__ void __launch_bounds__(lanes) moments_kernel(rows_view v, double* par
   fold_block<3>(acc, shared, partial + static_cast<std::int64_t>(blockIdx.x) * 3);
 }
 
-template <int D, int K = -1>
+// The weak pass's ordered sums per row: sigma and the value, then (M) the learn metric's row terms at
+// the same approx, added in metric_kernel's row order so that their sums are the metric pass's bits.
+template <int D, int K = -1, bool M = false>
 __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
-  __shared__ double shared[2 * lanes];
+  constexpr int S = M ? weak_sums_with_metric : weak_sums;
+  __shared__ double shared[S * lanes];
   __shared__ unsigned block_max[max_channels];
   constexpr int CH = D > 0 ? D + D + 1 : max_channels;
   constexpr int U = D > 0 ? row_batch : 1;
@@ -36,11 +39,12 @@ __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
   const int channels = l.dims + a.req.hess_channels + 1;
   for (int c = static_cast<int>(threadIdx.x); c < channels; c += lanes) block_max[c] = 0;
   __syncthreads();
-  double acc[2] = {0.0, 0.0};
+  double acc[S] = {};
   for (int j0 = 0; j0 < sum_rows_per_lane; j0 += U) {
     std::int64_t rows[row_batch];
     batch_rows(j0, a.v.n, rows);
     double sigma[U], value[U], ch[U][CH];
+    double terms[U][M ? metric_terms : 1];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const std::int64_t r = rows[u];
@@ -50,6 +54,7 @@ __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
       gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
       const double w = weight_of(a.v.weight, r);
       const float t = a.v.target[r];
+      if constexpr (M) metric_row_terms(a.metric, l, ap, t, w, terms[u]);
       value[u] = a.req.want_value ? -w * point_loss_and_derivatives(l, ap, t, w, der, hess) : 0.0;
       if (!a.req.want_value) point_derivatives(l, ap, t, w, der, hess);
       const weak_row row = weak_row_values(l, a.req, der, hess, w, bootstrap_factor(a.req.bootstrap, r + a.first_row));
@@ -70,13 +75,27 @@ __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
       if (rows[u] < 0) continue;
       acc[0] += sigma[u];
       acc[1] += value[u];
+      if constexpr (M) {
+        for (int c = 0; c < metric_terms; ++c) acc[weak_sums + c] += terms[u][c];
+      }
       for_each_channel<D, CH>(channels,
                               [&](int c) { atomicMax(&block_max[c], abs_float_key(static_cast<float>(ch[u][c]))); });
     }
   }
   __syncthreads();
   for (int c = static_cast<int>(threadIdx.x); c < channels; c += lanes) atomicMax(&a.max_key[c], block_max[c]);
-  fold_block<2>(acc, shared, a.partial + static_cast<std::int64_t>(blockIdx.x) * 2);
+  fold_block<S>(acc, shared, a.partial + static_cast<std::int64_t>(blockIdx.x) * S);
+}
+
+template <bool M>
+void launch_weak(const weak_args& a, cudaStream_t stream) {
+  const int tiles = tiles_of(a.v.n);
+  if (a.loss.dims == 1 && a.loss.kind == loss_kind::logloss)
+    weak_kernel<1, logloss_kind, M><<<tiles, lanes, 0, stream>>>(a);
+  else if (a.loss.dims == 1)
+    weak_kernel<1, -1, M><<<tiles, lanes, 0, stream>>>(a);
+  else
+    weak_kernel<0, -1, M><<<tiles, lanes, 0, stream>>>(a);
 }
 
 }  // namespace
@@ -87,13 +106,10 @@ void target_moments(const rows_view& v, double* partial, unsigned* max_key, cuda
 }
 
 void weak_target(const weak_args& a, cudaStream_t stream) {
-  const int tiles = tiles_of(a.v.n);
-  if (a.loss.dims == 1 && a.loss.kind == loss_kind::logloss)
-    weak_kernel<1, logloss_kind><<<tiles, lanes, 0, stream>>>(a);
-  else if (a.loss.dims == 1)
-    weak_kernel<1><<<tiles, lanes, 0, stream>>>(a);
+  if (a.with_metric)
+    launch_weak<true>(a, stream);
   else
-    weak_kernel<0><<<tiles, lanes, 0, stream>>>(a);
+    launch_weak<false>(a, stream);
   CBG_CHECK_CUDA(stream);
 }
 

@@ -123,6 +123,7 @@ class host_backend final : public boosting_backend {
         },
         sums);
     if (req.bootstrap.kind == bootstrap_kind::mvs) mvs_bootstrap_host(der_, search_weight_, d, req.bootstrap);
+    if (req.learn_metric != nullptr) metric_sums(*req.learn_metric, false, out.metric);  // the same approx
     out.sigma_sum = sums[0];
     out.value = sums[1];
     for (std::uint32_t k : max_key) out.channel_max.push_back(float_of_key(k));

@@ -49,9 +49,10 @@ using launch::tiles_of;
 using launch::weak_args;
 
 // One device buffer holds everything a pass hands back, so that it comes back in one copy:
-// ordered sums (up to metric_terms doubles), channel maxima, then per-leaf fixed-point sums.
+// ordered sums (up to the weak pass's two and a metric's terms), channel maxima, then per-leaf
+// fixed-point sums.
 constexpr std::size_t result_sums_at = 0;
-constexpr std::size_t result_max_at = metric_terms * sizeof(double);
+constexpr std::size_t result_max_at = launch::weak_sums_with_metric * sizeof(double);
 constexpr std::size_t result_leaf_at = (result_max_at + max_channels * sizeof(unsigned) + 63) / 64 * 64;
 
 // When the context profiles: the device time of each leaf pass's stages (point kernel; the exchange:
@@ -273,16 +274,32 @@ class device_backend final : public boosting_backend {
       a.saved = saved_.data();
     }
     a.first_row = link_ != nullptr ? link_->first_row(false) : 0;
+    a.with_metric = req.learn_metric != nullptr;
+    if (a.with_metric) a.metric = *req.learn_metric;
     const int tiles = tiles_of(rows());
+    if (a.with_metric) {
+      ensure(scratch_a_, static_cast<std::size_t>(tiles) * launch::weak_sums_with_metric);
+      ensure(scratch_b_, static_cast<std::size_t>(tiles_of(tiles)) * launch::weak_sums_with_metric);
+      a.partial = scratch_a_.data();
+    }
     launch::weak_target(a, stream());
     // Sharded: the tile sums and the maxima in one all-gather (merged_pass), else a gather of the
     // tiles and an all-reduce of the maxima.
-    const bool merged = fused_passes() && merged_pass<2>(channels, 0, true);
-    if (!merged) finish_sums<2>(tiles);
+    const bool merged = a.with_metric ? fused_passes() && merged_pass<launch::weak_sums_with_metric>(channels, 0, true)
+                                      : fused_passes() && merged_pass<launch::weak_sums>(channels, 0, true);
+    if (!merged) {
+      if (a.with_metric)
+        finish_sums<launch::weak_sums_with_metric>(tiles);
+      else
+        finish_sums<launch::weak_sums>(tiles);
+    }
     const std::vector<unsigned char> r = read_result(channels, 0, merged);
     weak_result out;
     std::memcpy(&out.sigma_sum, r.data() + result_sums_at, sizeof(double));
     std::memcpy(&out.value, r.data() + result_sums_at + sizeof(double), sizeof(double));
+    if (a.with_metric) {
+      std::memcpy(out.metric, r.data() + result_sums_at + launch::weak_sums * sizeof(double), sizeof(out.metric));
+    }
     out.channel_max = maxima_of(r, channels);
     if (req.bootstrap.kind == bootstrap_kind::mvs) mvs_bootstrap(req.bootstrap);
     return out;

@@ -466,6 +466,73 @@ model::model train(const pool& learn, const train_params& p, const train_options
   double best_value = 0;
   inc_to_dec_detector inc_to_dec(p.od_pval);
   const int period = std::max(1, p.metric_period);
+  // Iteration i computes the learn metrics when it logs, writes train_dir or calls back.
+  const auto learn_metric_wanted = [&](int i) {
+    return i % period == 0 || i + 1 == p.iterations || !p.train_dir.empty() || static_cast<bool>(options.on_iteration);
+  };
+  // The learn metric summed by the next weak pass (policy.fused_learn_metric): the first additive one,
+  // with one permutation (the weak pass then reads the approx the metric is of).
+  int fused = -1;
+  if (ctx.policy().fused_learn_metric && permutations == 1) {
+    for (std::size_t k = 0; k < metrics.size() && fused < 0; ++k) {
+      if (metrics[k].on_learn && is_additive(metrics[k].m.spec.kind)) fused = static_cast<int>(k);
+    }
+  }
+  int pending = -1;            // the iteration whose report waits for its learn metric
+  double pending_elapsed = 0;  // its wall time at its end
+  // Best iteration, early stopping, progress line and callback of iteration i (its metrics are in);
+  // true: stop.
+  const auto report = [&](int i, double elapsed) {
+    const auto at = static_cast<std::size_t>(i);
+    const bool last = i + 1 == p.iterations;
+    const bool log_now = i % period == 0 || last;
+    const bool want_learn = learn_metric_wanted(i);
+    bool stop = false;
+    if (has_eval) {
+      const double v = metrics[0].eval[at];
+      const bool better = best_iteration < 0 || (maximize ? v > best_value : v < best_value);
+      if (better) {
+        best_value = v;
+        best_iteration = i;
+      }
+      if (p.od_type == od_kind::iter && i - best_iteration >= p.od_wait) stop = true;
+      if (p.od_type == od_kind::inc_to_dec && inc_to_dec.add(maximize ? v : -v)) stop = true;
+    }
+    const double remaining = last ? 0.0 : elapsed / (i + 1) * (p.iterations - i - 1);
+    if (want_learn) {
+      logged.push_back(i);
+      passed.push_back(elapsed);
+    }
+    if (p.verbose && (log_now || stop) && ctx.log_enabled(log::level::info)) {
+      std::string line =
+          fmt::format("{}:\tlearn: {:.7f}", i, metrics[0].on_learn ? metrics[0].learn[at] : metrics[1].learn[at]);
+      if (has_eval) {
+        line += fmt::format("\ttest: {:.7f}\tbest: {:.7f} ({})", metrics[0].eval[at], best_value, best_iteration);
+      }
+      line += fmt::format("\ttotal: {}\tremaining: {}", format_duration(elapsed), format_duration(remaining));
+      ctx.log(log::level::info, log_category, line);
+    }
+    if (options.on_iteration) {
+      progress pg;
+      pg.iteration = i;
+      pg.iterations = p.iterations;
+      pg.metric = r.eval_metric.name;
+      pg.has_learn = metrics[0].on_learn && !std::isnan(metrics[0].learn[at]);
+      pg.learn = pg.has_learn ? metrics[0].learn[at] : 0.0;
+      pg.has_eval = has_eval;
+      pg.eval = has_eval ? metrics[0].eval[at] : 0.0;
+      pg.best_eval = best_value;
+      pg.best_iteration = best_iteration;
+      pg.elapsed_s = elapsed;
+      pg.remaining_s = remaining;
+      if (!options.on_iteration(pg)) stop = true;
+    }
+    if (stop && p.verbose) {
+      ctx.log(log::level::info, log_category,
+              fmt::format("Stopped after iteration {} (best {} at iteration {})", i, best_value, best_iteration));
+    }
+    return stop;
+  };
 
   for (int it = 0; it < p.iterations; ++it) {
     // Weak target and bootstrap.
@@ -484,7 +551,15 @@ model::model train(const pool& learn, const train_params& p, const train_options
     search_extension* const search_combinations = permutations > 1 && combinations
                                                       ? learn_combinations[static_cast<std::size_t>(searched)].get()
                                                       : combinations.get();
+    if (pending >= 0) wr.learn_metric = &metrics[static_cast<std::size_t>(fused)].m.spec;
     const weak_result weak = searcher.weak_target(wr);
+    if (pending >= 0) {  // the previous iteration's report, its learn metric from this pass
+      tracked_metric& t = metrics[static_cast<std::size_t>(fused)];
+      t.learn[static_cast<std::size_t>(pending)] = metric_final(t.m.spec, weak.metric);
+      const int reported = pending;
+      pending = -1;
+      if (report(reported, pending_elapsed)) break;
+    }
 
     // Score noise (§3.5): Cosine only.
     std::vector<double> noise;
@@ -542,6 +617,7 @@ model::model train(const pool& learn, const train_params& p, const train_options
     // leaf estimation uses the sample weights).
     weak_request at_approx = wr;
     at_approx.bootstrap = bootstrap_spec{};
+    at_approx.learn_metric = nullptr;
     std::vector<std::vector<double>> learn_deltas;
     for (std::size_t k = 0; k < learn_permutations.size(); ++k) {
       boosting_backend& lb = *learn_permutations[k];
@@ -569,64 +645,28 @@ model::model train(const pool& learn, const train_params& p, const train_options
     for (std::size_t k = 0; k < learn_permutations.size(); ++k) learn_permutations[k]->apply(vs, learn_deltas[k]);
     trees.push_back({tree.splits, delta, leaf_weight});
 
-    // Metrics, best iteration, early stopping, callbacks and progress lines.
+    // Metrics of this iteration. The fused learn metric comes from the next iteration's weak pass
+    // (its approx is this one), which then reports this iteration; the last one reports now.
     const bool last = it + 1 == p.iterations;
-    const bool log_now = it % period == 0 || last;
-    const bool want_learn = log_now || !p.train_dir.empty() || static_cast<bool>(options.on_iteration);
-    for (auto& t : metrics) {
+    const bool want_learn = learn_metric_wanted(it);
+    const bool defer = want_learn && fused >= 0 && !last;
+    for (std::size_t k = 0; k < metrics.size(); ++k) {
+      tracked_metric& t = metrics[k];
       t.learn.push_back(std::nan(""));
       t.eval.push_back(std::nan(""));
-      if (t.on_learn && want_learn) t.learn.back() = compute_metric(*b, t.m.spec, false, table_classes);
+      const bool from_next_pass = defer && static_cast<int>(k) == fused;
+      if (t.on_learn && want_learn && !from_next_pass) {
+        t.learn.back() = compute_metric(*b, t.m.spec, false, table_classes);
+      }
       if (has_eval) t.eval.back() = compute_metric(*b, t.m.spec, true, table_classes);
     }
-    bool stop = false;
-    if (has_eval) {
-      const double v = metrics[0].eval.back();
-      const bool better = best_iteration < 0 || (maximize ? v > best_value : v < best_value);
-      if (better) {
-        best_value = v;
-        best_iteration = it;
-      }
-      if (p.od_type == od_kind::iter && it - best_iteration >= p.od_wait) stop = true;
-      if (p.od_type == od_kind::inc_to_dec && inc_to_dec.add(maximize ? v : -v)) stop = true;
-    }
     const double elapsed = std::chrono::duration<double>(clock_type::now() - started).count();
-    const double remaining = last ? 0.0 : elapsed / (it + 1) * (p.iterations - it - 1);
-    if (want_learn) {
-      logged.push_back(it);
-      passed.push_back(elapsed);
+    if (defer) {
+      pending = it;
+      pending_elapsed = elapsed;
+      continue;
     }
-    if (p.verbose && (log_now || stop) && ctx.log_enabled(log::level::info)) {
-      std::string line = fmt::format("{}:\tlearn: {:.7f}", it,
-                                     metrics[0].on_learn ? metrics[0].learn.back() : metrics[1].learn.back());
-      if (has_eval) {
-        line += fmt::format("\ttest: {:.7f}\tbest: {:.7f} ({})", metrics[0].eval.back(), best_value, best_iteration);
-      }
-      line += fmt::format("\ttotal: {}\tremaining: {}", format_duration(elapsed), format_duration(remaining));
-      ctx.log(log::level::info, log_category, line);
-    }
-    if (options.on_iteration) {
-      progress pg;
-      pg.iteration = it;
-      pg.iterations = p.iterations;
-      pg.metric = r.eval_metric.name;
-      pg.has_learn = metrics[0].on_learn && !std::isnan(metrics[0].learn.back());
-      pg.learn = pg.has_learn ? metrics[0].learn.back() : 0.0;
-      pg.has_eval = has_eval;
-      pg.eval = has_eval ? metrics[0].eval.back() : 0.0;
-      pg.best_eval = best_value;
-      pg.best_iteration = best_iteration;
-      pg.elapsed_s = elapsed;
-      pg.remaining_s = remaining;
-      if (!options.on_iteration(pg)) stop = true;
-    }
-    if (stop) {
-      if (p.verbose) {
-        ctx.log(log::level::info, log_category,
-                fmt::format("Stopped after iteration {} (best {} at iteration {})", it, best_value, best_iteration));
-      }
-      break;
-    }
+    if (report(it, elapsed)) break;
   }
 
   if (has_eval && p.verbose) {

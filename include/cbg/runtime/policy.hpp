@@ -19,6 +19,9 @@ struct policy {
   // Tree search: a level's split chosen by the score kernel's last block, and one memset of the
   // histogram slots per tree (off: a choose kernel per level, a memset per level).
   bool fused_search_levels = true;
+  // The learn metric of an iteration summed by the next iteration's weak-target pass, which reads the
+  // same approx (its report waits for that pass); off: a metric pass of its own after every tree.
+  bool fused_learn_metric = true;
   // Sharded training: how long a rank thread spins (yielding) on a peer before it sleeps, in µs.
   std::int64_t dist_spin_us = 20000;
   // Feature combinations on the GPU: histograms of candidate columns in global memory instead of

@@ -72,11 +72,15 @@ struct weak_request {
   bool newton_weights = false;  // NewtonCosine/NewtonL2: the search weights are hess
   bool want_value = false;      // also the function value at the current approx
   int hess_channels = 0;        // H above
+  // Also this additive metric's sums at the current approx (metric_sums' bits): the loop's learn metric
+  // of the previous iteration, from the pass that reads the approx anyway. Null: none.
+  const metric_spec* learn_metric = nullptr;
 };
 struct weak_result {
-  double sigma_sum = 0;            // sum over rows and dims of der^2 / weight (weight > 0), unbootstrapped
-  double value = 0;                // sum of -w * loss (when asked)
-  std::vector<float> channel_max;  // max |channel| over rows, per leaf channel
+  double sigma_sum = 0;              // sum over rows and dims of der^2 / weight (weight > 0), unbootstrapped
+  double value = 0;                  // sum of -w * loss (when asked)
+  std::vector<float> channel_max;    // max |channel| over rows, per leaf channel
+  double metric[metric_terms] = {};  // learn_metric's sums (when asked)
 };
 
 // A point of leaf estimation: per-leaf offsets (leaves * dims) added to the approx of every row of

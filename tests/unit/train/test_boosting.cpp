@@ -104,6 +104,30 @@ double rmse(const std::vector<double>& p, const std::vector<float>& y) {
   return std::sqrt(s / static_cast<double>(y.size()));
 }
 
+// What the progress callback saw of each iteration, and the model, with the learn metric summed by the
+// next weak pass (the policy's default) or by a metric pass of its own.
+struct reported_training {
+  std::vector<std::uint8_t> model;
+  std::vector<std::string> progress;  // iteration, learn (bits), eval (bits), best iteration
+};
+reported_training train_reported(cbg::context& ctx, const cbg::pool& learn, const cbg::pool* eval,
+                                 const std::string& params, bool fused_learn_metric, int stop_after = -1) {
+  cbg::policy policy;
+  policy.fused_learn_metric = fused_learn_metric;
+  cbg::set_policy(ctx, policy);
+  reported_training out;
+  tr::train_options o;
+  o.eval = eval;
+  o.on_iteration = [&](const tr::progress& p) {
+    out.progress.push_back(
+        fmt::format("{} {} {:a} {} {:a} {}", p.iteration, p.has_learn, p.learn, p.has_eval, p.eval, p.best_iteration));
+    return stop_after < 0 || p.iteration < stop_after;
+  };
+  out.model = cbm_bytes(tr::train(learn, tr::parse_params(params), o));
+  cbg::set_policy(ctx, cbg::policy{});
+  return out;
+}
+
 }  // namespace
 
 // ---- deterministic math -----------------------------------------------------------------------------
@@ -577,6 +601,38 @@ TEST_CASE("host training: deterministic bytes, callback stop, early stopping, be
   CHECK(inc.tree_count() == static_cast<std::size_t>(last + 1));
 }
 
+// The loop reports an iteration once the next weak pass has summed its learn metric: the same
+// numbers, model, stops and early stopping as a metric pass after every tree.
+TEST_CASE("host training: the learn metric from the next weak pass reports what a metric pass does", "[train]") {
+  auto ctx = make_context(cbg::cpu_device);
+  dataset d = make_data(3000, 8, "binary", 15, /*weights=*/true);
+  dataset e = make_data(800, 8, "binary", 16);
+  pool_fixture f = host_pool(ctx, d, true);
+  pool_fixture g = host_pool(ctx, e);
+  for (const std::string params :
+       {R"({"loss_function": "Logloss", "iterations": 30, "verbose": false, "custom_metric": ["AUC", "Accuracy"]})",
+        R"({"loss_function": "Logloss", "iterations": 200, "learning_rate": 0.5, "depth": 8,
+            "early_stopping_rounds": 5, "verbose": false})",
+        R"({"loss_function": "CrossEntropy", "iterations": 12, "metric_period": 4, "verbose": false})"}) {
+    CAPTURE(params);
+    for (const cbg::pool* eval :
+         {static_cast<const cbg::pool*>(nullptr), static_cast<const cbg::pool*>(g.pool.get())}) {
+      const reported_training a = train_reported(*ctx, *f.pool, eval, params, true);
+      const reported_training b = train_reported(*ctx, *f.pool, eval, params, false);
+      CHECK(a.model == b.model);
+      CHECK(a.progress == b.progress);
+      CHECK_FALSE(a.progress.empty());
+    }
+  }
+  // A callback that stops after iteration 6 keeps 7 trees either way.
+  const std::string params = R"({"loss_function": "Logloss", "iterations": 20, "verbose": false})";
+  const reported_training a = train_reported(*ctx, *f.pool, nullptr, params, true, 6);
+  const reported_training b = train_reported(*ctx, *f.pool, nullptr, params, false, 6);
+  CHECK(a.progress.size() == 7);
+  CHECK(a.progress == b.progress);
+  CHECK(a.model == b.model);
+}
+
 TEST_CASE("host training: an RMSE model's predictions equal the boosted approxes", "[train]") {
   auto ctx = make_context(cbg::cpu_device);
   dataset d = make_data(1000, 5, "regression", 8);
@@ -742,6 +798,40 @@ TEST_CASE("GPU training: the policy's fused leaf pass and search levels give the
     const auto b = cbm_bytes(tr::train(*g.pool, tr::parse_params(params), {}));
     cbg::set_policy(*gctx, fused);
     CHECK(a == b);
+  }
+}
+
+// The learn metric's sums taken by the next weak-target kernel (tile for tile the metric kernel's
+// order) against the metric pass: the same bits, over losses, weights and a stop by callback.
+TEST_CASE("GPU training: the learn metric from the next weak pass equals the metric pass bit for bit", "[gpu][train]") {
+  CBG_REQUIRE_GPU();
+  auto gctx = make_context(0);
+  dataset d = make_data(cbg::test::shrunk<std::int64_t>(150000, 30000), 8, "binary", 43, /*weights=*/true);
+  dataset e = make_data(cbg::test::shrunk<std::int64_t>(20000, 5000), 8, "binary", 44);
+  dataset m = make_data(cbg::test::shrunk<std::int64_t>(60000, 20000), 6, "multiclass", 45);
+  dataset r = make_data(cbg::test::shrunk<std::int64_t>(60000, 20000), 6, "regression", 46);
+  device_pool_fixture gd = device_pool(gctx, d, true), ge = device_pool(gctx, e), gm = device_pool(gctx, m),
+                      gr = device_pool(gctx, r);
+  struct gpu_case {
+    const cbg::pool* learn;
+    const cbg::pool* eval;
+    const char* params;
+    int stop_after;
+  };
+  const std::vector<gpu_case> cases = {
+      {gd.pool.get(), ge.pool.get(), R"({"loss_function": "Logloss", "iterations": 15, "custom_metric": ["AUC"]})", -1},
+      {gd.pool.get(), nullptr, R"({"loss_function": "Logloss", "iterations": 15, "eval_metric": "Accuracy"})", 8},
+      {gm.pool.get(), nullptr, R"({"loss_function": "MultiClass", "iterations": 10, "depth": 4})", -1},
+      {gr.pool.get(), nullptr, R"({"loss_function": "RMSE", "iterations": 12, "custom_metric": ["R2"]})", -1},
+      {gd.pool.get(), nullptr, R"({"loss_function": "Logloss", "iterations": 9, "metric_period": 4})", -1},
+  };
+  for (const gpu_case& c : cases) {
+    CAPTURE(c.params);
+    const reported_training a = train_reported(*gctx, *c.learn, c.eval, c.params, true, c.stop_after);
+    const reported_training b = train_reported(*gctx, *c.learn, c.eval, c.params, false, c.stop_after);
+    CHECK(a.model == b.model);
+    CHECK(a.progress == b.progress);
+    if (c.stop_after >= 0) CHECK(a.progress.size() == static_cast<std::size_t>(c.stop_after) + 1);
   }
 }
 
