@@ -67,10 +67,11 @@ struct weak_args {
   float* der = nullptr;     // [dims][n], bootstrapped
   float* weight = nullptr;  // [n], bootstrapped
   unsigned* max_key = nullptr;
-  double* partial = nullptr;   // [tiles][weak_sums], with_metric: [tiles][weak_sums_with_metric]
-  double2* saved = nullptr;    // one dimension: (der, hess) of each row at the approx, or null
-  std::int64_t first_row = 0;  // of this shard (draws are keyed by the global row)
-  bool with_metric = false;    // also `metric`'s row terms (req.learn_metric)
+  double* partial = nullptr;       // [tiles][weak_sums], with_metric: [tiles][weak_sums_with_metric]
+  double2* saved = nullptr;        // one dimension: (der, hess) of each row at the approx, or null
+  std::int64_t first_row = 0;      // of this shard (draws are keyed by the global row)
+  bool with_metric = false;        // also `metric`'s row terms (req.learn_metric)
+  bool metric_from_value = false;  // ... taken from the value (metric_is_weighted_loss, want_value)
   metric_spec metric;
 };
 

@@ -54,9 +54,17 @@ __global__ void __launch_bounds__(lanes) weak_kernel(weak_args a) {
       gather_approx(a.v.approx, a.v.n, l.dims, r, ap);
       const double w = weight_of(a.v.weight, r);
       const float t = a.v.target[r];
-      if constexpr (M) metric_row_terms(a.metric, l, ap, t, w, terms[u]);
       value[u] = a.req.want_value ? -w * point_loss_and_derivatives(l, ap, t, w, der, hess) : 0.0;
       if (!a.req.want_value) point_derivatives(l, ap, t, w, der, hess);
+      if constexpr (M) {
+        if (a.metric_from_value) {  // {w * loss, w}: the value negated, exactly
+          terms[u][0] = -value[u];
+          terms[u][1] = w;
+          terms[u][2] = terms[u][3] = 0.0;
+        } else {
+          metric_row_terms(a.metric, l, ap, t, w, terms[u]);
+        }
+      }
       const weak_row row = weak_row_values(l, a.req, der, hess, w, bootstrap_factor(a.req.bootstrap, r + a.first_row));
       for (int k = 0; k < l.dims; ++k) a.der[k * a.v.n + r] = row.der[k];
       a.weight[r] = row.weight;

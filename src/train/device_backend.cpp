@@ -275,7 +275,10 @@ class device_backend final : public boosting_backend {
     }
     a.first_row = link_ != nullptr ? link_->first_row(false) : 0;
     a.with_metric = req.learn_metric != nullptr;
-    if (a.with_metric) a.metric = *req.learn_metric;
+    if (a.with_metric) {
+      a.metric = *req.learn_metric;
+      a.metric_from_value = req.want_value && metric_is_weighted_loss(a.metric, loss_);
+    }
     const int tiles = tiles_of(rows());
     if (a.with_metric) {
       ensure(scratch_a_, static_cast<std::size_t>(tiles) * launch::weak_sums_with_metric);

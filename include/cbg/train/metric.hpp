@@ -108,6 +108,13 @@ CBG_HOST_DEVICE inline int target_class(const loss_spec& l, float target) noexce
   return target > 0.5f ? 1 : 0;
 }
 
+// True where the metric's row terms are {w * loss, w, 0, 0} for the point_loss of `l` (Logloss and
+// CrossEntropy, weighted): a pass that has -w * loss of a row gives them without evaluating it again.
+CBG_HOST_DEVICE constexpr bool metric_is_weighted_loss(const metric_spec& m, const loss_spec& l) noexcept {
+  return m.use_weights && (m.kind == metric_kind::logloss || m.kind == metric_kind::cross_entropy) &&
+         (l.kind == loss_kind::logloss || l.kind == loss_kind::cross_entropy);
+}
+
 // Per-row terms (weight w applied) of an additive metric; `l` tells how approxes are shaped.
 CBG_HOST_DEVICE inline void metric_row_terms(const metric_spec& m, const loss_spec& l, const double* a, float target,
                                              double row_weight, double* t) noexcept {

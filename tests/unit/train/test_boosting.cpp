@@ -27,6 +27,7 @@
 #include "cbg/train/det_math.hpp"
 #include "cbg/train/leaf_math.hpp"
 #include "cbg/train/loss.hpp"
+#include "cbg/train/metric.hpp"
 #include "cbg/train/params.hpp"
 #include "cbg/train/reduce_math.hpp"
 #include "cbg/train/trainer.hpp"
@@ -261,6 +262,50 @@ TEST_CASE("the fused loss and derivatives equal the separate ones bit for bit", 
       }
     }
   }
+}
+
+// The weak pass takes a Logloss / CrossEntropy metric's row terms from its value (-w * loss): the
+// metric's own terms must be that value negated, bit for bit, wherever metric_is_weighted_loss says so.
+TEST_CASE("a weighted Logloss metric's row terms are the negated weak-pass value bit for bit", "[train]") {
+  using tr::loss_kind;
+  using tr::metric_kind;
+  const auto bits = [](double v) {
+    std::uint64_t u;
+    std::memcpy(&u, &v, sizeof(u));
+    return u;
+  };
+  for (const loss_kind lk : {loss_kind::logloss, loss_kind::cross_entropy}) {
+    for (const metric_kind mk : {metric_kind::logloss, metric_kind::cross_entropy}) {
+      tr::loss_spec l;
+      l.kind = lk;
+      tr::metric_spec m;
+      m.kind = mk;
+      REQUIRE(tr::metric_is_weighted_loss(m, l));
+      for (const double x : {0.0, -0.0, 1e-300, 0.3, -0.3, 2.5, -2.5, 36.0, -36.0, 700.0, -800.0}) {
+        for (const float t : {0.0f, 1.0f, 0.25f}) {
+          for (const double w : {1.0, 0.37, 2.5e-3, 7.0}) {
+            CAPTURE(static_cast<int>(lk), static_cast<int>(mk), x, t, w);
+            double der[1], hess[1], terms[tr::metric_terms];
+            const double value = -w * tr::point_loss_and_derivatives(l, &x, t, w, der, hess);
+            tr::metric_row_terms(m, l, &x, t, w, terms);
+            CHECK(bits(terms[0]) == bits(-value));
+            CHECK(bits(terms[1]) == bits(w));
+            CHECK(terms[2] == 0.0);
+            CHECK(terms[3] == 0.0);
+          }
+        }
+      }
+    }
+  }
+  tr::loss_spec rmse;
+  rmse.kind = loss_kind::rmse;
+  tr::metric_spec logloss, unweighted;
+  logloss.kind = unweighted.kind = metric_kind::logloss;
+  unweighted.use_weights = false;
+  tr::loss_spec binary;
+  binary.kind = loss_kind::logloss;
+  CHECK_FALSE(tr::metric_is_weighted_loss(logloss, rmse));
+  CHECK_FALSE(tr::metric_is_weighted_loss(unweighted, binary));
 }
 
 TEST_CASE("leaf estimation steps: Newton with backtracking on a one-leaf problem", "[train]") {
