@@ -14,6 +14,8 @@
 // --fused-leaf 0|1 (one GPU: the leaf pass's value sum folded by its decision kernel),
 // --fused-search 0|1 (a level's split chosen by the score kernel's last block, one memset per tree),
 // --fused-metric 0|1 (the learn metric summed by the next weak pass; with --extra '"metric_period": 1').
+// --rank-contexts 1: a list of several devices trained as several processes are (one context,
+// communicator and training loop per rank, each on its own thread) instead of "devices".
 // --profile FILE: the trainings run with stage timings on (slower: every stage waits for its stream)
 // and each appends one JSON line {"devices", "iterations", "stages": {stage: {"ms", "calls"}}} to FILE
 // (bench/dist/profile_summary.py summarises it).
@@ -38,6 +40,7 @@
 #include "cbg/core/error.hpp"
 #include "cbg/data/pool.hpp"
 #include "cbg/dist/dist.hpp"
+#include "cbg/dist/train.hpp"
 #include "cbg/memory/device_buffer.hpp"
 #include "cbg/model/io.hpp"
 #include "cbg/runtime/context.hpp"
@@ -177,11 +180,102 @@ void append_stages(const std::string& path, const std::string& devices, int iter
   std::ofstream(path, std::ios::app) << line << "}}\n";
 }
 
+// Timings of one device list trained as several processes do (--rank-contexts): one thread per rank,
+// each with its own context on its device, a communicator from one NCCL unique id, its block of the
+// rows copied from device 0 (rank 0 a multiple of 4096 rows, as cbgpu.dask places them) and its own
+// training loop; the sharded trainer of one context instead runs one loop that hands every call to
+// the ranks' threads. t(N) is from a barrier before every rank starts to one after every rank ended.
+struct rank_context_run {
+  std::vector<double> t_n, t_2n;
+  cbg::model::model model;  // rank 0's, of the first N-iteration training
+};
+rank_context_run train_on_rank_contexts(const std::vector<int>& devices, const float* x, const float* y,
+                                        std::int64_t rows, int features, int iterations, int repeat,
+                                        const std::function<std::string(int)>& params, const cbg::policy& policy) {
+  const int k = static_cast<int>(devices.size());
+  const auto id = cbg::dist::nccl_unique_id();
+  const std::int64_t block = rows / k / 4096 * 4096;
+  std::barrier sync(k);
+  rank_context_run out;
+  out.t_n.resize(static_cast<std::size_t>(repeat));
+  out.t_2n.resize(static_cast<std::size_t>(repeat));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < k; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        const int d = devices[static_cast<std::size_t>(r)];
+        const std::int64_t first = r * block, n = r + 1 < k ? block : rows - first;
+        cbg::context_options co;
+        co.device = d;
+        auto ctx = cbg::context::create(co);
+        cbg::set_policy(*ctx, policy);
+        const auto step = [r](const char* what) { std::fprintf(stderr, "rank %d: %s\n", r, what); };
+        step("context");
+        cbg::dist::attach_communicator(ctx, cbg::dist::make_id_communicator(id, r, k, d, std::chrono::seconds(30)));
+        step("communicator");
+        cbg::device_buffer<float> xs(static_cast<std::size_t>(n * features), ctx->stream(), ctx->resource());
+        cbg::device_buffer<float> ys(static_cast<std::size_t>(n), ctx->stream(), ctx->resource());
+        for (int f = 0; f < features; ++f) {  // device 0's columns, a peer copy each
+          CBG_CUDA_TRY(cudaMemcpyPeerAsync(xs.data() + static_cast<std::int64_t>(f) * n, d,
+                                           x + static_cast<std::int64_t>(f) * rows + first, 0,
+                                           static_cast<std::size_t>(n) * 4, ctx->stream()));
+        }
+        CBG_CUDA_TRY(cudaMemcpyPeerAsync(ys.data(), d, y + first, 0, static_cast<std::size_t>(n) * 4, ctx->stream()));
+        ctx->sync();
+        std::int64_t xsh[2] = {n, features}, xst[2] = {1, n}, ysh[1] = {n};
+        DLTensor tx{}, ty{};
+        tx.data = xs.data();
+        tx.device = {kDLCUDA, d};
+        tx.ndim = 2;
+        tx.dtype = {kDLFloat, 32, 1};
+        tx.shape = xsh;
+        tx.strides = xst;
+        ty = tx;
+        ty.data = ys.data();
+        ty.ndim = 1;
+        ty.shape = ysh;
+        ty.strides = nullptr;
+        cbg::pool_inputs in;
+        in.features = {cbg::tensor_ref_kind::dltensor, &tx};
+        in.label = {cbg::tensor_ref_kind::dltensor, &ty};
+        const cbg::pool pool = cbg::pool::build(ctx, std::move(in));
+        step("pool");
+        (void)cbg::train::train(pool, cbg::train::parse_params(params(5)), {});  // warm-up
+        step("warm-up");
+        const auto timed = [&](int its, bool keep) {
+          sync.arrive_and_wait();
+          const auto t0 = std::chrono::steady_clock::now();
+          cbg::model::model m = cbg::train::train(pool, cbg::train::parse_params(params(its)), {});
+          sync.arrive_and_wait();
+          if (keep) out.model = std::move(m);
+          return seconds_since(t0);
+        };
+        for (int rep = 0; rep < repeat; ++rep) {
+          const double tn = timed(iterations, r == 0 && rep == 0);
+          const double t2n = timed(2 * iterations, false);
+          if (r == 0) {
+            out.t_n[static_cast<std::size_t>(rep)] = tn;
+            out.t_2n[static_cast<std::size_t>(rep)] = t2n;
+          }
+        }
+      } catch (const std::exception& e) {
+        // The other ranks would wait on NCCL or the barrier: a benchmark ends here.
+        std::fprintf(stderr, "cbgpu-multi-bench: rank %d: %s\n", r, e.what());
+        std::fflush(stderr);
+        std::_Exit(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::int64_t rows = 10500000;
   int features = 28, iterations = 100, collectives = 0, repeat = 1;
+  bool rank_contexts = false;
   std::string lists = "0;0:1;0-3", json_path, extra, profile_path, model_prefix;
   cbg::policy policy;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -208,6 +302,8 @@ int main(int argc, char** argv) {
       policy.fused_leaf_pass = std::stoi(argv[i + 1]) != 0;
     else if (a == "--fused-search")
       policy.fused_search_levels = std::stoi(argv[i + 1]) != 0;
+    else if (a == "--rank-contexts")
+      rank_contexts = std::stoi(argv[i + 1]) != 0;
     else if (a == "--fused-metric")
       policy.fused_learn_metric = std::stoi(argv[i + 1]) != 0;
     else if (a == "--spin-us")
@@ -276,25 +372,38 @@ int main(int argc, char** argv) {
                    R"({"loss_function": "Logloss", "depth": 6, "random_seed": 1, "metric_period": 1000, "iterations": )") +
                std::to_string(n) + R"(, "devices": ")" + devices + "\"" + (extra.empty() ? "" : ", " + extra) + "}";
       };
-      (void)cbg::train::train(pool, cbg::train::parse_params(params(5)), {});  // warm-up: NCCL, pools, kernels
-      const auto timed = [&](int n, cbg::model::model* keep) {
-        for (int d = 0; d < visible; ++d) {  // nothing of an earlier training left running
-          CBG_CUDA_TRY(cudaSetDevice(d));
-          CBG_CUDA_TRY(cudaDeviceSynchronize());
-        }
-        ctx->stage_profiler().reset();
-        const auto t0 = std::chrono::steady_clock::now();
-        cbg::model::model m = cbg::train::train(pool, cbg::train::parse_params(params(n)), {});
-        const double t = seconds_since(t0);
-        if (!profile_path.empty()) append_stages(profile_path, devices, n, ctx->stage_profiler());
-        if (keep != nullptr) *keep = std::move(m);
-        return t;
-      };
       cbg::model::model a;
       std::vector<double> t_ns, t_2ns;
-      for (int k = 0; k < repeat; ++k) {
-        t_ns.push_back(timed(iterations, k == 0 ? &a : nullptr));
-        t_2ns.push_back(timed(2 * iterations, nullptr));
+      if (rank_contexts && list.size() > 1) {
+        const auto rank_params = [&](int n) {
+          return std::string(
+                     R"({"loss_function": "Logloss", "depth": 6, "random_seed": 1, "metric_period": 1000, "iterations": )") +
+                 std::to_string(n) + (extra.empty() ? "" : ", " + extra) + "}";
+        };
+        rank_context_run run =
+            train_on_rank_contexts(list, x.data(), y.data(), rows, features, iterations, repeat, rank_params, policy);
+        t_ns = std::move(run.t_n);
+        t_2ns = std::move(run.t_2n);
+        a = std::move(run.model);
+      } else {
+        (void)cbg::train::train(pool, cbg::train::parse_params(params(5)), {});  // warm-up: NCCL, pools, kernels
+        const auto timed = [&](int n, cbg::model::model* keep) {
+          for (int d = 0; d < visible; ++d) {  // nothing of an earlier training left running
+            CBG_CUDA_TRY(cudaSetDevice(d));
+            CBG_CUDA_TRY(cudaDeviceSynchronize());
+          }
+          ctx->stage_profiler().reset();
+          const auto t0 = std::chrono::steady_clock::now();
+          cbg::model::model m = cbg::train::train(pool, cbg::train::parse_params(params(n)), {});
+          const double t = seconds_since(t0);
+          if (!profile_path.empty()) append_stages(profile_path, devices, n, ctx->stage_profiler());
+          if (keep != nullptr) *keep = std::move(m);
+          return t;
+        };
+        for (int k = 0; k < repeat; ++k) {
+          t_ns.push_back(timed(iterations, k == 0 ? &a : nullptr));
+          t_2ns.push_back(timed(2 * iterations, nullptr));
+        }
       }
       const double t_n = *std::min_element(t_ns.begin(), t_ns.end());
       const double t_2n = *std::min_element(t_2ns.begin(), t_2ns.end());
