@@ -191,7 +191,8 @@ struct rank_context_run {
 };
 rank_context_run train_on_rank_contexts(const std::vector<int>& devices, const float* x, const float* y,
                                         std::int64_t rows, int features, int iterations, int repeat,
-                                        const std::function<std::string(int)>& params, const cbg::policy& policy) {
+                                        const std::function<std::string(int)>& params, const cbg::policy& policy,
+                                        const std::string& profile_path, const std::string& label) {
   const int k = static_cast<int>(devices.size());
   const auto id = cbg::dist::nccl_unique_id();
   const std::int64_t block = rows / k / 4096 * 4096;
@@ -207,6 +208,7 @@ rank_context_run train_on_rank_contexts(const std::vector<int>& devices, const f
         const std::int64_t first = r * block, n = r + 1 < k ? block : rows - first;
         cbg::context_options co;
         co.device = d;
+        co.profile = !profile_path.empty();
         auto ctx = cbg::context::create(co);
         cbg::set_policy(*ctx, policy);
         const auto step = [r](const char* what) { std::fprintf(stderr, "rank %d: %s\n", r, what); };
@@ -243,12 +245,15 @@ rank_context_run train_on_rank_contexts(const std::vector<int>& devices, const f
         (void)cbg::train::train(pool, cbg::train::parse_params(params(5)), {});  // warm-up
         step("warm-up");
         const auto timed = [&](int its, bool keep) {
+          ctx->stage_profiler().reset();
           sync.arrive_and_wait();
           const auto t0 = std::chrono::steady_clock::now();
           cbg::model::model m = cbg::train::train(pool, cbg::train::parse_params(params(its)), {});
           sync.arrive_and_wait();
+          const double t = seconds_since(t0);
+          if (r == 0 && !profile_path.empty()) append_stages(profile_path, label, its, ctx->stage_profiler());
           if (keep) out.model = std::move(m);
-          return seconds_since(t0);
+          return t;
         };
         for (int rep = 0; rep < repeat; ++rep) {
           const double tn = timed(iterations, r == 0 && rep == 0);
@@ -380,8 +385,8 @@ int main(int argc, char** argv) {
                      R"({"loss_function": "Logloss", "depth": 6, "random_seed": 1, "metric_period": 1000, "iterations": )") +
                  std::to_string(n) + (extra.empty() ? "" : ", " + extra) + "}";
         };
-        rank_context_run run =
-            train_on_rank_contexts(list, x.data(), y.data(), rows, features, iterations, repeat, rank_params, policy);
+        rank_context_run run = train_on_rank_contexts(list, x.data(), y.data(), rows, features, iterations, repeat,
+                                                      rank_params, policy, profile_path, "rank contexts " + devices);
         t_ns = std::move(run.t_n);
         t_2ns = std::move(run.t_2n);
         a = std::move(run.model);
