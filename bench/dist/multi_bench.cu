@@ -180,6 +180,27 @@ void append_stages(const std::string& path, const std::string& devices, int iter
   std::ofstream(path, std::ios::app) << line << "}}\n";
 }
 
+// A pool over column-major features x (rows x features) and labels y on the context's device.
+cbg::pool pool_on(const std::shared_ptr<cbg::context>& ctx, float* x, float* y, std::int64_t rows, int features) {
+  std::int64_t xs[2] = {rows, features}, xst[2] = {1, rows}, ys[1] = {rows};
+  DLTensor tx{}, ty{};
+  tx.data = x;
+  tx.device = {kDLCUDA, ctx->device()};
+  tx.ndim = 2;
+  tx.dtype = {kDLFloat, 32, 1};
+  tx.shape = xs;
+  tx.strides = xst;
+  ty = tx;
+  ty.data = y;
+  ty.ndim = 1;
+  ty.shape = ys;
+  ty.strides = nullptr;
+  cbg::pool_inputs in;
+  in.features = {cbg::tensor_ref_kind::dltensor, &tx};
+  in.label = {cbg::tensor_ref_kind::dltensor, &ty};
+  return cbg::pool::build(ctx, std::move(in));
+}
+
 // Timings of one device list trained as several processes do (--rank-contexts): one thread per rank,
 // each with its own context on its device, a communicator from one NCCL unique id, its block of the
 // rows copied from device 0 (rank 0 a multiple of 4096 rows, as cbgpu.dask places them) and its own
@@ -224,23 +245,7 @@ rank_context_run train_on_rank_contexts(const std::vector<int>& devices, const f
         }
         CBG_CUDA_TRY(cudaMemcpyPeerAsync(ys.data(), d, y + first, 0, static_cast<std::size_t>(n) * 4, ctx->stream()));
         ctx->sync();
-        std::int64_t xsh[2] = {n, features}, xst[2] = {1, n}, ysh[1] = {n};
-        DLTensor tx{}, ty{};
-        tx.data = xs.data();
-        tx.device = {kDLCUDA, d};
-        tx.ndim = 2;
-        tx.dtype = {kDLFloat, 32, 1};
-        tx.shape = xsh;
-        tx.strides = xst;
-        ty = tx;
-        ty.data = ys.data();
-        ty.ndim = 1;
-        ty.shape = ysh;
-        ty.strides = nullptr;
-        cbg::pool_inputs in;
-        in.features = {cbg::tensor_ref_kind::dltensor, &tx};
-        in.label = {cbg::tensor_ref_kind::dltensor, &ty};
-        const cbg::pool pool = cbg::pool::build(ctx, std::move(in));
+        const cbg::pool pool = pool_on(ctx, xs.data(), ys.data(), n, features);
         step("pool");
         (void)cbg::train::train(pool, cbg::train::parse_params(params(5)), {});  // warm-up
         step("warm-up");
@@ -343,23 +348,7 @@ int main(int argc, char** argv) {
     generate<<<4096, 256, 0, ctx->stream()>>>(x.data(), y.data(), rows, features);
     CBG_CHECK_CUDA(ctx->stream());
     ctx->sync();
-    std::int64_t xs[2] = {rows, features}, xst[2] = {1, rows}, ys[1] = {rows};
-    DLTensor tx{}, ty{};
-    tx.data = x.data();
-    tx.device = {kDLCUDA, 0};
-    tx.ndim = 2;
-    tx.dtype = {kDLFloat, 32, 1};
-    tx.shape = xs;
-    tx.strides = xst;
-    ty = tx;
-    ty.data = y.data();
-    ty.ndim = 1;
-    ty.shape = ys;
-    ty.strides = nullptr;
-    cbg::pool_inputs in;
-    in.features = {cbg::tensor_ref_kind::dltensor, &tx};
-    in.label = {cbg::tensor_ref_kind::dltensor, &ty};
-    const cbg::pool pool = cbg::pool::build(ctx, std::move(in));
+    const cbg::pool pool = pool_on(ctx, x.data(), y.data(), rows, features);
 
     std::vector<std::string> configs;
     for (std::size_t at = 0; at <= lists.size();) {
