@@ -32,15 +32,22 @@ CBG_HOST_DEVICE inline double catboost_trigamma_asymptotic(double x) {
   return 1.0 / x + inv / 2.0 + inv / x * (0.16666666666666666 - inv * (0.03333333333333333 + inv / 42.0));
 }
 
-// CatBoost's recursion Digamma(x) = Digamma(x + 1) - 1 / x, unrolled with the same arguments and the
-// same order of operations (innermost first); for x > 0 it stops within 49 steps.
-CBG_HOST_DEVICE inline double catboost_digamma(double x) {
-  double chain[50];
+// The arguments CatBoost's recursions (Digamma(x) = Digamma(x + 1) - 1 / x, and Trigamma's) visit:
+// x, x + 1, ... into chain until x is tiny or at least 49 (for x > 0 within 49 steps); returns their
+// count, x left at the argument the recursion starts from. Both functions then add the terms back
+// innermost first, in CatBoost's order of operations.
+CBG_HOST_DEVICE inline int catboost_recursion_arguments(double& x, double (&chain)[50]) {
   int m = 0;
   while (!(x > 0.0 && x <= 1.0E-5) && !(x >= 49.0) && m < 50) {
     chain[m++] = x;
     x = x + 1.0;
   }
+  return m;
+}
+
+CBG_HOST_DEVICE inline double catboost_digamma(double x) {
+  double chain[50];
+  int m = catboost_recursion_arguments(x, chain);
   double r = x >= 49.0 ? catboost_digamma_asymptotic(x) : -0.5772156649015329 - 1.0 / x;
   while (m > 0) r = r - 1.0 / chain[--m];
   return r;
@@ -48,11 +55,7 @@ CBG_HOST_DEVICE inline double catboost_digamma(double x) {
 
 CBG_HOST_DEVICE inline double catboost_trigamma(double x) {
   double chain[50];
-  int m = 0;
-  while (!(x > 0.0 && x <= 1.0E-5) && !(x >= 49.0) && m < 50) {
-    chain[m++] = x;
-    x = x + 1.0;
-  }
+  int m = catboost_recursion_arguments(x, chain);
   double r = x >= 49.0 ? catboost_trigamma_asymptotic(x) : 1.0 / (x * x);
   while (m > 0) {
     const double y = chain[--m];
